@@ -1,0 +1,61 @@
+"""People who own memories. Email is the login; there is no username."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, ClassVar
+
+from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.db import models
+from django.utils import timezone
+
+
+class UserManager(BaseUserManager["User"]):
+    use_in_migrations = True
+
+    def _create(self, email: str, password: str | None, **extra: Any) -> User:
+        if not email:
+            raise ValueError("an email address is required")
+        user = self.model(email=self.normalize_email(email).lower(), **extra)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_user(self, email: str, password: str | None = None, **extra: Any) -> User:
+        extra.setdefault("is_staff", False)
+        extra.setdefault("is_superuser", False)
+        return self._create(email, password, **extra)
+
+    def create_superuser(self, email: str, password: str | None = None, **extra: Any) -> User:
+        extra["is_staff"] = True
+        extra["is_superuser"] = True
+        return self._create(email, password, **extra)
+
+
+class User(AbstractBaseUser, PermissionsMixin):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Stored lower-cased (see UserManager and the sign-up form) so the unique
+    # constraint also covers Alice@x and alice@x.
+    email = models.EmailField("email address", unique=True, max_length=254)
+    display_name = models.CharField(max_length=150, blank=True)
+    is_active = models.BooleanField(default=True)
+    is_staff = models.BooleanField(default=False)
+    date_joined = models.DateTimeField(default=timezone.now)
+
+    objects: ClassVar[UserManager] = UserManager()
+
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+    REQUIRED_FIELDS: ClassVar[list[str]] = []
+
+    class Meta:
+        ordering = ["email"]
+
+    def __str__(self) -> str:
+        return self.email
+
+    def get_full_name(self) -> str:
+        return self.display_name or self.email
+
+    def get_short_name(self) -> str:
+        return self.display_name or self.email.split("@")[0]

@@ -1,0 +1,61 @@
+"""The `deeprecall` console script and the error boundary of `manage.py`.
+
+Configuration mistakes (a bad DATABASE_URL, a missing production secret, a busy
+port) end as one line on stderr that says what to fix, and exit status 2, never
+a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+EXIT_CONFIG = 2
+
+
+class ServiceConfigError(Exception):
+    """A problem the operator must fix; the message says how."""
+
+
+def fail(message: str) -> None:
+    print(f"deeprecall: error: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(EXIT_CONFIG)
+
+
+def run_django(argv: Sequence[str]) -> None:
+    """Run a Django management command behind the configuration error boundary."""
+    from django.core.exceptions import ImproperlyConfigured
+    from django.core.management import execute_from_command_line
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    try:
+        execute_from_command_line(list(argv))
+    except (ImproperlyConfigured, ServiceConfigError) as exc:
+        fail(str(exc))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="deeprecall",
+        description="Deep Recall: long-term memory for AI agents.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    up = sub.add_parser("up", help="start the web server, MCP endpoint, worker and database")
+    up.add_argument("--host", default=None, help="interface to listen on (default 127.0.0.1)")
+    up.add_argument("--port", type=int, default=None, help="port (default $PORT or 8000)")
+    sub.add_parser("manage", help="run a Django management command", add_help=False)
+    args, rest = parser.parse_known_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return
+    if args.command == "up":
+        command = ["deeprecall", "up"]
+        if args.host:
+            command += ["--host", args.host]
+        if args.port:
+            command += ["--port", str(args.port)]
+        run_django(command + rest)
+    elif args.command == "manage":
+        run_django(["deeprecall", *rest])

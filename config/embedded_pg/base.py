@@ -1,0 +1,26 @@
+"""Django database backend: PostgreSQL, started on demand from the embedded wheel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db.backends.postgresql import base
+
+from config.embedded_pg import EmbeddedPostgresError, ensure_running
+
+
+class DatabaseWrapper(base.DatabaseWrapper):
+    def get_connection_params(self) -> dict[str, Any]:
+        params = super().get_connection_params()
+        pgdata = self.settings_dict.get("PGDATA")
+        if not pgdata:
+            raise ImproperlyConfigured("the embedded database needs DATABASES['default']['PGDATA']")
+        try:
+            server = ensure_running(Path(pgdata))
+        except EmbeddedPostgresError as exc:
+            raise ImproperlyConfigured(str(exc)) from exc
+        params["host"] = str(server.socket_dir)
+        params["port"] = server.port
+        return params

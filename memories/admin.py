@@ -1,0 +1,165 @@
+"""Operator views. Embeddings are never rendered; state changes go through services."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+
+from memories import services
+from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Relation, Source, Space
+
+
+@admin.register(Space)
+class SpaceAdmin(admin.ModelAdmin):
+    list_display = ("name", "owner", "is_default", "created_at")
+    list_filter = ("is_default",)
+    search_fields = ("name", "owner__email")
+    raw_id_fields = ("owner",)
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin):
+    list_display = ("id", "owner", "origin", "space", "agent", "filename", "size_bytes", "recorded_at")
+    list_filter = ("origin", "versioning_mode", "recorded_at")
+    search_fields = ("id", "owner__email", "source_ref", "filename", "content_hash")
+    raw_id_fields = ("owner", "space", "agent")
+    date_hierarchy = "recorded_at"
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        # Sources are testimony: never edited, only purged by a hard delete.
+        return False
+
+
+class EvidenceInline(admin.TabularInline):
+    model = Evidence
+    fields = ("source", "stance", "recorded_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Memory)
+class MemoryAdmin(admin.ModelAdmin):
+    list_display = (
+        "short_content",
+        "kind",
+        "owner",
+        "space",
+        "status",
+        "pinned",
+        "evidence_count",
+        "recorded_at",
+        "superseded_at",
+    )
+    list_filter = ("kind", "status", "pinned", "recorded_at", "superseded_at")
+    search_fields = ("content", "owner__email", "tags")
+    raw_id_fields = ("owner", "space", "source", "job", "agent", "superseded_by")
+    filter_horizontal = ("entities",)
+    date_hierarchy = "recorded_at"
+    # `embedding` is excluded on purpose: 384 floats help nobody and slow the page.
+    exclude = ("embedding",)
+    readonly_fields = ("id", "search_vector_summary", "status", "suppressed_at", "suppressed_reason")
+    inlines = [EvidenceInline]
+    actions = ["suppress_selected", "restore_selected"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Memory]:
+        return (
+            super()
+            .get_queryset(request)
+            .defer("embedding")
+            .select_related("owner", "space")
+            .annotate(_evidence_count=Count("evidence__source", distinct=True))
+        )
+
+    @admin.display(description="content")
+    def short_content(self, obj: Memory) -> str:
+        return obj.content if len(obj.content) <= 80 else obj.content[:79] + "…"
+
+    @admin.display(description="evidence", ordering="_evidence_count")
+    def evidence_count(self, obj: Memory) -> int:
+        return int(getattr(obj, "_evidence_count", 0))
+
+    @admin.display(description="full text")
+    def search_vector_summary(self, obj: Memory) -> str:
+        return "indexed" if obj.content else "empty"
+
+    @admin.action(description="Suppress selected memories (restorable)")
+    def suppress_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
+        count = 0
+        for memory in queryset.select_related("owner"):
+            services.memory_suppress(
+                owner=memory.owner,
+                memory_id=memory.id,
+                reason="operator",
+                actor_user=request.user if request.user.is_authenticated else None,
+            )
+            count += 1
+        self.message_user(request, f"Suppressed {count} memories.", messages.SUCCESS)
+
+    @admin.action(description="Restore selected memories")
+    def restore_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
+        count = 0
+        for memory in queryset.select_related("owner"):
+            services.memory_restore(
+                owner=memory.owner,
+                memory_id=memory.id,
+                actor_user=request.user if request.user.is_authenticated else None,
+            )
+            count += 1
+        self.message_user(request, f"Restored {count} memories.", messages.SUCCESS)
+
+
+@admin.register(Evidence)
+class EvidenceAdmin(admin.ModelAdmin):
+    list_display = ("id", "owner", "source", "memory", "relation", "stance", "recorded_at")
+    list_filter = ("stance",)
+    search_fields = ("owner__email", "source__id", "memory__id")
+    raw_id_fields = ("owner", "source", "memory", "relation")
+
+
+@admin.register(Entity)
+class EntityAdmin(admin.ModelAdmin):
+    list_display = ("name", "type", "owner", "space", "memory_count", "updated_at")
+    list_filter = ("type",)
+    search_fields = ("name", "normalized_name", "owner__email")
+    raw_id_fields = ("owner", "space")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Entity]:
+        return super().get_queryset(request).annotate(_memory_count=Count("memories"))
+
+    @admin.display(description="memories", ordering="_memory_count")
+    def memory_count(self, obj: Entity) -> int:
+        return int(getattr(obj, "_memory_count", 0))
+
+
+@admin.register(Relation)
+class RelationAdmin(admin.ModelAdmin):
+    list_display = ("subject", "type", "object", "owner", "valid_from", "valid_until", "superseded_at")
+    list_filter = ("type", "superseded_at")
+    search_fields = ("subject__name", "object__name", "owner__email")
+    raw_id_fields = ("owner", "space", "subject", "object", "superseded_by")
+
+
+@admin.register(Job)
+class JobAdmin(admin.ModelAdmin):
+    list_display = ("id", "kind", "status", "owner", "attempts", "error_code", "created_at", "finished_at")
+    list_filter = ("kind", "status", "error_code", "created_at")
+    search_fields = ("id", "owner__email", "error_code")
+    raw_id_fields = ("owner", "space", "agent", "source")
+    date_hierarchy = "created_at"
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "action", "target_type", "target_id", "actor_user", "actor_agent")
+    list_filter = ("action", "target_type", "created_at")
+    search_fields = ("target_id", "owner_id_snapshot", "actor_user__email", "request_id")
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        # The audit trail is append-only.
+        return False

@@ -1,0 +1,41 @@
+"""`manage.py test`: everything CI checks, in order: ruff (lint, format), mypy, pytest.
+
+Replaces Django's own `test` command (the suite is pytest-django). Extra
+arguments go to pytest, e.g. `python3 manage.py test tests/accounts -x`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+
+class Command(BaseCommand):
+    help = "Run ruff, mypy and the pytest suite (what CI runs)."
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--skip-lint", action="store_true", help="run pytest only")
+        parser.add_argument("pytest_args", nargs="*")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        root = settings.BASE_DIR
+        python = sys.executable
+        steps: list[tuple[str, list[str]]] = []
+        if not options["skip_lint"]:
+            steps += [
+                ("ruff", [python, "-m", "ruff", "check", "."]),
+                ("ruff format", [python, "-m", "ruff", "format", "--check", "."]),
+                ("mypy", [python, "-m", "mypy", "."]),
+            ]
+        steps.append(("pytest", [python, "-m", "pytest", *options["pytest_args"]]))
+        for name, command in steps:
+            self.stdout.write(f"== {name}: {' '.join(command[2:])}", ending="\n")
+            self.stdout.flush()
+            result = subprocess.run(command, cwd=root, check=False)  # noqa: S603
+            if result.returncode != 0:
+                raise CommandError(f"{name} failed (exit {result.returncode})", returncode=result.returncode)

@@ -1,0 +1,197 @@
+"""`manage.py up`: the whole service in one command.
+
+Starts (or reuses) the database, applies migrations, then runs the ASGI web
+server (Django + MCP) and a Celery worker as child processes, prints the URL,
+and waits. Ctrl-C (or SIGTERM) stops the children, then the embedded database.
+Running it again reuses everything: initdb, the secret and migrations are
+idempotent.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import OperationalError, connections
+
+from config.cli import ServiceConfigError
+
+STOP_GRACE_SECONDS = 15
+READY_TIMEOUT_SECONDS = 300
+
+
+def _check_port_free(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ServiceConfigError(
+                    f"port {port} on {host} is already in use; stop the program using it "
+                    f"or choose another port with PORT=... (or --port)"
+                ) from None
+            raise ServiceConfigError(f"cannot listen on {host}:{port} ({exc.strerror})") from None
+
+
+def _describe_database() -> str:
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] == "config.embedded_pg":
+        return f"embedded PostgreSQL in {db['PGDATA']}"
+    host = db.get("HOST") or "localhost"
+    return f"PostgreSQL at {host}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+class Command(BaseCommand):
+    help = "Start Deep Recall: web + MCP (uvicorn), Celery worker, database."
+    requires_system_checks: list[str] = []
+    requires_migrations_checks = False
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+        parser.add_argument("--port", type=int, default=settings.PORT)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        host: str = options["host"]
+        port: int = options["port"]
+        _check_port_free(host, port)
+        self._prepare_database()
+        children = self._spawn(host, port)
+        display_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+        url = f"http://{display_host}:{port}"
+        self.stdout.write(f"Deep Recall is starting at {url}  (public URL {settings.PUBLIC_URL})")
+        self.stdout.write("Ctrl-C stops everything.")
+        self._supervise(children, url)
+
+    def _prepare_database(self) -> None:
+        db = settings.DATABASES["default"]
+        if db["ENGINE"] == "config.embedded_pg":
+            from config.embedded_pg import EmbeddedPostgresError, adopt
+
+            try:
+                adopt(Path(str(db["PGDATA"])))
+            except EmbeddedPostgresError as exc:
+                raise ServiceConfigError(str(exc)) from None
+        try:
+            connections["default"].ensure_connection()
+        except OperationalError as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else "no answer"
+            raise ServiceConfigError(
+                f"cannot connect to {_describe_database()}: {reason}; check DATABASE_URL"
+            ) from None
+        call_command("migrate", interactive=False, verbosity=0)
+        # The children open their own connections; ours would only hold a backend.
+        connections.close_all()
+        self.stdout.write(f"Database ready: {_describe_database()}")
+
+    def _spawn(self, host: str, port: int) -> dict[str, subprocess.Popen[bytes]]:
+        python = sys.executable
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        web = [
+            python,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--lifespan",
+            "on",
+            "--no-server-header",
+            "--proxy-headers",
+            "--log-level",
+            "warning",
+        ]
+        worker = [
+            python,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            str(settings.CELERY_WORKER_CONCURRENCY),
+            "--hostname",
+            f"deeprecall-{os.getpid()}@%h",
+            "--without-gossip",
+            "--without-mingle",
+        ]
+        return {
+            "worker": subprocess.Popen(worker, env=env, cwd=settings.BASE_DIR),
+            "web": subprocess.Popen(web, env=env, cwd=settings.BASE_DIR),
+        }
+
+    def _supervise(self, children: dict[str, subprocess.Popen[bytes]], url: str) -> None:
+        stopping = False
+
+        def on_signal(signum: int, frame: Any) -> None:
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)
+        announced = False
+        started = time.monotonic()
+        exit_code = 0
+        try:
+            while not stopping:
+                dead = [name for name, proc in children.items() if proc.poll() is not None]
+                if dead:
+                    self.stderr.write(f"deeprecall: the {dead[0]} process exited; stopping everything")
+                    exit_code = 1
+                    break
+                if not announced:
+                    announced = self._report_ready(url, started)
+                time.sleep(0.5)
+        finally:
+            self._stop(children)
+            from config.embedded_pg import stop
+
+            db = settings.DATABASES["default"]
+            if db["ENGINE"] == "config.embedded_pg":
+                stop(Path(str(db["PGDATA"])))
+            self.stdout.write("Deep Recall stopped.")
+        if exit_code:
+            raise SystemExit(exit_code)
+
+    def _report_ready(self, url: str, started: float) -> bool:
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=5) as resp:  # noqa: S310
+                ready = resp.status == 200
+        except (urllib.error.URLError, OSError):
+            ready = False
+        if ready:
+            self.stdout.write(f"Deep Recall is ready at {url}  (health: {url}/healthz)")
+            return True
+        if time.monotonic() - started > READY_TIMEOUT_SECONDS:
+            self.stderr.write(f"deeprecall: not ready after {READY_TIMEOUT_SECONDS}s; see {url}/healthz")
+            return True
+        return False
+
+    def _stop(self, children: dict[str, subprocess.Popen[bytes]]) -> None:
+        for proc in children.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for proc in children.values():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

@@ -1,0 +1,402 @@
+"""The data of Deep Recall (see ../shared/design/ARCHITECTURE.md, "The data").
+
+Two clocks run through it. World time: `occurred_at` (episodes), `valid_from` /
+`valid_until` (facts), `due_at` (foresight). System time: `recorded_at` (when
+the service learned it) and `superseded_at` / `superseded_by` (when a newer row
+replaced it). Every row carries its owner so that every query can be scoped by
+owner without a join.
+
+No business logic lives here: writes are in services.py, reads in selectors.py.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
+
+EMBEDDING_DIMENSIONS = 384
+# The text-search configuration of the full-text column and of every query on it.
+FTS_CONFIG = "english"
+
+OAUTH_APPLICATION_MODEL = settings.OAUTH2_PROVIDER_APPLICATION_MODEL
+
+
+class Space(models.Model):
+    """A separate memory of one owner (work, personal, a project)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="spaces")
+    name = models.CharField(max_length=100)
+    is_default = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-is_default", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="space_unique_name_per_owner"),
+            models.UniqueConstraint(
+                fields=["owner"], condition=Q(is_default=True), name="space_one_default_per_owner"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Source(models.Model):
+    """Immutable testimony: exactly what was saved, by whom, when. Never edited."""
+
+    class Origin(models.TextChoices):
+        REMEMBER = "remember", "remember"
+        DOCUMENT = "document", "document upload"
+        REST = "rest", "REST save"
+        IMPORT = "import", "import"
+
+    class VersioningMode(models.TextChoices):
+        SNAPSHOT = "snapshot", "snapshot"
+        LIVING = "living", "living"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="sources")
+    agent = models.ForeignKey(
+        OAUTH_APPLICATION_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    origin = models.CharField(max_length=20, choices=Origin.choices)
+    content = models.TextField()
+    content_hash = models.CharField(max_length=64, help_text="sha256 of the saved bytes")
+    session_id = models.UUIDField(null=True, blank=True)
+    # Documents that are re-sent over time: (source_kind, source_ref) names the
+    # document, `version` counts its versions.
+    source_kind = models.CharField(max_length=50, blank=True)
+    source_ref = models.CharField(max_length=500, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    versioning_mode = models.CharField(
+        max_length=10, choices=VersioningMode.choices, default=VersioningMode.SNAPSHOT
+    )
+    source_modified_at = models.DateTimeField(null=True, blank=True)
+    filename = models.CharField(max_length=255, blank=True)
+    media_type = models.CharField(max_length=100, blank=True)
+    size_bytes = models.PositiveBigIntegerField(default=0)
+    # The time the content refers to: relative dates in it resolve against this.
+    refers_to = models.DateTimeField(null=True, blank=True)
+    recorded_at = models.DateTimeField(default=timezone.now)
+    purged_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-recorded_at"]
+        indexes = [
+            models.Index(fields=["owner", "content_hash"], name="source_owner_hash"),
+            models.Index(fields=["owner", "source_kind", "source_ref"], name="source_owner_ref"),
+            models.Index(fields=["owner", "recorded_at"], name="source_owner_recorded"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(source_kind="") & Q(source_ref="")) | (~Q(source_kind="") & ~Q(source_ref="")),
+                name="source_kind_and_ref_together",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.origin} {self.id}"
+
+
+class Entity(models.Model):
+    """Something the memories mention: a person, organisation, place, product, concept."""
+
+    class Type(models.TextChoices):
+        PERSON = "Person"
+        ORGANIZATION = "Organization"
+        PRODUCT = "Product"
+        AMOUNT = "Amount"
+        DATE = "Date"
+        LOCATION = "Location"
+        CONCEPT = "Concept"
+        DECISION = "Decision"
+        ACTION = "Action"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="entities")
+    name = models.CharField(max_length=200)
+    # Lower-cased, accent- and whitespace-folded: the key that links mentions.
+    normalized_name = models.CharField(max_length=200)
+    type = models.CharField(max_length=20, choices=Type.choices)
+    aliases = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    attributes = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "entities"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["space", "normalized_name", "type"], name="entity_unique_per_space"
+            ),
+        ]
+        indexes = [models.Index(fields=["owner", "normalized_name"], name="entity_owner_name")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.type})"
+
+
+class Job(models.Model):
+    """One unit of asynchronous work: queued -> running -> succeeded | failed."""
+
+    class Kind(models.TextChoices):
+        REMEMBER = "remember"
+        INGEST = "ingest"
+        REEMBED = "reembed"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="jobs")
+    agent = models.ForeignKey(
+        OAUTH_APPLICATION_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveIntegerField(default=0)
+    # A stable code from memories.errors; the message is safe to show its owner.
+    error_code = models.CharField(max_length=64, blank=True)
+    error_message = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["owner", "status"], name="job_owner_status"),
+            models.Index(fields=["status", "created_at"], name="job_status_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.status} {self.id}"
+
+
+class Memory(models.Model):
+    """One retrievable unit derived from a Source."""
+
+    class Kind(models.TextChoices):
+        FACT = "fact"
+        EPISODE = "episode"
+        FORESIGHT = "foresight"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        SUPPRESSED = "suppressed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="memories")
+    source = models.ForeignKey(
+        Source, null=True, blank=True, on_delete=models.SET_NULL, related_name="memories"
+    )
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="memories")
+    agent = models.ForeignKey(
+        OAUTH_APPLICATION_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    session_id = models.UUIDField(null=True, blank=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    content = models.TextField()
+    # Normalised content hash: the same fact from another source adds evidence.
+    fingerprint = models.CharField(max_length=64, blank=True)
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    entities = models.ManyToManyField(Entity, blank=True, related_name="memories")
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # Maintained by PostgreSQL itself, so a purge of `content` also purges it.
+    search_vector = models.GeneratedField(
+        expression=SearchVector("content", config=FTS_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    confidence = models.FloatField(default=0.9)
+    pinned = models.BooleanField(default=False)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    suppressed_at = models.DateTimeField(null=True, blank=True)
+    suppressed_reason = models.CharField(max_length=50, blank=True)
+    # World time.
+    occurred_at = models.DateTimeField(null=True, blank=True)
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    due_at = models.DateTimeField(null=True, blank=True)
+    # System time.
+    recorded_at = models.DateTimeField(default=timezone.now)
+    superseded_at = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+
+    class Meta:
+        ordering = ["-recorded_at"]
+        verbose_name_plural = "memories"
+        indexes = [
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["search_vector"], name="memory_search_gin"),
+            GinIndex(fields=["tags"], name="memory_tags_gin"),
+            models.Index(fields=["owner", "space", "status"], name="memory_owner_space_status"),
+            models.Index(fields=["owner", "status", "kind"], name="memory_owner_status_kind"),
+            models.Index(fields=["owner", "fingerprint"], name="memory_owner_fingerprint"),
+            models.Index(fields=["owner", "recorded_at"], name="memory_owner_recorded"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_0_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.content[:60]}"
+
+
+class Relation(models.Model):
+    """A typed, directed link between two entities, with its clocks."""
+
+    class Type(models.TextChoices):
+        WORKS_AT = "works_at"
+        WANTS = "wants"
+        HAS = "has"
+        IS_A = "is_a"
+        RELATED_TO = "related_to"
+        CAUSED = "caused"
+        APPROVED = "approved"
+        DECLINED = "declined"
+        LIVES_IN = "lives_in"
+        RESULTED_IN = "resulted_in"
+        MENTIONED_WITH = "mentioned_with"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="relations")
+    subject = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="outgoing")
+    object = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="incoming")
+    type = models.CharField(max_length=20, choices=Type.choices)
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    recorded_at = models.DateTimeField(default=timezone.now)
+    superseded_at = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+
+    class Meta:
+        ordering = ["-recorded_at"]
+        indexes = [
+            models.Index(fields=["owner", "space", "type"], name="relation_owner_space_type"),
+            models.Index(fields=["subject", "type"], name="relation_subject_type"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject_id} {self.type} {self.object_id}"
+
+
+class Evidence(models.Model):
+    """A Source that supports or contradicts a Memory or a Relation."""
+
+    class Stance(models.TextChoices):
+        SUPPORTS = "supports"
+        CONTRADICTS = "contradicts"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="evidence")
+    memory = models.ForeignKey(
+        Memory, null=True, blank=True, on_delete=models.CASCADE, related_name="evidence"
+    )
+    relation = models.ForeignKey(
+        Relation, null=True, blank=True, on_delete=models.CASCADE, related_name="evidence"
+    )
+    stance = models.CharField(max_length=20, choices=Stance.choices, default=Stance.SUPPORTS)
+    recorded_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-recorded_at"]
+        verbose_name_plural = "evidence"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(memory__isnull=False, relation__isnull=True)
+                | Q(memory__isnull=True, relation__isnull=False),
+                name="evidence_for_memory_xor_relation",
+            ),
+            # One row per (claim, source, stance): the count is of distinct sources.
+            models.UniqueConstraint(
+                fields=["memory", "source", "stance"],
+                condition=Q(memory__isnull=False),
+                name="evidence_unique_memory_source",
+            ),
+            models.UniqueConstraint(
+                fields=["relation", "source", "stance"],
+                condition=Q(relation__isnull=False),
+                name="evidence_unique_relation_source",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} {self.stance} {self.memory_id or self.relation_id}"
+
+
+class AuditEvent(models.Model):
+    """Who did what to which memory. Never holds memory content."""
+
+    class Action(models.TextChoices):
+        CREATED = "created"
+        UPDATED = "updated"
+        PINNED = "pinned"
+        UNPINNED = "unpinned"
+        SUPPRESSED = "suppressed"
+        RESTORED = "restored"
+        HARD_DELETED = "hard_deleted"
+        EXPORTED = "exported"
+        SPACE_CREATED = "space_created"
+        SPACE_DELETED = "space_deleted"
+        ACCOUNT_DELETED = "account_deleted"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Kept (as a bare id) after the account is deleted, for the purge receipt.
+    owner_id_snapshot = models.UUIDField(db_index=True)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_agent = models.ForeignKey(
+        OAUTH_APPLICATION_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    action = models.CharField(max_length=30, choices=Action.choices)
+    # A bare UUID, not a foreign key: the row outlives a hard-deleted memory.
+    target_id = models.UUIDField(null=True, blank=True)
+    target_type = models.CharField(max_length=30, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    request_id = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["owner_id_snapshot", "created_at"], name="audit_owner_created"),
+            models.Index(fields=["target_id"], name="audit_target"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.target_type} {self.target_id}"

@@ -1,0 +1,173 @@
+"""The shared cast and the real parts the tests use.
+
+Alice owns things, Bob is a second user with his own things, Charlie is the
+outsider who must never see or change anything of Alice's.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from accounts.models import User
+from accounts.services import user_sign_up
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture(autouse=True)
+def _fast_hasher(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def alice(db) -> User:
+    return user_sign_up(email="alice@example.com", password=PASSWORD)
+
+
+@pytest.fixture
+def bob(db) -> User:
+    return user_sign_up(email="bob@example.com", password=PASSWORD)
+
+
+@pytest.fixture
+def charlie(db) -> User:
+    return user_sign_up(email="charlie@example.com", password=PASSWORD)
+
+
+def run_manage(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run `manage.py` in a child process, as an operator would."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_database_url() -> str:
+    """A DATABASE_URL for the test database, for child processes (the worker)."""
+    params = connection.get_connection_params()
+    host = params.get("host") or "localhost"
+    port = params.get("port") or 5432
+    user = params.get("user") or "postgres"
+    name = connection.settings_dict["NAME"]
+    return f"postgresql://{user}@/{name}?host={host}&port={port}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[subprocess.Popen[str]]:
+    """A real Celery worker process on the test database and a private broker folder.
+
+    Tests that use it must be transactional (`transactional_db`): the worker is
+    another process and sees only committed rows.
+    """
+    from config.celery import app
+
+    broker = tmp_path_factory.mktemp("broker")
+    with django_db_blocker.unblock():
+        connection.ensure_connection()
+        database_url = test_database_url()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "PYTHONUNBUFFERED": "1",
+    }
+    options = _broker_options(broker)
+    env["DEEPRECALL_BROKER_DIR"] = str(broker)
+    _use_broker(app, options)
+    log = open(broker / "worker.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "1",
+            "--without-gossip",
+            "--without-mingle",
+            "--hostname",
+            "test@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError((broker / "worker.log").read_text()[-2000:])
+        if app.control.ping(timeout=0.5, limit=1):
+            break
+    else:
+        proc.kill()
+        raise RuntimeError("the test worker did not answer a ping within 60 s")
+    yield proc
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def _broker_options(folder: Path) -> dict[str, object]:
+    options = dict(settings.CELERY_BROKER_TRANSPORT_OPTIONS)
+    for key in ("data_folder_in", "data_folder_out"):
+        options[key] = str(folder / "queue")
+    options["control_folder"] = str(folder / "control")
+    options["processed_folder"] = str(folder / "processed")
+    for key in ("data_folder_in", "control_folder", "processed_folder"):
+        Path(str(options[key])).mkdir(parents=True, exist_ok=True)
+    return options
+
+
+def _use_broker(app, options: dict[str, object]) -> None:
+    """Point this process's Celery app at another broker folder."""
+    app.conf.broker_transport_options = options
+    # Drop the cached pools (not close: others may still hold them) so the next
+    # connection is made with the new options.
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def no_worker_broker(tmp_path) -> Iterator[None]:
+    """A broker folder that no worker listens on, for this test only."""
+    from config.celery import app
+
+    previous = dict(app.conf.broker_transport_options)
+    _use_broker(app, _broker_options(tmp_path / "broker"))
+    yield
+    _use_broker(app, previous)
+
+
+@pytest.fixture
+def unused_tcp_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

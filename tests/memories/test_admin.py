@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from accounts.models import User
+from memories.models import AuditEvent, Memory, Source
+from memories.services import space_create_default
+
+pytestmark = pytest.mark.django_db
+
+MODELS = ["space", "source", "memory", "evidence", "entity", "relation", "job", "auditevent"]
+
+
+@pytest.fixture
+def operator(db) -> User:
+    return User.objects.create_superuser(email="ops@example.com", password="x" * 20)
+
+
+@pytest.fixture
+def memory(alice) -> Memory:
+    space = space_create_default(owner=alice)
+    source = Source.objects.create(
+        owner=alice, space=space, origin="remember", content="c", content_hash="3" * 64
+    )
+    return Memory.objects.create(
+        owner=alice,
+        space=space,
+        source=source,
+        kind="fact",
+        content="Alice drinks oolong",
+        embedding=[0.125] * 384,
+    )
+
+
+class TestAdmin:
+    @pytest.mark.parametrize("model", MODELS)
+    def test_it_lists_every_model(self, client, operator, memory, model):
+        client.force_login(operator)
+        response = client.get(reverse(f"admin:memories_{model}_changelist"))
+        assert response.status_code == 200
+
+    def test_it_never_renders_the_embedding(self, client, operator, memory):
+        client.force_login(operator)
+        change = client.get(reverse("admin:memories_memory_change", args=[memory.id]))
+        assert change.status_code == 200
+        assert b"Alice drinks oolong" in change.content
+        assert b"0.125" not in change.content
+        assert b'name="embedding"' not in change.content
+
+    def test_it_suppresses_and_restores_through_the_services(self, client, operator, memory):
+        client.force_login(operator)
+        url = reverse("admin:memories_memory_changelist")
+        client.post(url, {"action": "suppress_selected", "_selected_action": [str(memory.id)]})
+        memory.refresh_from_db()
+        assert memory.status == "suppressed" and memory.suppressed_reason == "operator"
+        client.post(url, {"action": "restore_selected", "_selected_action": [str(memory.id)]})
+        memory.refresh_from_db()
+        assert memory.status == "active"
+        actions = list(
+            AuditEvent.objects.filter(target_id=memory.id)
+            .order_by("created_at")
+            .values_list("action", "actor_user")
+        )
+        assert actions == [("suppressed", operator.id), ("restored", operator.id)]
+
+    def test_it_keeps_sources_and_audit_read_only(self, client, operator, memory):
+        client.force_login(operator)
+        url = reverse("admin:memories_source_change", args=[memory.source_id])
+        client.post(url, {"content": "rewritten"})
+        memory.source.refresh_from_db()
+        assert memory.source.content == "c"
+        assert client.get(reverse("admin:memories_auditevent_add")).status_code == 403
+
+    def test_it_refuses_non_staff(self, client, alice):
+        client.force_login(alice)
+        response = client.get(reverse("admin:memories_memory_changelist"))
+        assert response.status_code == 302
+        assert "/admin/login/" in response["Location"]
+
+    def test_it_lets_operators_find_users_by_email(self, client, operator, alice):
+        client.force_login(operator)
+        response = client.get(reverse("admin:accounts_user_changelist"), {"q": "alice@"})
+        assert b"alice@example.com" in response.content
+
+    def test_it_lets_operators_add_a_user_by_email(self, client, operator):
+        client.force_login(operator)
+        url = reverse("admin:accounts_user_add")
+        assert client.get(url).status_code == 200
+        response = client.post(
+            url,
+            {
+                "email": "New@Example.com",
+                "password1": "a-long-pass-phrase-1",
+                "password2": "a-long-pass-phrase-1",
+            },
+        )
+        assert response.status_code == 302
+        assert User.objects.filter(email="new@example.com").exists()
+        assert User.objects.get(email="new@example.com").spaces.filter(is_default=True).exists()

@@ -175,6 +175,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith("filesystem"):
     # No broker server to install: messages are files under var/broker, shared by the
     # web process and the worker on this machine (docs/decisions.md says why).
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),

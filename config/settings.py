@@ -137,6 +137,20 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = VAR_DIR / "static"
 
+# --- OAuth and API ------------------------------------------------------------------
+
+OAUTH2_PROVIDER = {
+    "SCOPES": {
+        "memory:read": "Read your memories (recall and answer)",
+        "memory:write": "Save and forget memories",
+    },
+    "DEFAULT_SCOPES": ["memory:read"],
+    "PKCE_REQUIRED": True,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": 60 * 60 * 24 * 30,
+    "ROTATE_REFRESH_TOKEN": True,
+}
+
 # --- security -------------------------------------------------------------------------
 
 SESSION_COOKIE_SECURE = PRODUCTION

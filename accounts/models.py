@@ -59,3 +59,35 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def get_short_name(self) -> str:
         return self.display_name or self.email.split("@")[0]
+
+
+class PersonalAccessToken(models.Model):
+    """A long-lived bearer token a person makes for their own scripts and CLI.
+
+    Only the sha256 of the token is stored: a database leak must not hand out
+    working credentials. `prefix` is the token's harmless start, kept so a list
+    of tokens can be told apart.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="access_tokens")
+    name = models.CharField(max_length=100)
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    prefix = models.CharField(max_length=12, editable=False)
+    # Space-separated, as django-oauth-toolkit stores scopes, so both kinds of
+    # token are read the same way.
+    scopes = models.CharField(max_length=255)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def scope_set(self) -> frozenset[str]:
+        return frozenset(self.scopes.split())

@@ -82,6 +82,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "oauth2_provider",
     "accounts",
     "memories",
@@ -151,6 +153,40 @@ OAUTH2_PROVIDER = {
     "ROTATE_REFRESH_TOKEN": True,
 }
 
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "accounts.authentication.PersonalAccessTokenAuthentication",
+        "accounts.authentication.OAuthBearerAuthentication",
+        "accounts.authentication.CsrfSessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "EXCEPTION_HANDLER": "memories.api.base.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Deep Recall API",
+    "DESCRIPTION": "Long-term memory for AI agents. Every error is {error: {code, message, retryable, "
+    "agent_action, request_id}}.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# Limits of the write paths (bytes / characters / seconds).
+DOCUMENT_MAX_BYTES = env_int("DOCUMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
+REMEMBER_MAX_CHARS = 100_000
+SAVE_MAX_WAIT_SECONDS = 30
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
 # --- security -------------------------------------------------------------------------
 
 SESSION_COOKIE_SECURE = PRODUCTION
@@ -211,6 +247,12 @@ EMBEDDING_DIMENSIONS = 384
 EMBEDDINGS_URL = env_url("EMBEDDINGS_URL", "", schemes=("http", "https"))
 EMBEDDINGS_MODEL = env_str("EMBEDDINGS_MODEL", "all-MiniLM-L6-v2")
 EMBEDDINGS_API_KEY = env_str("EMBEDDINGS_API_KEY")
+
+# An OpenAI-compatible chat endpoint; unset means the built-in rules and the
+# extractive answerer, which need no model.
+LLM_BASE_URL = env_url("LLM_BASE_URL", "", schemes=("http", "https"))
+LLM_MODEL = env_str("LLM_MODEL", "gpt-4o-mini")
+LLM_API_KEY = env_str("LLM_API_KEY")
 
 # --- logging --------------------------------------------------------------------------
 

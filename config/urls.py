@@ -10,5 +10,9 @@ urlpatterns = [
     path("", memory_views.home, name="home"),
     path("healthz", memory_views.healthz, name="healthz"),
     path("accounts/", include("accounts.urls")),
+    path("api/", include("memories.api.urls")),
     path("admin/", admin.site.urls),
 ]
+
+handler404 = "memories.api.base.handler404"
+handler500 = "memories.api.base.handler500"

@@ -53,9 +53,15 @@ def get_model() -> Any:
 
 
 def embed(texts: list[str]) -> list[list[float]]:
-    """Unit-length embeddings for `texts`, in one batch."""
+    """Unit-length embeddings for `texts`, in one batch (local model or EMBEDDINGS_URL)."""
     if not texts:
         return []
+    from django.conf import settings
+
+    if settings.EMBEDDINGS_URL:
+        return _embed_remote(
+            texts, settings.EMBEDDINGS_URL, settings.EMBEDDINGS_MODEL, settings.EMBEDDINGS_API_KEY
+        )
     vectors = get_model().encode(
         texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
     )
@@ -64,6 +70,10 @@ def embed(texts: list[str]) -> list[list[float]]:
 
 def readiness() -> tuple[bool, str]:
     """(ready, state) without blocking: starts loading in the background if needed."""
+    from django.conf import settings
+
+    if settings.EMBEDDINGS_URL:
+        return True, "remote endpoint configured"
     if _model is not None:
         return True, "loaded"
     if _model_error:
@@ -84,3 +94,29 @@ def warm_up() -> None:
             get_model()
 
     threading.Thread(target=run, name="embedding-warm-up", daemon=True).start()
+
+
+def _embed_remote(texts: list[str], url: str, model: str, api_key: str) -> list[list[float]]:
+    """An OpenAI-compatible /embeddings endpoint; vectors are re-normalised and checked."""
+    import math
+
+    from memories.outbound import OutboundError, post_json
+
+    answer = post_json(f"{url}/embeddings", {"model": model, "input": texts}, api_key=api_key)
+    try:
+        rows = sorted(answer["data"], key=lambda row: row["index"])
+        vectors = [[float(x) for x in row["embedding"]] for row in rows]
+    except (KeyError, TypeError, ValueError):
+        raise OutboundError(
+            "the embeddings endpoint answered in an unexpected shape", transient=False
+        ) from None
+    if len(vectors) != len(texts) or any(len(v) != DIMENSIONS for v in vectors):
+        raise OutboundError(
+            f"the embeddings endpoint must return {len(texts)} vectors of {DIMENSIONS} dimensions",
+            transient=False,
+        )
+    normalised = []
+    for vector in vectors:
+        norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+        normalised.append([x / norm for x in vector])
+    return normalised

@@ -176,6 +176,10 @@ class Job(models.Model):
     # A stable code from memories.errors; the message is safe to show its owner.
     error_code = models.CharField(max_length=64, blank=True)
     error_message = models.CharField(max_length=500, blank=True)
+    # What the caller asked for beyond the content (REST save: kind, tags).
+    options = models.JSONField(default=dict, blank=True)
+    # "host:pid" of the worker process running it, so a dead worker's job can be reclaimed.
+    claimed_by = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -218,6 +222,10 @@ class Memory(models.Model):
     content = models.TextField()
     # Normalised content hash: the same fact from another source adds evidence.
     fingerprint = models.CharField(max_length=64, blank=True)
+    # A single-valued fact's key ("user:lives_in") and value ("berlin"): a newer
+    # value of the same slot supersedes the older memory.
+    slot = models.CharField(max_length=200, blank=True)
+    slot_value = models.CharField(max_length=200, blank=True)
     tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
     entities = models.ManyToManyField(Entity, blank=True, related_name="memories")
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
@@ -260,6 +268,11 @@ class Memory(models.Model):
             models.Index(fields=["owner", "space", "status"], name="memory_owner_space_status"),
             models.Index(fields=["owner", "status", "kind"], name="memory_owner_status_kind"),
             models.Index(fields=["owner", "fingerprint"], name="memory_owner_fingerprint"),
+            models.Index(
+                fields=["owner", "space", "slot"],
+                name="memory_current_slot",
+                condition=Q(superseded_at__isnull=True) & ~Q(slot=""),
+            ),
             models.Index(fields=["owner", "recorded_at"], name="memory_owner_recorded"),
         ]
         constraints = [

@@ -1,0 +1,153 @@
+"""Who is calling the API: DRF authentication classes and the resolution to a Caller.
+
+Three ways in, tried in this order by API views:
+
+1. `Authorization: Bearer drp_...`: a personal access token (accounts.tokens);
+2. any other bearer token: an OAuth access token from django-oauth-toolkit;
+3. the dashboard's session cookie, with CSRF enforced.
+
+`caller_from_request` turns the outcome into the one `Caller` that operations
+see, so scopes and attribution come from the credential and never from the body.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest
+from oauth2_provider.contrib.rest_framework import OAuth2Authentication
+from oauth2_provider.models import get_access_token_model
+from rest_framework.authentication import BaseAuthentication, SessionAuthentication, get_authorization_header
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.request import Request
+
+from accounts.caller import ALL_SCOPES, Caller
+from accounts.models import PersonalAccessToken, User
+from accounts.tokens import TOKEN_PREFIX, pat_authenticate
+from memories.errors import AppError
+
+NOT_AUTHENTICATED = "not_authenticated"
+INSUFFICIENT_SCOPE = "insufficient_scope"
+
+_BEARER = b"bearer"
+_PAT_PREFIX = TOKEN_PREFIX.encode("ascii")
+
+
+def _bearer_token(request: Request) -> bytes | None:
+    """The raw credential of an `Authorization: Bearer <credential>` header, if that is what was sent."""
+    parts = get_authorization_header(request).split()
+    if len(parts) < 2 or parts[0].lower() != _BEARER:
+        return None
+    return b" ".join(parts[1:])
+
+
+class PersonalAccessTokenAuthentication(BaseAuthentication):
+    """`Authorization: Bearer drp_...` -> (user, PersonalAccessToken).
+
+    A bearer token without the `drp_` prefix is not ours: return None so the
+    OAuth class can try it. A `drp_` token that does not work is a hard 401; it
+    must not fall through to a session cookie sent alongside it.
+    """
+
+    www_authenticate_realm = "api"
+
+    def authenticate(self, request: Request) -> tuple[User, PersonalAccessToken] | None:
+        credential = _bearer_token(request)
+        if credential is None or not credential.startswith(_PAT_PREFIX):
+            return None
+        try:
+            raw = credential.decode("ascii")
+        except UnicodeDecodeError:
+            raw = ""
+        token = pat_authenticate(raw) if raw and " " not in raw else None
+        if token is None:
+            raise AuthenticationFailed(
+                "This personal access token is not valid: it is unknown, revoked or expired."
+            )
+        return token.user, token
+
+    def authenticate_header(self, request: Request) -> str:
+        # A value here is what makes DRF answer 401 (with WWW-Authenticate) instead of 403.
+        return f'Bearer realm="{self.www_authenticate_realm}"'
+
+
+class OAuthBearerAuthentication(OAuth2Authentication):
+    """OAuth access tokens from django-oauth-toolkit, minus personal access tokens.
+
+    Skipping `drp_` tokens keeps the two classes from answering for each other
+    (and saves a pointless lookup in the OAuth token table).
+    """
+
+    def authenticate(self, request: Request) -> tuple[User, Any] | None:
+        credential = _bearer_token(request)
+        if credential is None or credential.startswith(_PAT_PREFIX):
+            return None
+        result: tuple[User | None, Any] | None = super().authenticate(request)
+        if result is None:
+            return None
+        user, access_token = result
+        # A client-credentials token acts for no person, and the toolkit does not
+        # check is_active when it validates a bearer token; neither may reach memories.
+        if user is None or not user.is_active:
+            raise AuthenticationFailed("This access token does not belong to an active account.")
+        return user, access_token
+
+
+class CsrfSessionAuthentication(SessionAuthentication):
+    """The dashboard's session cookie, for its own API calls.
+
+    DRF's SessionAuthentication already enforces CSRF for logged-in users on
+    unsafe methods; this name exists so API views list it explicitly and nobody
+    swaps in a CSRF-exempt variant.
+    """
+
+
+def caller_from_request(request: Request | HttpRequest) -> Caller:
+    """The Caller of an authenticated request: its user, scopes and agent.
+
+    Session -> every scope, via "session"; personal access token -> the token's
+    scopes, via "pat"; OAuth -> the granted memory scopes and the application as
+    the agent, via "oauth". Raises AppError `not_authenticated` (401) otherwise.
+    """
+    user = getattr(request, "user", None)
+    auth = getattr(request, "auth", None)
+    if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
+        raise AppError(
+            NOT_AUTHENTICATED,
+            "Authentication is required.",
+            http_status=401,
+            agent_action="send an OAuth access token or a personal access token as a Bearer token",
+        )
+    if isinstance(auth, PersonalAccessToken):
+        return Caller(user=user, scopes=auth.scope_set & ALL_SCOPES, via="pat", token_id=str(auth.id))
+    if isinstance(auth, get_access_token_model()):
+        return Caller(
+            user=user,
+            scopes=frozenset(auth.scope.split()) & ALL_SCOPES,
+            agent_id=auth.application_id,
+            via="oauth",
+            token_id=str(auth.id),
+        )
+    if auth is not None:
+        # An authentication class we do not know about: refusing is safer than
+        # guessing its scopes.
+        raise AppError(
+            NOT_AUTHENTICATED,
+            "This kind of credential is not accepted here.",
+            http_status=401,
+            agent_action="send an OAuth access token or a personal access token as a Bearer token",
+        )
+    return Caller(user=user, scopes=ALL_SCOPES, via="session")
+
+
+def require_scope(caller: Caller, scope: str) -> None:
+    """Raise AppError `insufficient_scope` (403) unless `caller` holds `scope`."""
+    if not caller.has_scope(scope):
+        raise AppError(
+            INSUFFICIENT_SCOPE,
+            f"This needs the {scope} scope.",
+            http_status=403,
+            agent_action=f"ask the user to grant {scope}",
+            details={"required_scope": scope},
+        )

@@ -1,0 +1,84 @@
+"""Start a throwaway Deep Recall (manage.py up) for a benchmark, with its own data folder."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def running_service(*, keep: bool = False) -> Iterator[tuple[str, str]]:
+    """Yield (base_url, personal access token) of a fresh service; stop it afterwards."""
+    var_dir = Path(tempfile.mkdtemp(prefix="deeprecall-bench-"))
+    port = _free_port()
+    env = {**os.environ, "DEEPRECALL_VAR_DIR": str(var_dir), "PYTHONUNBUFFERED": "1"}
+    env.pop("DATABASE_URL", None)
+    log = open(var_dir / "service.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "up", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the service exited; see {var_dir / 'service.log'}")
+            try:
+                if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the service did not become ready")
+            time.sleep(0.5)
+        token = (
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(ROOT / "manage.py"),
+                    "shell",
+                    "-c",
+                    "from accounts.services import user_sign_up; from accounts.tokens import pat_create;"
+                    "u = user_sign_up(email='bench@example.com', password='bench-password-123');"
+                    "print(pat_create(user=u, name='bench', scopes=['memory:read','memory:write'])[1])",
+                ],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
+        yield url, token
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        log.close()
+        if not keep:
+            import shutil
+
+            shutil.rmtree(var_dir, ignore_errors=True)

@@ -1,0 +1,161 @@
+"""What every REST endpoint shares: authentication, the caller, and the one error shape.
+
+Every failure leaves as `{"error": {code, message, retryable, agent_action,
+request_id, details?}}` with the AppError's HTTP status. DRF's own errors
+(authentication, parsing, throttling) are translated into the same shape, and
+an unexpected exception becomes `internal_error` with the detail only in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
+from rest_framework import exceptions as drf_exceptions
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.authentication import (
+    CsrfSessionAuthentication,
+    OAuthBearerAuthentication,
+    PersonalAccessTokenAuthentication,
+    caller_from_request,
+    require_scope,
+)
+from accounts.caller import Caller
+from memories import errors
+from memories.errors import AppError
+
+logger = logging.getLogger(__name__)
+
+REQUEST_ID_HEADER = "X-Request-ID"
+
+
+def request_id_of(request: HttpRequest | Request) -> str:
+    """The request's id: the client's X-Request-ID if sane, else a new one (cached)."""
+    raw = request._request if isinstance(request, Request) else request
+    existing = getattr(raw, "request_id", None)
+    if existing:
+        return str(existing)
+    supplied = raw.headers.get(REQUEST_ID_HEADER, "")
+    value = (
+        supplied if supplied and len(supplied) <= 64 and supplied.isascii() and supplied.isprintable() else ""
+    )
+    request_id = value or uuid.uuid4().hex
+    raw.request_id = request_id  # type: ignore[attr-defined]
+    return request_id
+
+
+def error_response(error: AppError, request_id: str, headers: dict[str, str] | None = None) -> Response:
+    response = Response({"error": error.as_dict(request_id=request_id)}, status=error.http_status)
+    response[REQUEST_ID_HEADER] = request_id
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def _translate(exc: Exception) -> AppError:
+    if isinstance(exc, AppError):
+        return exc
+    if isinstance(exc, (drf_exceptions.NotAuthenticated, drf_exceptions.AuthenticationFailed)):
+        return AppError(
+            "not_authenticated",
+            str(exc.detail)
+            if isinstance(exc, drf_exceptions.AuthenticationFailed)
+            else "Authentication is required: a session, a personal access token or an OAuth token.",
+            http_status=401,
+            agent_action="authenticate (Authorization: Bearer <token>) and retry",
+        )
+    if isinstance(exc, drf_exceptions.PermissionDenied):
+        return AppError("forbidden", "You may not do this.", http_status=403, agent_action="stop")
+    if isinstance(exc, (Http404, drf_exceptions.NotFound)):
+        return AppError(errors.NOT_FOUND, "Not found.", http_status=404, agent_action="check the URL")
+    if isinstance(exc, drf_exceptions.MethodNotAllowed):
+        return AppError("method_not_allowed", "This method is not allowed here.", http_status=405)
+    if isinstance(exc, drf_exceptions.UnsupportedMediaType):
+        return AppError(
+            "unsupported_media_type",
+            "Send application/json (or multipart/form-data for uploads).",
+            http_status=415,
+        )
+    if isinstance(exc, drf_exceptions.ParseError):
+        return AppError("invalid_json", "The request body is not valid JSON.", http_status=400)
+    if isinstance(exc, drf_exceptions.Throttled):
+        wait = int(getattr(exc, "wait", None) or 1)
+        return AppError(
+            "rate_limited",
+            f"Too many requests; retry in {wait} s.",
+            http_status=429,
+            retryable=True,
+            agent_action=f"wait {wait} seconds and retry",
+            details={"retry_after": wait},
+        )
+    if isinstance(exc, drf_exceptions.ValidationError):
+        return AppError("invalid_arguments", "The request is not valid.", details={"errors": exc.detail})
+    if isinstance(exc, drf_exceptions.APIException):
+        return AppError(str(exc.default_code), str(exc.detail), http_status=exc.status_code)
+    return errors.internal_error()
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    """DRF's EXCEPTION_HANDLER: every failure in the one error shape."""
+    request = context.get("request")
+    request_id = request_id_of(request) if request is not None else uuid.uuid4().hex
+    error = _translate(exc)
+    if error.code == errors.INTERNAL_ERROR:
+        logger.error("unhandled error [request_id=%s]", request_id, exc_info=exc)
+    headers: dict[str, str] = {}
+    if error.http_status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="api"'
+    if error.http_status == 429 and "retry_after" in error.details:
+        headers["Retry-After"] = str(error.details["retry_after"])
+    return error_response(error, request_id, headers)
+
+
+class ApiView(APIView):
+    """Base view: our authentication, the caller, request ids on every response."""
+
+    authentication_classes = [
+        PersonalAccessTokenAuthentication,
+        OAuthBearerAuthentication,
+        CsrfSessionAuthentication,
+    ]
+    permission_classes: list[Any] = []
+
+    def caller(self, request: Request, scope: str) -> Caller:
+        """The authenticated caller, checked for `scope`."""
+        caller = caller_from_request(request)
+        require_scope(caller, scope)
+        return caller
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        response[REQUEST_ID_HEADER] = request_id_of(request)
+        return response
+
+
+def _json_error(request: HttpRequest, error: AppError) -> JsonResponse:
+    request_id = request_id_of(request)
+    response = JsonResponse({"error": error.as_dict(request_id=request_id)}, status=error.http_status)
+    response[REQUEST_ID_HEADER] = request_id
+    return response
+
+
+def handler404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """URLs that match no route: the error shape under /api/, Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return _json_error(
+            request, AppError(errors.NOT_FOUND, "Not found.", http_status=404, agent_action="check the URL")
+        )
+    return defaults.page_not_found(request, exception or Http404())
+
+
+def handler500(request: HttpRequest) -> HttpResponse:
+    """An error outside DRF's handler: never a traceback, the error shape under /api/."""
+    if request.path.startswith("/api/"):
+        return _json_error(request, errors.internal_error())
+    return defaults.server_error(request)

@@ -1,0 +1,1 @@
+"""The operations registry: `memories.operations.registry`; definitions in `definitions`."""

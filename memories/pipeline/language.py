@@ -1,0 +1,325 @@
+"""Small pieces of English the extraction rules share: speakers, sentences and tense cues.
+
+Approach: plain regular expressions and short word lists, no models and no third-party parsers, so the
+rules are deterministic, fast on long documents and easy to read when one of them misfires.
+
+Known limits: English only. A line such as "Shopping List: eggs" looks like a conversation turn unless its
+label is in `LABEL_WORDS`. Tense is decided from a few dozen cue words and the "-ed" ending, so unusual
+verbs, irony and reported speech can fool it.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def word_set(words: str) -> frozenset[str]:
+    """A set from a block of space-separated words: long word lists stay readable in the source."""
+    return frozenset(words.split())
+
+
+# Words that open "Label: value" lines in notes. They share the shape of a speaker turn ("Alice: hi"),
+# so they are listed here to keep a note's "Note: buy milk" from becoming a turn by someone called Note.
+LABEL_WORDS = word_set(
+    """
+    a action address age agenda answer attendees background breakfast budget caution cc comment comments
+    context date day deadline description details dinner due edit email example fyi goal goals idea ideas
+    important info input issue location lunch name note notes objective output p.s ps phone plan plans
+    priority problem q question reason reminder result results solution source status step subject summary
+    task tasks tip tips title to todo topic tags tag time update warning where when why who what how re fwd
+    from link url http https
+    """
+)
+
+# Roles used by chat transcripts; they mark turns but are not people.
+ROLE_SPEAKERS = frozenset({"user", "assistant", "human", "ai", "system", "bot", "agent", "model", "me"})
+# Roles that stand for the person whose memory this is.
+USER_ROLES = frozenset({"user", "human", "me"})
+
+# Well-known countries and major cities, lower-case. Short on purpose: it only has to catch the places
+# people mention most without a preposition ("Berlin is lovely"); "in/to/from X" catches the rest.
+KNOWN_LOCATIONS = word_set(
+    """
+    afghanistan argentina australia austria belgium brazil canada chile china colombia croatia cuba
+    czechia denmark egypt england estonia ethiopia finland france germany ghana greece hungary iceland india
+    indonesia iran iraq ireland israel italy jamaica japan kenya korea latvia lebanon lithuania luxembourg
+    malaysia mexico morocco nepal netherlands nigeria norway pakistan peru philippines poland portugal
+    romania russia scotland serbia singapore slovakia slovenia spain sweden switzerland taiwan thailand
+    turkey ukraine uruguay usa uk vietnam wales europe asia africa america
+    amsterdam athens atlanta austin bangkok barcelona beijing berlin boston brussels budapest cairo chicago
+    copenhagen delhi denver dubai dublin edinburgh florence frankfurt geneva hamburg helsinki istanbul
+    jakarta lagos lisbon london madrid manchester melbourne miami milan montreal moscow mumbai munich nairobi
+    naples oslo paris prague rome seattle seoul shanghai stockholm sydney tokyo toronto vancouver venice
+    vienna warsaw zurich kyoto osaka hawaii california texas florida bali
+    """
+) | frozenset(
+    {
+        "new york",
+        "new york city",
+        "los angeles",
+        "san francisco",
+        "san diego",
+        "las vegas",
+        "hong kong",
+        "mexico city",
+        "rio de janeiro",
+        "buenos aires",
+        "cape town",
+        "tel aviv",
+        "kuala lumpur",
+        "sao paulo",
+        "new zealand",
+        "south africa",
+        "south korea",
+        "united states",
+        "united kingdom",
+        "saudi arabia",
+        "washington",
+        "new delhi",
+        "costa rica",
+        "puerto rico",
+        "sri lanka",
+        "czech republic",
+    }
+)
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS_FULL = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+
+# A speaker is one to three capitalised words (or a chat role) at line start, then a colon and the words
+# said on the same line. Requiring text after the colon keeps headings such as "Shopping List:" out.
+_SPEAKER_RE = re.compile(
+    r"^[ \t]*(?P<speaker>(?:[A-Z\u00c0-\u00de][\w'\u2019.\-]*(?:[ \t][A-Z\u00c0-\u00de][\w'\u2019.\-]*){0,2})"
+    r"|(?i:user|assistant|human|ai|system|bot|agent|model|me))[ \t]*:[ \t]+(?P<body>\S.*)$"
+)
+
+_SPEAKER_LINE_RE = re.compile(_SPEAKER_RE.pattern, re.MULTILINE)
+
+
+def split_speaker(text: str) -> tuple[str, str]:
+    """("Alice", "I went home") for "Alice: I went home"; ("", text) when the text is not a turn."""
+    first_line, newline, rest = text.partition("\n")
+    match = _SPEAKER_RE.match(first_line)
+    if match is None:
+        return "", text
+    speaker = match.group("speaker").strip()
+    if not is_speaker_name(speaker):
+        return "", text
+    return speaker, (match.group("body") + newline + rest).strip()
+
+
+def is_speaker_name(name: str) -> bool:
+    """Whether a "Name:" prefix names a speaker rather than a label, a date or a place heading."""
+    words = name.lower().split()
+    if not words or words[0].rstrip(".") in LABEL_WORDS or words[0] in WEEKDAYS or words[0] in MONTHS_FULL:
+        return False
+    return " ".join(words) not in KNOWN_LOCATIONS
+
+
+def speaker_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, name) of every speaker prefix ("Alice:") at the start of a line."""
+    spans: list[tuple[int, int, str]] = []
+    for match in _SPEAKER_LINE_RE.finditer(text):
+        name = match.group("speaker").strip()
+        if is_speaker_name(name):
+            spans.append((match.start("speaker"), match.start("body"), name))
+    return spans
+
+
+def speaker_subject(speaker: str) -> str:
+    """The subject key of a turn's speaker: "user" for the person themselves, else the lower-cased name."""
+    lowered = " ".join(speaker.lower().split())
+    if not lowered or lowered in USER_ROLES:
+        return "user"
+    return lowered
+
+
+# --- sentences -------------------------------------------------------------------------------------------
+
+# Words after which a full stop rarely ends a sentence.
+_ABBREVIATIONS = word_set(
+    """
+    mr mrs ms dr prof sr jr st mt vs etc e.g i.e eg ie inc ltd co corp no nos fig approx dept est jan feb mar
+    apr jun jul aug sep sept oct nov dec a.m p.m u.s u.k ave rd blvd gen col lt sgt capt rev hon
+    """
+)
+_BOUNDARY_RE = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*[ \t]+|[ \t]*\n+[ \t]*")
+_WORD_BEFORE_RE = re.compile(r"([\w.]+)[.!?\u2026]*[\"'\u201d\u2019)\]]*$")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence, stripped, in order. Line breaks end sentences too (list items)."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _BOUNDARY_RE.finditer(text):
+        end = match.end()
+        if "\n" not in match.group() and not _ends_sentence(text, match.start(), end):
+            continue
+        _add_span(text, start, end, spans)
+        start = end
+    _add_span(text, start, len(text), spans)
+    return spans
+
+
+def split_sentences(text: str) -> list[str]:
+    return [text[start:end] for start, end in sentence_spans(text)]
+
+
+def _ends_sentence(text: str, punct_start: int, after: int) -> bool:
+    # A lower-case continuation ("e.g. this", "approx. ten") means the stop was not a sentence end.
+    if after < len(text) and text[after].islower():
+        return False
+    if text[punct_start] != ".":
+        return True
+    word = _WORD_BEFORE_RE.search(text, max(0, punct_start - 20), punct_start + 1)
+    if word is None:
+        return True
+    token = word.group(1).lower().rstrip(".")
+    # A single letter before the stop is an initial ("J. K. Rowling").
+    return not (token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha()))
+
+
+def _add_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end > start:
+        spans.append((start, end))
+
+
+# --- tense cues ------------------------------------------------------------------------------------------
+
+# Phrases that make a memory a task or reminder whatever its grammar.
+EXPLICIT_FORESIGHT_RE = re.compile(
+    r"\bremind\s+me\b|\breminder\b|\bdeadline\b|\bdue\b(?!\s+to\b)|\bdon'?t\s+forget\b|\bdo\s+not\s+forget\b"
+    r"|\bto-?do\b",
+    re.IGNORECASE,
+)
+
+# Future grammar and intent. "Will" is matched only in lower case or before a subject, because the
+# capitalised word is also a first name. "going to" needs a form of "be" before it so that
+# "I love going to the beach" stays a preference. Past forms ("was going to", "planned",
+# "wanted to") are deliberately absent: they report what happened.
+FUTURE_GRAMMAR_RE = re.compile(
+    r"(?-i:\bwill\b)|\bWill\s+(?:you|we|i|he|she|they|it|there)\b|'ll\b|\u2019ll\b|\bshall\b|\bwon[\u2019']?t\b"
+    r"|(?:\bam|'m|\u2019m|\bis|'s|\u2019s|\bare|'re|\u2019re|\bbe)\s+(?:\w+\s+)?going\s+to\b|\bgonna\b"
+    r"|(?:\bam|'m|\u2019m|\bare|'re|\u2019re|\bis)\s+(?:\w+ly\s+)?(?:flying|travell?ing|heading|leaving|moving"
+    r"|visiting|meeting|starting|getting\s+married|coming|returning|relocating)\b"
+    r"|\b(?:plan|plans|planning|intend|intends|intending|intention|hope\s+to|hoping\s+to|aim\s+to|aiming\s+to"
+    r"|want\s+to|wants\s+to|wanna|would\s+like\s+to|'d\s+like\s+to|\u2019d\s+like\s+to|looking\s+forward"
+    r"|can'?t\s+wait|cannot\s+wait|about\s+to|need\s+to|needs\s+to|have\s+to|has\s+to|gotta"
+    r"|must(?!\s+have)|should(?!\s+have)|thinking\s+(?:about|of)\s+\w+ing|considering|scheduled|upcoming|someday"
+    r"|in\s+the\s+future)\b",
+    re.IGNORECASE,
+)
+
+FUTURE_TIME_WORDS_RE = re.compile(
+    r"\btomorrow\b|\btonight\b|\bnext\s+(?:week|weekend|month|year|time|\w+day)\b|\bin\s+(?:\d+|an?|a\s+few"
+    r"|a\s+couple\s+of|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+(?:day|week|month"
+    r"|year)s?\b|\bfrom\s+now\b|\bsoon\b|\blater\s+(?:today|this|tonight)\b",
+    re.IGNORECASE,
+)
+PAST_TIME_WORDS_RE = re.compile(
+    r"\byesterday\b|\bago\b|\blast\s+(?:night|week|weekend|month|year|time|\w+day|summer|winter|spring"
+    r"|fall|autumn)\b|\bearlier\s+today\b|\bthe\s+other\s+day\b|\bused\s+to\b",
+    re.IGNORECASE,
+)
+
+# Common irregular past tenses; regular ones are recognised by their "-ed" ending below.
+IRREGULAR_PAST = word_set(
+    """
+    went met had did was were saw got made took came ate drank ran wrote gave found told said thought felt
+    lost won began spoke broke drove flew rode swam sent spent built paid sold taught caught brought bought
+    fought held kept slept sat stood heard became chose forgot knew grew threw wore fell led meant woke hid
+    shook sang stole struck swore tore understood wept fed fled dug hung lit shot spun forgave overcame
+    """
+)
+_IRREGULAR_PAST_RE = re.compile(
+    r"\b(?:" + "|".join(sorted(IRREGULAR_PAST)) + r")\b|\b(?:did|was|were|had)n['\u2019]?t\b|\bdid\s+not\b"
+    r"|\b(?:should|must|could|would)\s+have\s+\w+(?:ed|en|ne|wn)\b",
+    re.IGNORECASE,
+)
+_ED_WORD_RE = re.compile(r"\b[A-Za-z]{3,}ed\b")
+# "-ed" words that are usually adjectives or nouns, not a report of something done.
+_ED_NOT_PAST = word_set(
+    """
+    hundred sacred naked wicked kindred beloved interested married unmarried engaged divorced retired based
+    excited tired bored scared worried related named called supposed obsessed dedicated qualified experienced
+    talented skilled advanced limited unlimited united detailed complicated sophisticated crowded aged biased
+    stressed overwhelmed motivated blessed relaxed fried baked grilled roasted smoked boiled mixed mashed
+    canned sliced dried iced spiced flavored flavoured scented colored coloured striped shaped employed
+    unemployed vaccinated certified licensed registered located situated allowed required needed interested
+    concerned pleased satisfied disappointed annoyed amazed surprised confused embarrassed ashamed
+    """
+)
+# A "be", "feel" or degree word right before an "-ed" word makes it an adjective: "I'm tired".
+_ADJECTIVE_CONTEXT_RE = re.compile(
+    r"(?:\b(?:am|is|are|be|being|been|feel|feels|feeling|felt|get|gets|getting|seem|seems|look|looks|so|very"
+    r"|really|quite|too|pretty|not|a|an|the|more|most|less|fully|totally|extremely)|'m|'re|'s|\u2019m|\u2019re"
+    r"|\u2019s)\s+$",
+    re.IGNORECASE,
+)
+# "I have lived here for years" / "has worked there since 2019" describe a standing state, not an event.
+_PERFECT_STANDING_RE = re.compile(
+    r"\b(?:have|has|'ve|\u2019ve)\s+(?:\w+\s+)?(?:been|lived|worked|known|had|loved|liked|used|studied|played"
+    r"|owned|wanted|followed|practi[cs]ed|kept|stayed|enjoyed|preferred)\b[^.!?]*\b(?:for|since)\b",
+    re.IGNORECASE,
+)
+
+
+def has_past_grammar(sentence: str) -> bool:
+    """Whether a sentence reports something that happened (past tense or a past time word)."""
+    if _PERFECT_STANDING_RE.search(sentence):
+        return False
+    if _IRREGULAR_PAST_RE.search(sentence) or PAST_TIME_WORDS_RE.search(sentence):
+        return True
+    for match in _ED_WORD_RE.finditer(sentence):
+        word = match.group().lower()
+        if word in _ED_NOT_PAST or word.endswith("eed"):
+            continue
+        if _ADJECTIVE_CONTEXT_RE.search(sentence, max(0, match.start() - 20), match.start()):
+            continue
+        return True
+    return False
+
+
+def has_future_grammar(sentence: str) -> bool:
+    """Whether a sentence states a plan, an intent or something expected to happen."""
+    return bool(
+        EXPLICIT_FORESIGHT_RE.search(sentence)
+        or FUTURE_GRAMMAR_RE.search(sentence)
+        or FUTURE_TIME_WORDS_RE.search(sentence)
+    )
+
+
+def statement_sentences(text: str) -> list[str]:
+    """The sentences that state something. Questions are dropped when there is anything else, because in
+    a conversation they mostly ask about the other person ("I went hiking. What are you going to do?")."""
+    sentences = split_sentences(text)
+    statements = [s for s in sentences if not s.rstrip("\"'\u201d\u2019) ").endswith("?")]
+    return statements or sentences
+
+
+def tense_of(text: str) -> str:
+    """ "past", "future" or "" (neither or both), from the statements of a text."""
+    past = future = False
+    for sentence in statement_sentences(text):
+        past = past or has_past_grammar(sentence)
+        future = future or has_future_grammar(sentence)
+    if past == future:
+        return ""
+    return "past" if past else "future"

@@ -1,0 +1,99 @@
+"""Celery tasks: thin wrappers around memories.ingest."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from celery import Task
+from celery.signals import worker_ready, worker_shutdown
+from django.db import InterfaceError, OperationalError
+
+from config.celery import app
+from memories.ingest import job_fail, job_process, jobs_to_recover
+from memories.outbound import OutboundError
+
+logger = logging.getLogger(__name__)
+
+RECOVERY_INTERVAL_SECONDS = 60.0
+
+
+class TransientError(Exception):
+    """Worth retrying: the database or a remote service hiccuped."""
+
+
+class JobTask(Task):
+    def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        # Retries are exhausted (or the error was unexpected): the job gets a stable code.
+        job_id = args[0] if args else kwargs.get("job_id")
+        code = "retries_exhausted" if isinstance(exc, TransientError) else "internal_error"
+        logger.error("job %s failed: %s", job_id, exc.__class__.__name__, exc_info=exc)
+        try:
+            job_fail(job_id=job_id, code=code, message="Processing failed; saving again may help.")
+        except Exception:
+            logger.exception("could not record the failure of job %s", job_id)
+
+
+@app.task(
+    base=JobTask,
+    bind=True,
+    name="memories.process_job",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(TransientError,),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    max_retries=5,
+)
+def process_job(self: Task, job_id: str) -> None:
+    try:
+        job_process(job_id=job_id)
+    except (OperationalError, InterfaceError) as exc:
+        raise TransientError(f"database: {exc.__class__.__name__}") from exc
+    except OutboundError as exc:
+        if exc.transient:
+            raise TransientError(str(exc)) from exc
+        # The detail (host, status) is for operators: log it, show the owner a plain message.
+        logger.error("job %s: remote service error: %s", job_id, exc)
+        job_fail(
+            job_id=job_id,
+            code="remote_service_error",
+            message="A model service this deployment uses refused the request; the operator has been told.",
+        )
+
+
+@app.task(name="memories.recover_jobs", ignore_result=True)
+def recover_jobs() -> int:
+    """Re-send jobs whose message may have been lost (a killed worker, a lost broker file)."""
+    ids = jobs_to_recover()
+    for job_id in ids:
+        process_job.delay(str(job_id))
+    if ids:
+        logger.info("re-sent %d jobs", len(ids))
+    return len(ids)
+
+
+_timer: threading.Timer | None = None
+
+
+def _schedule_recovery() -> None:
+    global _timer
+    recover_jobs.delay()
+    _timer = threading.Timer(RECOVERY_INTERVAL_SECONDS, _schedule_recovery)
+    _timer.daemon = True
+    _timer.start()
+
+
+@worker_ready.connect
+def _on_worker_ready(**kwargs: Any) -> None:
+    # The sweep itself runs as a task in a pool process; the main process only
+    # schedules it, so it never holds a database connection across forks.
+    _schedule_recovery()
+
+
+@worker_shutdown.connect
+def _on_worker_shutdown(**kwargs: Any) -> None:
+    if _timer is not None:
+        _timer.cancel()

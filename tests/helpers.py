@@ -1,0 +1,67 @@
+"""Small builders shared by the API tests: real tokens, real clients, waiting for jobs."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+from oauth2_provider.models import get_access_token_model, get_application_model
+from rest_framework.test import APIClient
+
+from accounts.models import User
+from accounts.tokens import pat_create
+from memories.models import Job
+
+READ = "memory:read"
+WRITE = "memory:write"
+
+
+def pat_client(user: User, scopes: tuple[str, ...] = (READ, WRITE)) -> APIClient:
+    """An API client authenticated with a real personal access token."""
+    _, raw = pat_create(user=user, name="tests", scopes=list(scopes))
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return client
+
+
+def oauth_client(user: User, app_name: str, scopes: tuple[str, ...] = (READ, WRITE)) -> tuple[APIClient, Any]:
+    """An API client with a real django-oauth-toolkit token of a (new) application = agent."""
+    application = get_application_model().objects.create(
+        name=app_name,
+        user=user,
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris="http://127.0.0.1:9/callback",
+    )
+    token = get_access_token_model().objects.create(
+        user=user,
+        application=application,
+        token=secrets.token_urlsafe(30),
+        expires=timezone.now() + timedelta(hours=1),
+        scope=" ".join(scopes),
+    )
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token.token}")
+    return client, application
+
+
+def wait_for_job(job_id: Any, timeout: float = 60) -> Job:
+    """Poll until the job has finished (succeeded or failed)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = Job.objects.get(id=job_id)
+        if job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED):
+            return job
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} still {Job.objects.get(id=job_id).status} after {timeout}s")
+
+
+def error_of(response: Any) -> dict[str, Any]:
+    body = response.json()
+    assert set(body) == {"error"}, body
+    error = body["error"]
+    assert {"code", "message", "retryable", "agent_action", "request_id"} <= set(error), error
+    return dict(error)

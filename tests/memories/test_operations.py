@@ -1,0 +1,135 @@
+"""The operations registry over REST: listing, strict validation, scopes, error shape."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories.errors import AppError
+from memories.models import Job, Source
+from memories.operations import registry
+from memories.operations.validation import validate_arguments
+from tests.helpers import READ, error_of, pat_client
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/operations/remember"
+
+
+def _nothing_stored() -> bool:
+    return not Source.objects.exists() and not Job.objects.exists()
+
+
+class TestListing:
+    def test_it_lists_every_registered_operation_with_its_schemas(self, alice):
+        response = pat_client(alice, (READ,)).get("/api/v1/operations")
+        assert response.status_code == 200
+        listed = {op["name"]: op for op in response.json()["operations"]}
+        assert set(listed) == {op.name for op in registry.operations()}
+        remember = listed["remember"]
+        assert remember["scope"] == "memory:write"
+        assert remember["input_schema"]["additionalProperties"] is False
+        assert remember["input_schema"]["properties"]["content"]["maxLength"] == 100_000
+
+    def test_it_refuses_anonymous_callers_in_the_error_shape(self, client):
+        response = client.get("/api/v1/operations")
+        assert response.status_code == 401
+        assert error_of(response)["code"] == "not_authenticated"
+        assert response["WWW-Authenticate"].startswith("Bearer")
+
+
+class TestStrictValidation:
+    @pytest.mark.parametrize(
+        "body,code,field",
+        [
+            ({"content": "x" * 100_001}, "value_too_long", "content"),
+            ({"content": "   \n\t "}, "value_too_short", "content"),
+            ({"content": ""}, "value_too_short", "content"),
+            ({}, "missing_field", "content"),
+            ({"content": "hi", "agent_id": "someone-else"}, "unknown_field", None),
+            ({"content": 42}, "wrong_type", "content"),
+            ({"content": "hi", "session_id": "not-a-uuid"}, "invalid_format", "session_id"),
+        ],
+    )
+    def test_it_rejects_bad_arguments_and_stores_nothing(self, alice, body, code, field):
+        response = pat_client(alice).post(URL, body, format="json")
+        assert response.status_code == 400, response.json()
+        error = error_of(response)
+        assert error["code"] == code
+        if field:
+            assert error["details"]["field"] == field
+        assert _nothing_stored()
+
+    def test_it_accepts_exactly_the_limit_after_trimming(self, alice, django_capture_on_commit_callbacks):
+        with django_capture_on_commit_callbacks(execute=False):
+            response = pat_client(alice).post(URL, {"content": "  " + "y" * 100_000 + "  "}, format="json")
+        assert response.status_code == 200, response.json()
+        assert Source.objects.get().content == "y" * 100_000
+
+    def test_it_rejects_a_body_that_is_not_an_object(self, alice):
+        response = pat_client(alice).post(URL, ["content"], format="json")
+        assert error_of(response)["code"] == "invalid_arguments"
+        assert _nothing_stored()
+
+    def test_it_rejects_malformed_json(self, alice):
+        response = pat_client(alice).post(URL, "{not json", content_type="application/json")
+        assert response.status_code == 400
+        assert error_of(response)["code"] == "invalid_json"
+
+    def test_it_never_treats_booleans_as_integers(self):
+        schema = {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"top_k": {"type": "integer", "minimum": 1}, "w": {"type": "number"}},
+        }
+        for value in (True, False):
+            with pytest.raises(AppError) as exc:
+                validate_arguments(schema, {"top_k": value})
+            assert exc.value.code == "wrong_type"
+            with pytest.raises(AppError):
+                validate_arguments(schema, {"w": value})
+        assert validate_arguments(schema, {"top_k": 3, "w": 0.5}) == {"top_k": 3, "w": 0.5}
+
+    def test_it_rejects_a_date_time_without_offset(self):
+        schema = {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"at": {"type": "string", "format": "date-time"}},
+        }
+        with pytest.raises(AppError) as exc:
+            validate_arguments(schema, {"at": "2024-05-08T10:00:00"})
+        assert exc.value.code == "invalid_format"
+        assert validate_arguments(schema, {"at": "2024-05-08T10:00:00Z"})
+
+
+class TestScopesAndAttribution:
+    def test_it_refuses_a_write_with_a_read_only_token(self, alice):
+        response = pat_client(alice, (READ,)).post(URL, {"content": "I like tea"}, format="json")
+        assert response.status_code == 403
+        error = error_of(response)
+        assert error["code"] == "insufficient_scope"
+        assert error["details"]["required_scope"] == "memory:write"
+        assert _nothing_stored()
+
+    def test_it_says_an_unknown_operation_is_unknown(self, alice):
+        response = pat_client(alice).post("/api/v1/operations/teleport", {}, format="json")
+        assert response.status_code == 404
+        assert error_of(response)["code"] == "unknown_operation"
+
+    def test_it_queues_a_job_for_the_authenticated_owner(self, alice, django_capture_on_commit_callbacks):
+        with django_capture_on_commit_callbacks(execute=False) as callbacks:
+            response = pat_client(alice).post(URL, {"content": "  I like tea  "}, format="json")
+        assert response.status_code == 200
+        body = response.json()
+        assert body["status"] == "queued"
+        job = Job.objects.get(id=body["job_id"])
+        assert job.owner == alice and job.source is not None
+        assert job.source.content == "I like tea" and job.source.owner == alice
+        assert len(callbacks) == 1  # the task is sent only after the commit
+
+
+class TestUnroutedApiPaths:
+    def test_it_answers_a_malformed_id_in_the_error_shape(self, alice):
+        response = pat_client(alice).get("/api/v1/memories/not-a-uuid")
+        assert response.status_code == 404
+        assert error_of(response)["code"] == "not_found"
+        assert response["Content-Type"].startswith("application/json")

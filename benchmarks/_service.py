@@ -74,6 +74,10 @@ def running_service(*, keep: bool = False) -> Iterator[tuple[str, str]]:
             .splitlines()[-1]
         )
         yield url, token
+    except BaseException:
+        keep = True
+        print(f"service log kept in {var_dir / 'service.log'}", file=sys.stderr)
+        raise
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)

@@ -18,6 +18,7 @@ import statistics
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -46,16 +47,31 @@ def note(i: int) -> str:
     )
 
 
-def save_and_wait(client: httpx.Client, i: int) -> float:
+def _seconds_between(start: str | None, end: str | None) -> float:
+    if not start or not end:
+        return 0.0
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+
+
+def save_and_wait(client: httpx.Client, i: int) -> tuple[float, float, float]:
+    """(save-to-recallable, queue wait, processing) in seconds for one save."""
     started = time.perf_counter()
     response = client.post("/api/v1/operations/remember", json={"content": note(i)})
     response.raise_for_status()
     job_id = response.json()["job_id"]
     while True:
-        status = client.get(f"/api/v1/jobs/{job_id}").json()["status"]
-        if status == "succeeded":
-            return time.perf_counter() - started
-        if status == "failed":
+        polled = client.get(f"/api/v1/jobs/{job_id}")
+        if polled.status_code != 200:
+            raise RuntimeError(f"GET job answered {polled.status_code}: {polled.text}")
+        job = polled.json()
+        if job["status"] == "succeeded":
+            latency = time.perf_counter() - started
+            return (
+                latency,
+                _seconds_between(job["created_at"], job["started_at"]),
+                _seconds_between(job["started_at"], job["finished_at"]),
+            )
+        if job["status"] == "failed":
             raise RuntimeError(f"job {job_id} failed")
         time.sleep(0.02)
 
@@ -76,14 +92,21 @@ def main() -> None:
             save_and_wait(client, -1)  # warm-up: first request loads code paths
             started = time.perf_counter()
             with ThreadPoolExecutor(args.concurrency) as pool:
-                latencies = list(pool.map(lambda i: save_and_wait(client, i), range(args.saves)))
+                timings = list(pool.map(lambda i: save_and_wait(client, i), range(args.saves)))
             elapsed = time.perf_counter() - started
+    latencies = [t[0] for t in timings]
+    waits = [t[1] for t in timings]
+    work = [t[2] for t in timings]
     print(f"saves: {args.saves}  concurrency: {args.concurrency}")
     print(f"throughput: {args.saves / elapsed:.1f} saves/s (save -> job succeeded, end to end)")
     print(
         "save-to-recallable latency: "
         f"p50 {pct(latencies, 50) * 1000:.0f} ms, p95 {pct(latencies, 95) * 1000:.0f} ms, "
         f"max {max(latencies) * 1000:.0f} ms, mean {statistics.mean(latencies) * 1000:.0f} ms"
+    )
+    print(
+        f"of which queue wait p50 {pct(waits, 50) * 1000:.0f} ms / p95 {pct(waits, 95) * 1000:.0f} ms, "
+        f"processing p50 {pct(work, 50) * 1000:.0f} ms / p95 {pct(work, 95) * 1000:.0f} ms"
     )
 
 

@@ -67,7 +67,16 @@ else:
             "PGDATA": str(VAR_DIR / "pgdata"),
         }
     }
-DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 0, minimum=0)
+# A connection pool per process (psycopg_pool). Under ASGI every request runs its
+# sync code in a thread of its own, so Django's persistent connections
+# (CONN_MAX_AGE) would pile up one per thread until PostgreSQL refuses clients;
+# a pool bounds them and still saves the cost of connecting per request.
+DATABASE_POOL_MAX = env_int("DATABASE_POOL_MAX", 10, minimum=0, maximum=200)
+DATABASES["default"]["CONN_MAX_AGE"] = 0
+if DATABASE_POOL_MAX:
+    _options: dict[str, object] = dict(DATABASES["default"].get("OPTIONS") or {})  # type: ignore[call-overload]
+    _options["pool"] = {"min_size": 1, "max_size": DATABASE_POOL_MAX, "timeout": 10}
+    DATABASES["default"]["OPTIONS"] = _options
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 from celery import Task
-from celery.signals import worker_ready, worker_shutdown
+from celery.signals import worker_process_init, worker_ready, worker_shutdown
 from django.db import InterfaceError, OperationalError
 
 from config.celery import app
@@ -84,6 +84,19 @@ def _schedule_recovery() -> None:
     _timer = threading.Timer(RECOVERY_INTERVAL_SECONDS, _schedule_recovery)
     _timer.daemon = True
     _timer.start()
+
+
+@worker_process_init.connect
+def _on_worker_process_init(**kwargs: Any) -> None:
+    # Each pool process loads the model once, before its first job, so no save
+    # waits seconds for it; one torch thread per process, since the pool already
+    # runs one process per core and more threads only fight over the cores.
+    import torch
+
+    from memories import embeddings
+
+    torch.set_num_threads(1)
+    embeddings.warm_up()
 
 
 @worker_ready.connect

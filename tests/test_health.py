@@ -39,13 +39,18 @@ class TestHealth:
     def test_it_does_not_leak_database_details(self, client, settings, no_worker_broker, model_loaded):
         from django.db import connection
 
-        connection.close()
+        def reset() -> None:
+            connection.close()
+            if hasattr(connection, "close_pool"):
+                connection.close_pool()  # the pool holds connections to the old database
+
+        reset()
         original = dict(connection.settings_dict)
         connection.settings_dict["NAME"] = "no_such_database_hunter2"
         try:
             response = client.get(reverse("healthz"))
         finally:
-            connection.close()
+            reset()
             connection.settings_dict.clear()
             connection.settings_dict.update(original)
         assert response.status_code == 503

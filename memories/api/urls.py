@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from memories.api import read_views, write_views
+from memories.api import read_views, token_views, write_views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -32,4 +32,6 @@ urlpatterns = [
     path("v1/export", read_views.ExportView.as_view(), name="api-export"),
     path("v1/spaces", read_views.SpaceCollectionView.as_view(), name="api-spaces"),
     path("v1/spaces/<uuid:space_id>", read_views.SpaceItemView.as_view(), name="api-space"),
+    path("v1/tokens", token_views.TokenCollectionView.as_view(), name="api-tokens"),
+    path("v1/tokens/<uuid:token_id>", token_views.TokenItemView.as_view(), name="api-token"),
 ]

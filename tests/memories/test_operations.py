@@ -133,3 +133,57 @@ class TestUnroutedApiPaths:
         assert response.status_code == 404
         assert error_of(response)["code"] == "not_found"
         assert response["Content-Type"].startswith("application/json")
+
+
+class TestForeignSpaces:
+    def test_it_refuses_to_save_into_someone_elses_space(self, alice, charlie):
+        from memories.selectors import space_default
+
+        alices_space = space_default(owner=alice)
+        assert alices_space is not None
+        response = pat_client(charlie).post(
+            "/api/v1/memories", {"content": "sneaky", "space": str(alices_space.id)}, format="json"
+        )
+        assert response.status_code == 404
+        assert error_of(response)["code"] == "space_not_found"
+        assert _nothing_stored()
+
+    def test_it_refuses_to_upload_into_someone_elses_space(self, alice, charlie):
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        from memories.selectors import space_default
+
+        alices_space = space_default(owner=alice)
+        assert alices_space is not None
+        response = pat_client(charlie).post(
+            "/api/v1/documents",
+            {"file": SimpleUploadedFile("a.txt", b"sneaky"), "space": str(alices_space.id)},
+            format="multipart",
+        )
+        assert response.status_code == 404
+        assert error_of(response)["code"] == "space_not_found"
+        assert _nothing_stored()
+
+
+class TestOpenApi:
+    def test_it_publishes_a_schema_with_every_endpoint(self, client):
+        response = client.get("/api/schema/", HTTP_ACCEPT="application/json")
+        assert response.status_code == 200
+        paths = response.json()["paths"]
+        for path in (
+            "/api/v1/memories",
+            "/api/v1/memories/{memory_id}",
+            "/api/v1/jobs/{job_id}",
+            "/api/v1/documents",
+            "/api/v1/export",
+            "/api/v1/spaces",
+            "/api/v1/operations/{name}",
+        ):
+            assert path in paths, path
+
+    def test_it_serves_the_docs_page_without_a_cdn(self, client):
+        response = client.get("/api/docs/")
+        assert response.status_code == 200
+        html = response.content.decode()
+        assert "swagger-ui" in html
+        assert "cdn" not in html.lower() and "unpkg" not in html.lower()

@@ -21,6 +21,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
@@ -45,6 +46,15 @@ def _check_port_free(host: str, port: int) -> None:
                     f"or choose another port with PORT=... (or --port)"
                 ) from None
             raise ServiceConfigError(f"cannot listen on {host}:{port} ({exc.strerror})") from None
+
+
+def _probe_database() -> None:
+    """One plain connection attempt (not through the pool, which would retry for seconds)."""
+    params = connections["default"].get_connection_params()
+    params.pop("pool", None)
+    params.setdefault("connect_timeout", 5)
+    with psycopg.connect(**params) as conn:
+        conn.execute("SELECT 1")
 
 
 def _describe_database() -> str:
@@ -86,8 +96,8 @@ class Command(BaseCommand):
             except EmbeddedPostgresError as exc:
                 raise ServiceConfigError(str(exc)) from None
         try:
-            connections["default"].ensure_connection()
-        except OperationalError as exc:
+            _probe_database()
+        except (OperationalError, psycopg.OperationalError) as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else "no answer"
             raise ServiceConfigError(
                 f"cannot connect to {_describe_database()}: {reason}; check DATABASE_URL"

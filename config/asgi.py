@@ -1,12 +1,14 @@
-"""The ASGI entry point: Django for every path, plus the process lifespan.
+"""The ASGI entry point: Django for the site and API, the MCP gateway beside it.
 
-Django's ASGI handler rejects the `lifespan` scope, so this small router
-answers it and uses startup to warm the embedding model in the background.
-(The MCP gateway will be routed here too; see ../shared/design/MCP.md.)
+Django's ASGI handler rejects the `lifespan` scope, and the MCP SDK's session
+manager must run inside one, so this small router answers lifespan itself
+(starting the manager and warming the embedding model) and sends `/mcp` to the
+gateway and everything else to Django (see ../shared/design/MCP.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -17,17 +19,39 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 django_app = ASGIStaticFilesHandler(get_asgi_application())
 
+from mcp_gateway.app import McpEndpoint, build_manager  # noqa: E402 - needs Django set up first
+
+manager = build_manager()
+MCP_ENDPOINTS = {"/mcp": McpEndpoint(manager, path="/mcp", profile="core")}
+
+
+async def _lifespan(receive: Any, send: Any) -> None:
+    stack = contextlib.AsyncExitStack()
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            from memories import embeddings
+
+            try:
+                await stack.enter_async_context(manager.run())
+            except Exception as exc:  # pragma: no cover - start-up failure is fatal
+                await send({"type": "lifespan.startup.failed", "message": exc.__class__.__name__})
+                return
+            embeddings.warm_up()
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await stack.aclose()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                from memories import embeddings
-
-                embeddings.warm_up()
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await _lifespan(receive, send)
+        return
+    if scope["type"] == "http":
+        endpoint = MCP_ENDPOINTS.get(scope["path"].rstrip("/") or "/")
+        if endpoint is not None:
+            await endpoint(scope, receive, send)
+            return
     await django_app(scope, receive, send)

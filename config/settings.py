@@ -148,6 +148,12 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = VAR_DIR / "static"
 
+# Browser origins allowed to call the MCP endpoint (DNS-rebinding protection);
+# requests without an Origin header (native clients) are not affected.
+MCP_ALLOWED_ORIGINS = [
+    origin.rstrip("/") for origin in env_list("MCP_ALLOWED_ORIGINS", [f"{_public.scheme}://{_public.netloc}"])
+]
+
 # --- OAuth and API ------------------------------------------------------------------
 
 OAUTH2_PROVIDER = {
@@ -156,7 +162,18 @@ OAUTH2_PROVIDER = {
         "memory:write": "Save and forget memories",
     },
     "DEFAULT_SCOPES": ["memory:read"],
+    "OIDC_ISS_ENDPOINT": PUBLIC_URL,
     "PKCE_REQUIRED": True,
+    # RFC 9700: S256 only (no "plain"), tokens stored hashed at rest.
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],
+    # MCP clients register themselves (RFC 7591) without an account; rate limited.
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "REQUEST_APPROVAL_PROMPT": "auto",
     "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
     "REFRESH_TOKEN_EXPIRE_SECONDS": 60 * 60 * 24 * 30,
     "ROTATE_REFRESH_TOKEN": True,

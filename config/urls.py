@@ -1,6 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path
+from oauth2_provider import views as oauth_views
 
+from accounts import views as account_views
+from mcp_gateway import views as mcp_views
 from memories import views as memory_views
 
 admin.site.site_header = "Deep Recall operations"
@@ -12,6 +15,45 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("api/", include("memories.api.urls")),
     path("admin/", admin.site.urls),
+    # OAuth 2.1 authorization server (django-oauth-toolkit) for MCP clients.
+    path(
+        "o/",
+        include(
+            (
+                [
+                    path("authorize/", account_views.ConsentView.as_view(), name="authorize"),
+                    path("token/", mcp_views.with_cors(oauth_views.TokenView.as_view()), name="token"),
+                    path(
+                        "revoke_token/",
+                        mcp_views.with_cors(oauth_views.RevokeTokenView.as_view()),
+                        name="revoke-token",
+                    ),
+                    path("register/", mcp_views.with_cors(mcp_views.register_client), name="dcr-register"),
+                    path(
+                        "register/<str:client_id>/",
+                        mcp_views.with_cors(oauth_views.DynamicClientRegistrationManagementView.as_view()),
+                        name="dcr-register-management",
+                    ),
+                ],
+                "oauth2_provider",
+            )
+        ),
+    ),
+    path(
+        ".well-known/oauth-authorization-server",
+        mcp_views.with_cors(oauth_views.OAuthServerMetadataView.as_view()),
+        name="oauth-server-metadata",
+    ),
+    path(
+        ".well-known/oauth-protected-resource",
+        mcp_views.with_cors(mcp_views.protected_resource_metadata),
+        name="oauth-resource-metadata",
+    ),
+    path(
+        ".well-known/oauth-protected-resource/<path:resource_path>",
+        mcp_views.with_cors(mcp_views.protected_resource_metadata),
+        name="oauth-resource-metadata-path",
+    ),
 ]
 
 handler404 = "memories.api.base.handler404"

@@ -71,7 +71,25 @@ def test_database_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[subprocess.Popen[str]]:
+def child_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str, str]:
+    """Environment for child processes (worker, servers): the test database and a private broker."""
+    from config.celery import app
+
+    broker = tmp_path_factory.mktemp("broker")
+    with django_db_blocker.unblock():
+        connection.ensure_connection()
+        database_url = test_database_url()
+    _use_broker(app, _broker_options(broker))
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DEEPRECALL_BROKER_DIR": str(broker),
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+@pytest.fixture(scope="session")
+def celery_worker(child_env) -> Iterator[subprocess.Popen[str]]:  # type: ignore[no-untyped-def]
     """A real Celery worker process on the test database and a private broker folder.
 
     Tests that use it must be transactional (`transactional_db`): the worker is
@@ -79,18 +97,8 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory) -> Itera
     """
     from config.celery import app
 
-    broker = tmp_path_factory.mktemp("broker")
-    with django_db_blocker.unblock():
-        connection.ensure_connection()
-        database_url = test_database_url()
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "PYTHONUNBUFFERED": "1",
-    }
-    options = _broker_options(broker)
-    env["DEEPRECALL_BROKER_DIR"] = str(broker)
-    _use_broker(app, options)
+    env = child_env
+    broker = Path(env["DEEPRECALL_BROKER_DIR"])
     log = open(broker / "worker.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [
@@ -171,3 +179,73 @@ def unused_tcp_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+class LiveServer:
+    """A real uvicorn process serving config.asgi on the test database."""
+
+    def __init__(self, url: str, proc: subprocess.Popen[str], log: Path) -> None:
+        self.url = url
+        self.proc = proc
+        self.log = log
+
+
+def start_live_server(env: dict[str, str], log_dir: Path, name: str = "server") -> LiveServer:
+    import socket
+
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    url = f"http://127.0.0.1:{port}"
+    log = log_dir / f"{name}.log"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--lifespan",
+            "on",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env={**env, "PUBLIC_URL": url},
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(log.read_text()[-3000:])
+        try:
+            if httpx.get(f"{url}/.well-known/oauth-protected-resource/mcp", timeout=2).status_code == 200:
+                return LiveServer(url, proc, log)
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError(f"{name} did not start: {log.read_text()[-3000:]}")
+
+
+def stop_live_server(server: LiveServer) -> None:
+    server.proc.terminate()
+    try:
+        server.proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.proc.kill()
+
+
+@pytest.fixture(scope="session")
+def asgi_server(child_env, celery_worker, tmp_path_factory) -> Iterator[LiveServer]:  # type: ignore[no-untyped-def]
+    """The web + MCP server as a separate process (real HTTP), with the real worker behind it."""
+    server = start_live_server(child_env, tmp_path_factory.mktemp("server"))
+    yield server
+    stop_live_server(server)

@@ -1,0 +1,241 @@
+"""The MCP endpoint: Streamable HTTP (stateless, JSON responses) in front of the registry.
+
+Per request, before the SDK sees it:
+1. only POST (GET and DELETE answer 405: the SDK's stateless GET would open an
+   SSE stream that never closes); a body over the limit answers 413;
+2. `Host` and `Origin` must be ours (DNS-rebinding protection);
+3. a bearer token is required: an OAuth token minted for this resource, or a
+   personal access token; else 401 with `WWW-Authenticate` naming the
+   resource metadata and the scopes;
+4. a `tools/call` needs its tool's scope, else 403 `insufficient_scope`, so a
+   client can step up from memory:read to memory:write.
+The caller is then handed to the tool through a context variable; nothing is
+kept between requests, so any number of processes can serve the endpoint.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from accounts.caller import SCOPE_READ, Caller
+from mcp_gateway.auth import caller_for_bearer, metadata_url, resource_url
+from mcp_gateway.tools import call_tool, tool_definitions, tool_scope
+
+logger = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+MAX_BODY_BYTES = 1024 * 1024
+INSTRUCTIONS = (
+    "Deep Recall is the user's long-term memory. Call recall before answering questions about the "
+    "user, their people, plans and past; call remember for durable facts, preferences, plans and "
+    "events worth keeping (not chit-chat, never secrets unless asked); forget with hard=true only "
+    "when the user explicitly asks for permanent deletion."
+)
+
+_caller: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("deeprecall_mcp_caller", default=None)
+_profile: contextvars.ContextVar[str] = contextvars.ContextVar("deeprecall_mcp_profile", default="core")
+
+
+async def _list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=tool_definitions(_profile.get()))
+
+
+async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    caller = _caller.get()
+    if caller is None:  # the endpoint authenticates before the SDK runs; this is a bug guard
+        raise RuntimeError("MCP tool called without an authenticated caller")
+    return await call_tool(caller, params.name, params.arguments, profile=_profile.get())
+
+
+def build_server() -> Server[Any]:
+    from importlib.metadata import version
+
+    return Server(
+        "deeprecall",
+        version=version("deeprecall"),
+        title="Deep Recall",
+        instructions=INSTRUCTIONS,
+        on_list_tools=_list_tools,
+        on_call_tool=_call_tool,
+    )
+
+
+async def _respond(send: Send, status: int, body: dict[str, Any] | None, headers: dict[str, str]) -> None:
+    raw = json.dumps(body).encode() if body is not None else b""
+    header_list = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+    if body is not None:
+        header_list.append((b"content-type", b"application/json"))
+    header_list.append((b"content-length", str(len(raw)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": header_list})
+    await send({"type": "http.response.body", "body": raw})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def _host_allowed(host: str | None) -> bool:
+    if not host:
+        return False
+    hostname = urlsplit(f"//{host}").hostname or ""
+    allowed = settings.ALLOWED_HOSTS
+    return (
+        "*" in allowed
+        or hostname in allowed
+        or any(a.startswith(".") and (hostname == a[1:] or hostname.endswith(a)) for a in allowed)
+    )
+
+
+def _origin_allowed(origin: str | None) -> bool:
+    if origin is None:
+        return True  # not a browser: nothing to rebind
+    return origin.rstrip("/") in settings.MCP_ALLOWED_ORIGINS
+
+
+def _tool_calls(body: bytes) -> list[str] | None:
+    """Names of the tools a JSON-RPC body calls; None when the body is not JSON (the SDK answers)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    messages = message if isinstance(message, list) else [message]
+    names = []
+    for item in messages:
+        if isinstance(item, dict) and item.get("method") == "tools/call":
+            params = item.get("params")
+            name = params.get("name") if isinstance(params, dict) else None
+            if isinstance(name, str):
+                names.append(name)
+    return names
+
+
+class McpEndpoint:
+    """ASGI app for one MCP profile (`/mcp` is the core profile)."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager, *, path: str = "/mcp", profile: str = "core"):
+        self.manager = manager
+        self.path = path
+        self.profile = profile
+
+    def _challenge(self, *, error: str = "", scope_needed: str = "") -> dict[str, str]:
+        parts = [f'resource_metadata="{metadata_url(self.path)}"']
+        if error:
+            parts.insert(0, f'error="{error}"')
+        # Least privilege: connecting needs memory:read; a write asks for more with a
+        # 403 insufficient_scope, and the client steps up then (and the person sees why).
+        parts.append(f'scope="{scope_needed or SCOPE_READ}"')
+        return {"WWW-Authenticate": "Bearer " + ", ".join(parts)}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope.get("method", "")
+        if method != "POST":
+            await _respond(
+                send, 405, {"error": "method_not_allowed", "message": "Use POST."}, {"Allow": "POST"}
+            )
+            return
+        if not _host_allowed(_header(scope, b"host")):
+            await _respond(send, 421, {"error": "misdirected_request", "message": "Unknown host."}, {})
+            return
+        if not _origin_allowed(_header(scope, b"origin")):
+            await _respond(send, 403, {"error": "forbidden_origin", "message": "Origin not allowed."}, {})
+            return
+        body = await self._read_body(scope, receive)
+        if body is None:
+            await _respond(
+                send, 413, {"error": "payload_too_large", "message": "The request body is too large."}, {}
+            )
+            return
+        authorization = _header(scope, b"authorization") or ""
+        token = authorization[7:].strip() if authorization.lower().startswith("bearer ") else ""
+        caller = (
+            await sync_to_async(caller_for_bearer, thread_sensitive=False)(
+                token, resource=resource_url(self.path)
+            )
+            if token
+            else None
+        )
+        if caller is None:
+            message = "A valid bearer token for this resource is required."
+            await _respond(
+                send,
+                401,
+                {"error": "invalid_token" if token else "unauthorized", "message": message},
+                self._challenge(error="invalid_token" if token else ""),
+            )
+            return
+        for name in _tool_calls(body) or []:
+            needed = tool_scope(name, self.profile)
+            if needed is not None and not caller.has_scope(needed):
+                message = f"The tool {name} needs the {needed} scope."
+                granted = " ".join(sorted(caller.scopes | {needed}))
+                await _respond(
+                    send,
+                    403,
+                    {"error": "insufficient_scope", "message": message},
+                    self._challenge(error="insufficient_scope", scope_needed=granted),
+                )
+                return
+        caller_token = _caller.set(caller)
+        profile_token = _profile.set(self.profile)
+        try:
+            await self.manager.handle_request(scope, self._replay(body), send)
+        finally:
+            _caller.reset(caller_token)
+            _profile.reset(profile_token)
+
+    async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
+        declared = _header(scope, b"content-length")
+        if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
+        return b"".join(chunks)
+
+    @staticmethod
+    def _replay(body: bytes) -> Receive:
+        sent = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return {"type": "http.disconnect"}
+
+        return receive
+
+
+def build_manager() -> StreamableHTTPSessionManager:
+    # Stateless + JSON: no session lives in a process, so any process can answer
+    # any request (see ../shared/design/MCP.md).
+    return StreamableHTTPSessionManager(
+        build_server(), json_response=True, stateless=True, max_request_body_size=MAX_BODY_BYTES
+    )

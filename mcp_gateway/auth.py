@@ -1,0 +1,59 @@
+"""Bearer tokens at the MCP endpoint: OAuth access tokens (with audience) and personal tokens."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from oauth2_provider.models import get_access_token_model
+
+from accounts.caller import ALL_SCOPES, Caller
+from accounts.tokens import TOKEN_PREFIX, pat_authenticate
+
+
+def resource_url(path: str = "/mcp") -> str:
+    """The RFC 8707 resource identifier of an MCP endpoint (no trailing slash)."""
+    return f"{settings.PUBLIC_URL}{path}".rstrip("/")
+
+
+def metadata_url(path: str = "/mcp") -> str:
+    """Where the endpoint's RFC 9728 protected-resource metadata lives."""
+    return f"{settings.PUBLIC_URL}/.well-known/oauth-protected-resource{path}"
+
+
+def _same_resource(a: str, b: str) -> bool:
+    # Clients differ on a trailing slash; nothing else is forgiven.
+    return a.rstrip("/") == b.rstrip("/")
+
+
+def caller_for_bearer(raw: str, *, resource: str) -> Caller | None:
+    """The caller a bearer token stands for at `resource`, or None if it may not be used there.
+
+    OAuth tokens must name this resource (RFC 8707 `resource`): a token minted for
+    another resource, or for none, is refused, although django-oauth-toolkit's own
+    `allows_audience()` would accept an empty audience. Personal access tokens are
+    the user's own credential and work on every Deep Recall endpoint.
+    """
+    if not raw or len(raw) > 512:
+        return None
+    if raw.startswith(TOKEN_PREFIX):
+        token = pat_authenticate(raw)
+        if token is None:
+            return None
+        return Caller(
+            user=token.user,
+            scopes=frozenset(token.scopes.split()) & ALL_SCOPES,
+            via="pat",
+            token_id=str(token.id),
+        )
+    checksum = hashlib.sha256(raw.encode("utf-8")).hexdigest()
+    access = get_access_token_model().objects.select_related("user").filter(token_checksum=checksum).first()
+    if access is None or access.is_expired() or access.user is None or not access.user.is_active:
+        return None
+    audiences = access.resource or []
+    if not any(_same_resource(str(audience), resource) for audience in audiences):
+        return None
+    scopes = frozenset(access.scope.split()) & ALL_SCOPES
+    return Caller(
+        user=access.user, scopes=scopes, agent_id=access.application_id, via="oauth", token_id=str(access.id)
+    )

@@ -1,0 +1,78 @@
+"""MCP tools rendered from the operations registry, and the sanitising call boundary."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from mcp import types
+from mcp.shared.exceptions import MCPError
+
+from accounts.caller import Caller
+from memories import errors
+from memories.errors import AppError
+from memories.operations import registry
+
+logger = logging.getLogger(__name__)
+
+INVALID_PARAMS = -32602
+
+
+def tool_definitions(profile: str = "core") -> list[types.Tool]:
+    """The tools of an MCP profile, in the registry's stable order."""
+    return [
+        types.Tool(
+            name=op.name,
+            description=op.description,
+            input_schema=op.input_schema,
+            output_schema=op.output_schema,
+            annotations=types.ToolAnnotations(**op.annotations) if op.annotations else None,
+        )
+        for op in registry.operations(profile)
+    ]
+
+
+def tool_scope(name: str, profile: str = "core") -> str | None:
+    """The scope a tool needs, or None when the profile has no such tool."""
+    for op in registry.operations(profile):
+        if op.name == name:
+            return op.scope
+    return None
+
+
+def _result(payload: dict[str, Any], *, is_error: bool) -> types.CallToolResult:
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=payload, is_error=is_error
+    )
+
+
+def _run_sync(caller: Caller, name: str, arguments: Any) -> dict[str, Any]:
+    from django.db import close_old_connections
+
+    close_old_connections()
+    try:
+        return registry.run(name, caller, arguments if arguments is not None else {})
+    finally:
+        close_old_connections()
+
+
+async def call_tool(
+    caller: Caller, name: str, arguments: Any, *, profile: str = "core"
+) -> types.CallToolResult:
+    """Run a tool for `caller`. Failures become `isError` results with the error object;
+    nothing else (no exception text, no traceback, no SQL) crosses the wire."""
+    if tool_scope(name, profile) is None:
+        raise MCPError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
+    request_id = uuid.uuid4().hex
+    try:
+        result = await sync_to_async(_run_sync, thread_sensitive=False)(caller, name, arguments)
+    except AppError as exc:
+        return _result(exc.as_dict(request_id=request_id), is_error=True)
+    except Exception:
+        logger.exception("tool %s failed [request_id=%s]", name, request_id)
+        return _result(errors.internal_error().as_dict(request_id=request_id), is_error=True)
+    return _result(result, is_error=False)

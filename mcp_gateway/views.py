@@ -1,0 +1,85 @@
+"""OAuth discovery and registration around django-oauth-toolkit, for MCP clients."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from oauth2_provider.views import DynamicClientRegistrationView
+
+from accounts.caller import ALL_SCOPES
+from mcp_gateway.auth import resource_url
+
+CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+    "Access-Control-Allow-Headers": "Authorization, Content-Type, MCP-Protocol-Version",
+    "Access-Control-Max-Age": "86400",
+}
+# Anonymous client registration is open (MCP clients register themselves), so it
+# is rate limited per client address.
+REGISTRATIONS_PER_HOUR = 30
+
+
+def with_cors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Answer preflights and add CORS headers: browser-based MCP clients read these endpoints."""
+
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = HttpResponse(status=204) if request.method == "OPTIONS" else view(request, *args, **kwargs)
+        for name, value in CORS_HEADERS.items():
+            response[name] = value
+        return response
+
+    wrapped.csrf_exempt = True  # type: ignore[attr-defined]
+    return wrapped
+
+
+def protected_resource_metadata(request: HttpRequest, resource_path: str = "mcp") -> JsonResponse:
+    """RFC 9728 metadata of an MCP endpoint (path form and root form)."""
+    path = "/" + resource_path.strip("/") if resource_path else "/mcp"
+    if path != "/mcp":
+        return JsonResponse({"error": "not_found"}, status=404)
+    return JsonResponse(
+        {
+            "resource": resource_url(path),
+            "authorization_servers": [settings.PUBLIC_URL],
+            "scopes_supported": sorted(ALL_SCOPES),
+            "bearer_methods_supported": ["header"],
+            "resource_name": "Deep Recall memory",
+            "resource_documentation": f"{settings.PUBLIC_URL}/api/docs/",
+        }
+    )
+
+
+def _client_address(request: HttpRequest) -> str:
+    return str(request.META.get("REMOTE_ADDR", "unknown"))
+
+
+@csrf_exempt
+def register_client(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """RFC 7591 dynamic client registration, rate limited per address."""
+    if request.method == "POST":
+        window = int(time.time() // 3600)
+        key = f"dcr:{_client_address(request)}:{window}"
+        count = cache.get_or_set(key, 0, timeout=3600) or 0
+        if count >= REGISTRATIONS_PER_HOUR:
+            response = JsonResponse(
+                {
+                    "error": "too_many_requests",
+                    "error_description": "Too many client registrations; retry later.",
+                },
+                status=429,
+            )
+            response["Retry-After"] = "3600"
+            return response
+        try:
+            cache.incr(key)
+        except ValueError:
+            cache.set(key, 1, timeout=3600)
+    view = DynamicClientRegistrationView.as_view()
+    return view(request, *args, **kwargs)

@@ -46,6 +46,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     up.add_argument("--host", default=None, help="interface to listen on (default 127.0.0.1)")
     up.add_argument("--port", type=int, default=None, help="port (default $PORT or 8000)")
     sub.add_parser("manage", help="run a Django management command", add_help=False)
+    sub.add_parser(
+        "mcp",
+        help="run a stdio MCP server that proxies to a Deep Recall deployment",
+        description=(
+            "Speak MCP over stdin/stdout for clients that only support stdio, and proxy the tools to "
+            "a Deep Recall deployment."
+        ),
+        epilog=(
+            "environment: DEEPRECALL_API_URL (the deployment's base URL), DEEPRECALL_API_TOKEN (a personal "
+            "access token), optional DEEPRECALL_API_TIMEOUT (seconds, default 120) and DEEPRECALL_LOG_LEVEL "
+            "(logs go to stderr)"
+        ),
+    )
     args, rest = parser.parse_known_args(argv)
     if args.command is None:
         parser.print_help()
@@ -59,3 +72,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         run_django(command + rest)
     elif args.command == "manage":
         run_django(["deeprecall", *rest])
+    elif args.command == "mcp":
+        if rest:
+            parser.error(
+                f"mcp takes no arguments (got {' '.join(rest)}); configure it with environment variables"
+            )
+        # Imported here, and never Django: the proxy must start fast without a database.
+        from mcp_gateway.stdio_proxy import main as mcp_main
+
+        raise SystemExit(mcp_main())

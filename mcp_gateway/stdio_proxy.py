@@ -1,0 +1,453 @@
+"""`deeprecall mcp`: a stdio MCP server that proxies to a Deep Recall deployment.
+
+For MCP clients that only speak stdio. It reads newline-delimited JSON-RPC 2.0
+on stdin and answers on stdout (the MCP stdio transport), lists its tools from
+`GET /api/v1/operations` and runs them with `POST /api/v1/operations/{name}` at
+`DEEPRECALL_API_URL`, authenticated with `DEEPRECALL_API_TOKEN`.
+
+Deliberately dependency-light (standard library + httpx) and free of Django
+imports: it starts in a fraction of a second on a machine with no database,
+and the registry on the server stays the one description of every tool.
+Stdout carries protocol messages only; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, BinaryIO
+from urllib.parse import quote, urlsplit
+
+import httpx
+
+logger = logging.getLogger("deeprecall.mcp")
+
+SUPPORTED_PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0]
+SERVER_NAME = "deeprecall"
+# Only the operations the remote /mcp endpoint offers by default are tools here,
+# so that both transports list the same tools.
+PROFILE = "core"
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+# A stdio peer is trusted, but one runaway line must not exhaust memory.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+DEFAULT_TIMEOUT_SECONDS = 120.0
+CONNECT_TIMEOUT_SECONDS = 10.0
+EXIT_CONFIG = 2
+
+JsonObject = dict[str, Any]
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("deeprecall")
+    except metadata.PackageNotFoundError:
+        return "0.0.0+unknown"
+
+
+class RemoteFailure(Exception):
+    """The deployment could not run the request; `error` is the error object to show."""
+
+    def __init__(self, error: JsonObject) -> None:
+        super().__init__(error.get("message", "remote failure"))
+        self.error = error
+
+
+class JsonRpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+def _reject_constant(value: str) -> Any:
+    # Python's json accepts NaN and Infinity; JSON (and the server) does not.
+    raise ValueError(f"{value} is not valid JSON")
+
+
+def _dumps(value: Any) -> str:
+    # ensure_ascii keeps a lone surrogate sent by a client (legal in JSON text,
+    # not encodable as UTF-8) from crashing the write.
+    return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+
+
+class DeepRecallClient:
+    """The REST calls the proxy needs, turning every failure into a RemoteFailure."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/json",
+                "User-Agent": f"deeprecall-mcp/{package_version()}",
+            },
+            timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_SECONDS)),
+            # A redirect usually means a wrong URL (http -> https, a login page);
+            # say so rather than follow it with the token attached.
+            follow_redirects=False,
+            transport=transport,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def list_operations(self) -> list[JsonObject]:
+        body = self._request("GET", "/api/v1/operations")
+        operations = body.get("operations")
+        if not isinstance(operations, list) or not all(
+            isinstance(op, dict) and isinstance(op.get("name"), str) for op in operations
+        ):
+            raise RemoteFailure(self._local_error("invalid_remote_response", "has no operations list", 200))
+        return operations
+
+    def run_operation(self, name: str, arguments: JsonObject) -> JsonObject:
+        return self._request("POST", f"/api/v1/operations/{quote(name, safe='')}", body=arguments)
+
+    def _request(self, method: str, path: str, body: JsonObject | None = None) -> JsonObject:
+        content = None if body is None else _dumps(body).encode("ascii")
+        headers = {} if body is None else {"Content-Type": "application/json"}
+        try:
+            response = self._http.request(method, path, content=content, headers=headers)
+        except httpx.TimeoutException:
+            raise RemoteFailure(
+                {
+                    "code": "remote_timeout",
+                    "message": f"Deep Recall at {self.base_url} did not answer within {self.timeout:g} s.",
+                    "retryable": True,
+                    "agent_action": "retry later; if it persists, tell the user the memory service is slow",
+                    "remote_status": None,
+                }
+            ) from None
+        except httpx.HTTPError as exc:
+            reason = str(exc) or type(exc).__name__
+            raise RemoteFailure(
+                {
+                    "code": "remote_unreachable",
+                    "message": f"Could not reach Deep Recall at {self.base_url}: {reason}.",
+                    "retryable": True,
+                    "agent_action": "tell the user the memory service is down or DEEPRECALL_API_URL is wrong",
+                    "remote_status": None,
+                }
+            ) from None
+        try:
+            parsed = response.json()
+        except ValueError:
+            parsed = None
+        if response.is_success:
+            if not isinstance(parsed, dict):
+                raise RemoteFailure(
+                    self._local_error("invalid_remote_response", "answered without a JSON object", 200)
+                )
+            return parsed
+        error = parsed.get("error") if isinstance(parsed, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("code"), str):
+            raise RemoteFailure({**error, "remote_status": response.status_code})
+        detail = f"answered HTTP {response.status_code} without an error body"
+        if response.is_redirect:
+            detail += f" (a redirect to {response.headers.get('location', '?')})"
+        raise RemoteFailure(self._local_error("remote_error", detail, response.status_code))
+
+    def _local_error(self, code: str, detail: str, status: int) -> JsonObject:
+        return {
+            "code": code,
+            "message": f"Deep Recall at {self.base_url} {detail}.",
+            "retryable": status >= 500 or status == 429,
+            "agent_action": "tell the user; check that DEEPRECALL_API_URL points at a Deep Recall deployment",
+            "remote_status": status,
+        }
+
+
+def tool_of(operation: JsonObject) -> JsonObject:
+    """An MCP tool from one registry operation as `GET /api/v1/operations` describes it."""
+    tool: JsonObject = {
+        "name": operation["name"],
+        "description": operation.get("description", ""),
+        "inputSchema": operation.get("input_schema") or {"type": "object"},
+    }
+    if operation.get("output_schema"):
+        tool["outputSchema"] = operation["output_schema"]
+    if operation.get("annotations"):
+        tool["annotations"] = operation["annotations"]
+    return tool
+
+
+def _offered(operation: JsonObject) -> bool:
+    profiles = operation.get("profiles")
+    return not isinstance(profiles, list) or PROFILE in profiles
+
+
+def error_result(error: JsonObject) -> JsonObject:
+    """A tool execution error: the error object in structuredContent and in the text block.
+
+    The same shape as the Streamable HTTP endpoint's, plus `remote_status`.
+    """
+    return {
+        "content": [{"type": "text", "text": _dumps(error)}],
+        "structuredContent": error,
+        "isError": True,
+    }
+
+
+class StdioProxy:
+    """Answers one JSON-RPC message at a time. Holds the tool list for the process lifetime."""
+
+    def __init__(self, client: DeepRecallClient) -> None:
+        self.client = client
+        self._tools: dict[str, JsonObject] | None = None
+        self._methods: dict[str, Callable[[JsonObject], JsonObject]] = {
+            "initialize": self._initialize,
+            "ping": lambda params: {},
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+        }
+
+    # -- framing -----------------------------------------------------------
+
+    def handle_line(self, line: bytes | str) -> str | None:
+        """The reply to one line of input, serialised, or None when nothing is to be sent."""
+        try:
+            text = line.decode("utf-8") if isinstance(line, bytes) else line
+            message = json.loads(text, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            # UnicodeDecodeError and JSONDecodeError are both ValueErrors.
+            return _dumps(_error_response(None, PARSE_ERROR, "Parse error: the line is not valid JSON."))
+        reply = self.handle_message(message)
+        return None if reply is None else _dumps(reply)
+
+    def handle_message(self, message: Any) -> Any:
+        """The reply to one parsed message (or batch), or None for notifications and responses."""
+        if isinstance(message, list):
+            # Batches existed in 2025-03-26; answering them costs little.
+            if not message:
+                return _error_response(None, INVALID_REQUEST, "Invalid Request: empty batch.")
+            replies = [reply for item in message if (reply := self._handle_one(item)) is not None]
+            return replies or None
+        return self._handle_one(message)
+
+    def _handle_one(self, message: Any) -> JsonObject | None:
+        if not isinstance(message, dict):
+            return _error_response(None, INVALID_REQUEST, "Invalid Request: expected a JSON object.")
+        has_id = "id" in message
+        request_id = message.get("id")
+        # MCP ids are strings or numbers, never null (and a bool is not a number here).
+        id_ok = isinstance(request_id, (str, int, float)) and not isinstance(request_id, bool)
+        if "method" not in message and ("result" in message or "error" in message):
+            return None  # a response to a request we never send: nothing to do
+        method = message.get("method")
+        if message.get("jsonrpc") != "2.0" or not isinstance(method, str) or (has_id and not id_ok):
+            return _error_response(
+                request_id if id_ok else None,
+                INVALID_REQUEST,
+                "Invalid Request: need jsonrpc '2.0', a string method and a string or number id.",
+            )
+        if not has_id:
+            return None  # notifications (initialized, cancelled, ...) never get a response
+        handler = self._methods.get(method)
+        if handler is None:
+            return _error_response(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+        params = message.get("params", {})
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            return _error_response(request_id, INVALID_PARAMS, "Invalid params: params must be an object.")
+        try:
+            return {"jsonrpc": "2.0", "id": request_id, "result": handler(params)}
+        except JsonRpcError as exc:
+            return _error_response(request_id, exc.code, exc.message, exc.data)
+        except Exception:
+            # The client gets a generic error; the detail stays on stderr.
+            logger.exception("unexpected error handling %s", method)
+            return _error_response(request_id, INTERNAL_ERROR, "Internal error in the deeprecall proxy.")
+
+    # -- methods -----------------------------------------------------------
+
+    def _initialize(self, params: JsonObject) -> JsonObject:
+        requested = params.get("protocolVersion")
+        version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
+        return {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": SERVER_NAME, "version": package_version()},
+        }
+
+    def _tools_list(self, params: JsonObject) -> JsonObject:
+        try:
+            tools = self._load_tools()
+        except RemoteFailure as exc:
+            raise JsonRpcError(
+                INTERNAL_ERROR, f"Could not list the tools: {exc.error.get('message', '')}", exc.error
+            ) from None
+        return {"tools": list(tools.values())}
+
+    def _tools_call(self, params: JsonObject) -> JsonObject:
+        name = params.get("name")
+        arguments = params.get("arguments")
+        if not isinstance(name, str):
+            raise JsonRpcError(INVALID_PARAMS, "Invalid params: name must be a string.")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise JsonRpcError(INVALID_PARAMS, "Invalid params: arguments must be an object.")
+        if not self._known(name):
+            raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
+        try:
+            result = self.client.run_operation(name, arguments)
+        except RemoteFailure as exc:
+            if exc.error.get("code") == "unknown_operation":
+                # The list could not be read beforehand; the server is the authority.
+                raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name[:100]}") from None
+            return error_result(exc.error)
+        return {
+            "content": [{"type": "text", "text": _dumps(result)}],
+            "structuredContent": result,
+            "isError": False,
+        }
+
+    def _load_tools(self, *, refresh: bool = False) -> dict[str, JsonObject]:
+        if self._tools is None or refresh:
+            operations = self.client.list_operations()
+            self._tools = {op["name"]: tool_of(op) for op in operations if _offered(op)}
+        return self._tools
+
+    def _known(self, name: str) -> bool:
+        try:
+            if name in self._load_tools():
+                return True
+            # A deployment may have gained a tool since we listed; look once more.
+            return name in self._load_tools(refresh=True)
+        except RemoteFailure:
+            # Without a list, let the call go through: it either works or reports
+            # the same remote failure as an isError result.
+            return True
+
+
+def _error_response(request_id: Any, code: int, message: str, data: Any = None) -> JsonObject:
+    error: JsonObject = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+class LineTooLong(Exception):
+    pass
+
+
+def _read_line(stream: BinaryIO) -> bytes | None:
+    """One line, or None at EOF. A line over MAX_LINE_BYTES is skipped and raises LineTooLong."""
+    line = stream.readline(MAX_LINE_BYTES + 1)
+    if not line:
+        return None
+    if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+        while (rest := stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+            pass
+        raise LineTooLong
+    return line
+
+
+def serve(proxy: StdioProxy, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Answer lines from stdin until EOF. Requests are handled in order, one at a time."""
+    while True:
+        try:
+            line = _read_line(stdin)
+        except LineTooLong:
+            too_long = _error_response(
+                None, INVALID_REQUEST, f"Invalid Request: over {MAX_LINE_BYTES} bytes."
+            )
+            reply: str | None = _dumps(too_long)
+        else:
+            if line is None:
+                return
+            reply = proxy.handle_line(line) if line.strip() else None
+        if reply is not None:
+            stdout.write(reply.encode("ascii") + b"\n")
+            stdout.flush()
+
+
+@dataclass(frozen=True)
+class Config:
+    api_url: str
+    token: str
+    timeout: float
+
+
+def config_from_env(environ: Mapping[str, str]) -> Config:
+    """Read and check the environment; raise ValueError with a message for the operator."""
+    api_url = environ.get("DEEPRECALL_API_URL", "").strip()
+    token = environ.get("DEEPRECALL_API_TOKEN", "").strip()
+    missing = []
+    if not api_url:
+        missing.append("DEEPRECALL_API_URL to the deployment's base URL (e.g. https://memory.example.com)")
+    if not token:
+        missing.append("DEEPRECALL_API_TOKEN to a personal access token from its dashboard")
+    if missing:
+        raise ValueError("set " + " and ".join(missing))
+    if not (token.isascii() and token.isprintable()) or " " in token:
+        # It goes into an HTTP header; httpx would fail later with a traceback.
+        raise ValueError("DEEPRECALL_API_TOKEN must be one word of printable ASCII (a token like drp_...)")
+    parts = urlsplit(api_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"DEEPRECALL_API_URL must be an http:// or https:// URL, not {api_url!r}")
+    raw_timeout = environ.get("DEEPRECALL_API_TIMEOUT", "").strip()
+    try:
+        timeout = float(raw_timeout) if raw_timeout else DEFAULT_TIMEOUT_SECONDS
+    except ValueError:
+        timeout = -1.0
+    if not 0 < timeout <= 3600:
+        raise ValueError(f"DEEPRECALL_API_TIMEOUT must be a number of seconds (0-3600], not {raw_timeout!r}")
+    return Config(api_url=api_url, token=token, timeout=timeout)
+
+
+def main() -> int:
+    """Run the proxy on this process's stdin/stdout; the exit status."""
+    level = logging.getLevelName(os.environ.get("DEEPRECALL_LOG_LEVEL", "WARNING").strip().upper())
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=level if isinstance(level, int) else logging.WARNING,
+        format="deeprecall mcp: %(levelname)s %(message)s",
+    )
+    try:
+        config = config_from_env(os.environ)
+    except ValueError as exc:
+        print(f"deeprecall mcp: error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_CONFIG
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    # Anything that prints by accident must not corrupt the protocol stream.
+    sys.stdout = sys.stderr
+    client = DeepRecallClient(config.api_url, config.token, timeout=config.timeout)
+    try:
+        serve(StdioProxy(client), stdin, stdout)
+    except KeyboardInterrupt:
+        pass
+    except BrokenPipeError:
+        # The client went away; there is nobody left to answer.
+        pass
+    finally:
+        client.close()
+    return 0
+
+
+if __name__ == "__main__":
+    # Also runs as a single file next to httpx, for machines without Deep Recall installed.
+    raise SystemExit(main())

@@ -13,6 +13,8 @@ urlpatterns = [
     path("", memory_views.home, name="home"),
     path("healthz", memory_views.healthz, name="healthz"),
     path("accounts/", include("accounts.urls")),
+    path("", include("memories.dashboard.urls")),
+    path("", include("accounts.dashboard_urls")),
     path("api/", include("memories.api.urls")),
     path("admin/", admin.site.urls),
     # OAuth 2.1 authorization server (django-oauth-toolkit) for MCP clients.

@@ -8,7 +8,10 @@ Per request, before the SDK sees it:
    personal access token; else 401 with `WWW-Authenticate` naming the
    resource metadata and the scopes;
 4. a `tools/call` needs its tool's scope, else 403 `insufficient_scope`, so a
-   client can step up from memory:read to memory:write.
+   client can step up from memory:read to memory:write;
+5. on the handshake-era path, a body that is not one JSON-RPC request or
+   notification gets -32600 here (the SDK would echo pydantic's error text, or
+   drop a request with a malformed id as if it were a notification).
 The caller is then handed to the tool through a context variable; nothing is
 kept between requests, so any number of processes can serve the endpoint.
 """
@@ -27,6 +30,7 @@ from django.conf import settings
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from accounts.caller import SCOPE_READ, Caller
 from mcp_gateway.auth import caller_for_bearer, metadata_url, resource_url
@@ -109,12 +113,19 @@ def _origin_allowed(origin: str | None) -> bool:
     return origin.rstrip("/") in settings.MCP_ALLOWED_ORIGINS
 
 
-def _tool_calls(body: bytes) -> list[str] | None:
-    """Names of the tools a JSON-RPC body calls; None when the body is not JSON (the SDK answers)."""
+_NOT_JSON = object()
+
+
+def _parse(body: bytes) -> Any:
+    """The decoded body, or `_NOT_JSON` when it is not JSON (the SDK answers with a parse error)."""
     try:
-        message = json.loads(body)
-    except ValueError:
-        return None
+        return json.loads(body)
+    except (ValueError, RecursionError):  # deep nesting raises RecursionError, not a ValueError
+        return _NOT_JSON
+
+
+def _tool_calls(message: Any) -> list[str]:
+    """Names of the tools a decoded JSON-RPC body calls."""
     messages = message if isinstance(message, list) else [message]
     names = []
     for item in messages:
@@ -124,6 +135,30 @@ def _tool_calls(body: bytes) -> list[str] | None:
             if isinstance(name, str):
                 names.append(name)
     return names
+
+
+INVALID_REQUEST_BODY = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32600, "message": "Body must be a single JSON-RPC request or notification object"},
+}
+
+
+def _malformed_envelope(scope: Scope, message: Any) -> bool:
+    """True for a decoded body that is not one well-formed JSON-RPC request or notification, on the
+    handshake-era (2025-xx) path. The SDK's legacy transport would answer it with pydantic's
+    validation text (the input echoed back), or drop a request whose id is malformed as if it were
+    a notification; the 2026-07-28 path already answers these with -32600 itself."""
+    version = _header(scope, b"mcp-protocol-version")
+    if message is _NOT_JSON or (version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS):
+        return False
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return True
+    if not isinstance(message.get("method"), str):
+        return True  # a batch, a posted response (we never send requests), or no method at all
+    if "id" in message and (isinstance(message["id"], bool) or not isinstance(message["id"], (str, int))):
+        return True
+    return message.get("params") is not None and not isinstance(message["params"], dict)
 
 
 class McpEndpoint:
@@ -180,7 +215,11 @@ class McpEndpoint:
                 self._challenge(error="invalid_token" if token else ""),
             )
             return
-        for name in _tool_calls(body) or []:
+        decoded = _parse(body)
+        if _malformed_envelope(scope, decoded):
+            await _respond(send, 400, INVALID_REQUEST_BODY, {})
+            return
+        for name in _tool_calls(decoded):
             needed = tool_scope(name, self.profile)
             if needed is not None and not caller.has_scope(needed):
                 message = f"The tool {name} needs the {needed} scope."

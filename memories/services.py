@@ -424,6 +424,8 @@ def document_ingest(
             agent_action="send both source_kind and source_ref, or neither",
         )
     digest = content_hash(data)
+    # A filename is the client's text: keep it printable (PostgreSQL refuses NUL).
+    filename = "".join(ch for ch in filename if ch.isprintable()).strip() or "document"
     space = space_for_caller(caller=caller, space_id=space_id)
     earlier = (
         Source.objects.filter(

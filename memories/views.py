@@ -1,13 +1,11 @@
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from accounts.http import AuthedHttpRequest
-from memories import selectors
+from memories.dashboard.views import memory_list
 from memories.health import health_report
 
 
@@ -23,12 +21,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return response
 
 
-@login_required
-@require_GET
 def home(request: AuthedHttpRequest) -> HttpResponse:
-    owner = request.user
-    context = {
-        "spaces": selectors.space_list(owner=owner),
-        "memory_count": selectors.memory_list(owner=owner).count(),
-    }
-    return render(request, "memories/home.html", context)
+    """The front page is the memories page (search, filters, the newest memories).
+
+    memory_list requires the login itself, so a visitor is sent to log in from here too.
+    """
+    return memory_list(request)

@@ -89,7 +89,7 @@ def child_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str,
 
 
 @pytest.fixture(scope="session")
-def celery_worker(child_env) -> Iterator[subprocess.Popen[str]]:  # type: ignore[no-untyped-def]
+def celery_worker(child_env) -> Iterator[subprocess.Popen[str]]:
     """A real Celery worker process on the test database and a private broker folder.
 
     Tests that use it must be transactional (`transactional_db`): the worker is
@@ -244,7 +244,7 @@ def stop_live_server(server: LiveServer) -> None:
 
 
 @pytest.fixture(scope="session")
-def asgi_server(child_env, celery_worker, tmp_path_factory) -> Iterator[LiveServer]:  # type: ignore[no-untyped-def]
+def asgi_server(child_env, celery_worker, tmp_path_factory) -> Iterator[LiveServer]:
     """The web + MCP server as a separate process (real HTTP), with the real worker behind it."""
     server = start_live_server(child_env, tmp_path_factory.mktemp("server"))
     yield server

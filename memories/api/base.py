@@ -12,7 +12,8 @@ import logging
 import uuid
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.db import DataError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.views import defaults
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.request import Request
@@ -29,6 +30,7 @@ from accounts.authentication import (
 from accounts.caller import Caller
 from memories import errors
 from memories.errors import AppError
+from memories.operations.validation import bad_character
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +98,13 @@ def _translate(exc: Exception) -> AppError:
         )
     if isinstance(exc, drf_exceptions.ValidationError):
         return AppError("invalid_arguments", "The request is not valid.", details={"errors": exc.detail})
+    if isinstance(exc, DataError):
+        # A value the database refuses (out of range, unstorable text) is the caller's.
+        return AppError(
+            "invalid_value",
+            "A value in the request cannot be stored.",
+            agent_action="check the values you sent against the schema",
+        )
     if isinstance(exc, drf_exceptions.APIException):
         return AppError(str(exc.default_code), str(exc.detail), http_status=exc.status_code)
     return errors.internal_error()
@@ -131,6 +140,23 @@ class ApiView(APIView):
         caller = caller_from_request(request)
         require_scope(caller, scope)
         return caller
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        # One gate for every endpoint: text PostgreSQL cannot store is the caller's error.
+        values: list[Any] = [*request.query_params.keys(), *request.query_params.values()]
+        data = request.data
+        if isinstance(data, QueryDict):
+            values += [v for key in data for v in data.getlist(key) if isinstance(v, str)] + list(data.keys())
+        elif isinstance(data, (dict, list, str)):
+            values.append(data)
+        bad = bad_character(values)
+        if bad is not None:
+            raise AppError(
+                "invalid_characters",
+                "The request contains a NUL character or an unpaired surrogate.",
+                agent_action="remove control characters and send valid Unicode text",
+            )
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)

@@ -85,4 +85,6 @@ def run(name: str, caller: Caller, arguments: object) -> dict[str, Any]:
 def _load() -> None:
     # Operation modules register themselves on import; import them lazily so
     # that importing the registry never pulls in Django models too early.
+    # Import order is tools/list order: reads first, as agents use them most.
+    from memories.operations import recall_ops  # noqa: F401, I001
     from memories.operations import definitions  # noqa: F401

@@ -56,6 +56,28 @@ _type_checker = Draft202012Validator.TYPE_CHECKER.redefine_many(
 StrictValidator = extend(Draft202012Validator, type_checker=_type_checker)
 
 
+def bad_character(value: Any) -> str | None:
+    """The path of the first string (or key) holding a NUL or a lone surrogate, else None.
+
+    PostgreSQL cannot store NUL in text and UTF-8 cannot encode a lone surrogate:
+    both would fail deep in the database as an internal error, so they are
+    refused here as the caller's mistake, before anything is stored.
+    """
+    if isinstance(value, str):
+        if "\x00" in value or any("\ud800" <= ch <= "\udfff" for ch in value):
+            return "(value)"
+        return None
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if bad_character(item) is not None:
+                return str(index)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if bad_character(key) is not None or bad_character(item) is not None:
+                return str(key)[:100] if bad_character(key) is None else "(key)"
+    return None
+
+
 def _trim(value: Any) -> Any:
     if isinstance(value, str):
         return value.strip()
@@ -150,6 +172,14 @@ def validate_arguments(schema: dict[str, Any], arguments: object) -> dict[str, A
     """Trimmed, validated arguments with schema defaults filled in, or an AppError."""
     if not isinstance(arguments, dict):
         raise AppError("invalid_arguments", "The arguments must be a JSON object.")
+    bad = bad_character(arguments)
+    if bad is not None:
+        raise AppError(
+            "invalid_characters",
+            f"{bad} contains a NUL character or an unpaired surrogate, which cannot be stored.",
+            details={"field": bad},
+            agent_action="remove control characters and send valid Unicode text",
+        )
     trimmed = _trim(arguments)
     validator = StrictValidator(schema, format_checker=_format_checker)
     # The most useful error first: unknown fields, then missing, then per-field problems.

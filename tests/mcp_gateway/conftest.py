@@ -8,7 +8,7 @@ from tests.conftest import PASSWORD
 
 
 @pytest.fixture
-def browser_user(alice: User, settings) -> User:  # type: ignore[no-untyped-def]
+def browser_user(alice: User, settings) -> User:
     """Alice with a password the live server (default hashers, no MD5) can check."""
     settings.PASSWORD_HASHERS = global_settings.PASSWORD_HASHERS
     alice.set_password(PASSWORD)

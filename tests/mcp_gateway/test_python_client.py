@@ -16,6 +16,7 @@ from mcp.shared.auth import (
     OAuthClientMetadata,
     OAuthToken,
 )
+from pydantic import AnyUrl
 
 from memories.models import Memory
 from tests.helpers import wait_for_job
@@ -62,7 +63,7 @@ def oauth_provider(
         server_url=f"{server_url}/mcp",
         client_metadata=OAuthClientMetadata(
             client_name="Test Agent",
-            redirect_uris=[REDIRECT_URI],
+            redirect_uris=[AnyUrl(REDIRECT_URI)],
             scope=scope,
             grant_types=["authorization_code", "refresh_token"],
             token_endpoint_auth_method="none",

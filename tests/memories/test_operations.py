@@ -187,3 +187,40 @@ class TestOpenApi:
         html = response.content.decode()
         assert "swagger-ui" in html
         assert "cdn" not in html.lower() and "unpkg" not in html.lower()
+
+
+class TestUnstorableText:
+    @pytest.mark.parametrize(
+        "method,url,body",
+        [
+            ("post", "/api/v1/operations/remember", {"content": "a\x00b"}),
+            ("post", "/api/v1/memories", {"content": "fine", "tags": ["x\x00"]}),
+            ("post", "/api/v1/spaces", {"name": "Work\x00"}),
+            ("get", "/api/v1/memories?tag=a%00b", None),
+        ],
+    )
+    def test_it_refuses_nul_characters_as_the_callers_error(self, alice, method, url, body):
+        client = pat_client(alice)
+        response = client.post(url, body, format="json") if method == "post" else client.get(url)
+        assert response.status_code == 400, response.json()
+        assert error_of(response)["code"] == "invalid_characters"
+        assert error_of(response)["retryable"] is False
+        assert _nothing_stored()
+
+    def test_it_refuses_a_lone_surrogate(self, alice):
+        response = pat_client(alice).post(URL, b'{"content": "a\\ud800b"}', content_type="application/json")
+        assert response.status_code == 400
+        assert error_of(response)["code"] == "invalid_characters"
+        assert _nothing_stored()
+
+    def test_it_cleans_a_filename_with_control_characters(self, alice, django_capture_on_commit_callbacks):
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        with django_capture_on_commit_callbacks(execute=False):
+            response = pat_client(alice).post(
+                "/api/v1/documents",
+                {"file": SimpleUploadedFile("no\x00te\x07.txt", b"hello there")},
+                format="multipart",
+            )
+        assert response.status_code == 202, response.json()
+        assert Source.objects.get().filename == "note.txt"

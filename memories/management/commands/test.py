@@ -6,6 +6,7 @@ arguments go to pytest, e.g. `python3 manage.py test tests/accounts -x`.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from typing import Any
@@ -32,9 +33,25 @@ class Command(BaseCommand):
                 ("ruff format", [python, "-m", "ruff", "format", "--check", "."]),
                 ("mypy", [python, "-m", "mypy", "."]),
             ]
+        # The JS MCP clients the gateway tests run (TypeScript SDK, MCP Inspector CLI),
+        # installed from the lock file whenever it is newer than the installed tree.
+        js_dir = root / "tests" / "mcp_gateway" / "js"
+        installed = js_dir / "node_modules" / ".package-lock.json"
+        lock = js_dir / "package-lock.json"
+        if lock.exists() and (not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime):
+            npm = shutil.which("npm")
+            if npm is None:
+                raise CommandError("npm is not on PATH: the MCP client tests need Node.js 20+ and npm.")
+            steps.append(
+                (
+                    "npm ci (MCP JS clients)",
+                    [npm, "--prefix", str(js_dir), "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+                )
+            )
         steps.append(("pytest", [python, "-m", "pytest", *options["pytest_args"]]))
         for name, command in steps:
-            self.stdout.write(f"== {name}: {' '.join(command[2:])}", ending="\n")
+            shown = command[2:] if command[0] == python else command
+            self.stdout.write(f"== {name}: {' '.join(shown)}", ending="\n")
             self.stdout.flush()
             result = subprocess.run(command, cwd=root, check=False)  # noqa: S603
             if result.returncode != 0:

@@ -1,0 +1,415 @@
+"""Recall latency at scale: p50/p95 of `recall` through the API with 100,000 memories in one space.
+
+    .venv/bin/python benchmarks/recall_latency.py [--memories 100000] [--others 3] [--other-memories 20000]
+                                                  [--queries 300]
+
+It starts a throwaway service (`manage.py up` on a temporary data folder), creates the measured user
+and `--others` other users, and bulk-loads memories straight into the embedded PostgreSQL with COPY:
+`--memories` in the measured user's default space and `--other-memories` for each other user, every
+one with its Source (saved in conversation-like sessions), entity links, tags and clocks, a few
+suppressed and superseded. Then it asks `--queries` varied questions through
+`POST /api/v1/operations/recall` (HTTP, the query's embedding included), one at a time.
+
+Synthetic data, said plainly: embedding 160,000 texts with the real model would take most of an
+hour on two cores, so the text comes from templates over a few hundred names, places and topics;
+`--distinct` of those sentences are embedded with the real model (all-MiniLM-L6-v2) and every row
+takes the vector of its sentence with a little Gaussian noise (then re-normalised), so vectors are
+clustered as real ones are and rows are not exact duplicates. The HNSW and GIN indexes are dropped
+for the load and rebuilt after it (as a bulk import would), then the tables are analysed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import random
+import statistics
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.locomo import percentile, service_with_data_dir
+
+
+def words(text: str) -> list[str]:
+    """A list from a block of space-separated words: long word lists stay readable."""
+    return text.split()
+
+
+NAMES = words(
+    """
+Maya Tomas Aiko Kwame Lena Omar Priya Jonas Sofia Mateo Yuki Amara Lucas Ingrid Ravi Chloe Diego Hana
+Felix Zara Noah Elif Marco Nadia Oscar Leila Hugo Freya Sami Alma Theo Rosa Ivan Mina Pablo Greta Kofi
+Lucia Arjun Clara Emil Nora Tariq Ines Kai Vera Malik Olga Jasper Mei Rafael Sara Anton Layla Bruno Tove
+"""
+)
+PLACES = words(
+    """
+Lisbon Berlin Osaka Nairobi Montreal Lima Oslo Hanoi Porto Vienna Seoul Dublin Madrid Prague Kyoto Cairo
+Athens Zurich Bogota Helsinki Marseille Krakow Tallinn Valencia Munich Boston Denver Chicago Toronto
+Vancouver Sydney Auckland Istanbul Budapest Copenhagen Amsterdam Edinburgh Florence Naples Seville
+"""
+)
+ACTIVITIES = words(
+    """
+hiking swimming climbing cycling running kayaking skiing surfing camping sailing painting pottery baking
+dancing singing gardening fishing birdwatching photography yoga chess knitting woodworking
+"""
+)
+FOODS = words(
+    """
+ramen sushi pizza tacos curry paella dumplings falafel risotto pho burritos lasagna couscous bibimbap
+pancakes goulash ceviche gnocchi kimchi empanadas
+"""
+)
+COMPANIES = words(
+    """
+Siemens Nokia Spotify Airbus Philips Ericsson Zalando Adyen Canva Atlassian Shopify Klarna Bosch Lego
+Ikea Maersk Novartis Roche Unilever Heineken
+"""
+)
+PROJECTS = words(
+    """
+Atlas Beacon Cobalt Delta Ember Falcon Granite Harbor Iris Juniper Kestrel Lumen Meridian Nova Orion
+Pioneer Quartz Raven Summit Tundra
+"""
+)
+JOBS = words("designer engineer nurse teacher architect accountant chef pilot lawyer researcher")
+RELATIONS = words("sister brother cousin friend colleague neighbour aunt uncle mentor roommate")
+FEELINGS = words("happy tired proud nervous relaxed grateful frustrated excited calm anxious")
+EVENTS = words("concert wedding conference marathon exhibition workshop festival interview match party")
+PRODUCTS = words("laptop bicycle camera phone kettle backpack tent guitar headphones watch")
+MONTHS = words("January February March April May June July August September October November December")
+WEEKDAYS = words("Monday Tuesday Wednesday Thursday Friday Saturday Sunday")
+TAGS = ["work", "family", "health", "travel", "food", "hobby", "finance", "friends"]
+EXTRAS = [
+    "",
+    "",
+    " It was a lot of fun.",
+    " I want to do it again soon.",
+    " Need to follow up on this.",
+    " It rained the whole time.",
+    " We stayed until late.",
+    " I should write this down properly.",
+]
+
+TEMPLATES = [
+    ("episode", "I went {activity} with {name} near {place} last {weekday}."),
+    ("fact", "My {relation} {name} works at {company} as a {job}."),
+    ("fact", "My favourite food is {food}, especially the {food} in {place}."),
+    ("foresight", "Remind me to call {name} about the {project} project next {weekday}."),
+    ("episode", "I had {food} for dinner with {name} at a small place in {place}."),
+    ("foresight", "The {project} project deadline moved to {day} {month}."),
+    ("fact", "{name} is allergic to {food} and hates {activity}."),
+    ("episode", "I felt {feeling} after the {event} in {place} on {weekday}."),
+    ("foresight", "We booked a trip to {place} in {month} to go {activity}."),
+    ("episode", "I bought a new {product} for {activity} from a shop in {place}."),
+    ("fact", "{name} lives in {place} and is learning {activity}."),
+    ("episode", "The meeting with {company} about {project} went well; {name} presented."),
+    ("fact", "I prefer {activity} over {activity2} on weekends."),
+    ("episode", "{name} and I went to a {event} in {place} in {month}."),
+    ("foresight", "I plan to start {activity} lessons with {name} in {month}."),
+]
+QUESTIONS = [
+    "What did I do with {name} in {place}?",
+    "Where does my {relation} work?",
+    "What is my favourite food?",
+    "When is the {project} deadline?",
+    "Who is allergic to {food}?",
+    "How did I feel after the {event}?",
+    "Where am I travelling in {month}?",
+    "What did I buy for {activity}?",
+    "Where does {name} live?",
+    "How did the meeting with {company} go?",
+    "Do I prefer {activity} or {activity2}?",
+    "What should I talk to {name} about?",
+    "when did I last go {activity}",
+    "{name} {company} {project}",
+    "dinner in {place}",
+    "Tell me everything about {name}.",
+]
+
+
+def fill(template: str, rng: random.Random) -> tuple[str, list[tuple[str, str]]]:
+    values = {
+        "name": rng.choice(NAMES),
+        "place": rng.choice(PLACES),
+        "activity": rng.choice(ACTIVITIES),
+        "activity2": rng.choice(ACTIVITIES),
+        "food": rng.choice(FOODS),
+        "company": rng.choice(COMPANIES),
+        "project": rng.choice(PROJECTS),
+        "job": rng.choice(JOBS),
+        "relation": rng.choice(RELATIONS),
+        "feeling": rng.choice(FEELINGS),
+        "event": rng.choice(EVENTS),
+        "product": rng.choice(PRODUCTS),
+        "month": rng.choice(MONTHS),
+        "weekday": rng.choice(WEEKDAYS),
+        "day": str(rng.randint(1, 28)),
+    }
+    text = template.format(**values)
+    entities = [
+        (values[key], kind)
+        for key, kind in (("name", "Person"), ("place", "Location"), ("company", "Organization"))
+        if "{" + key + "}" in template
+    ]
+    return text, entities
+
+
+@dataclass
+class Base:
+    kind: str
+    text: str
+    entities: list[tuple[str, str]]
+    vector: Any = None
+
+
+def make_bases(count: int, rng: random.Random) -> list[Base]:
+    from memories import embeddings
+
+    seen: set[str] = set()
+    bases: list[Base] = []
+    while len(bases) < count:
+        kind, template = rng.choice(TEMPLATES)
+        text, entities = fill(template, rng)
+        if text not in seen:
+            seen.add(text)
+            bases.append(Base(kind, text, entities))
+    vectors = embeddings.embed([b.text for b in bases])
+    for base, vector in zip(bases, vectors, strict=True):
+        base.vector = vector
+    return bases
+
+
+def vector_text(base: Any, noise: Any, numpy: Any) -> str:
+    vector = base + noise
+    vector /= numpy.linalg.norm(vector)
+    return "[" + ",".join(f"{x:.6f}" for x in vector) + "]"
+
+
+def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random) -> None:
+    """COPY `count` memories (with sources and entity links) into each owner's default space."""
+    import numpy
+    from django.db import connection
+
+    from memories.ingest import normalize_entity_name
+    from memories.models import Space
+
+    matrix = numpy.array([b.vector for b in bases], dtype=numpy.float32)
+    noise_rng = numpy.random.default_rng(7)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    with connection.cursor() as cursor:
+        cursor.execute("DROP INDEX IF EXISTS memory_embedding_hnsw")
+        cursor.execute("DROP INDEX IF EXISTS memory_search_gin")
+        for user, count in owners:
+            space = Space.objects.get(owner=user, is_default=True)
+            entity_ids: dict[tuple[str, str], uuid.UUID] = {}
+            sources, memories, links = [], [], []
+            moment: datetime = start
+            session: str | None = None
+            for i in range(count):
+                base_index = rng.randrange(len(bases))
+                base = bases[base_index]
+                content = base.text + rng.choice(EXTRAS)
+                # Conversation-like saving: bursts of a few seconds apart, hours between sessions.
+                if i % rng.randint(5, 20) == 0:
+                    moment += timedelta(hours=rng.uniform(1, 12))
+                    session = str(uuid.uuid4()) if rng.random() < 0.6 else None
+                else:
+                    moment += timedelta(seconds=rng.uniform(5, 90))
+                source_id, memory_id = uuid.uuid4(), uuid.uuid4()
+                sources.append((source_id, content, session, moment))
+                occurred = moment - timedelta(days=rng.randint(0, 30))
+                status = "suppressed" if rng.random() < 0.02 else "active"
+                superseded = moment + timedelta(days=10) if rng.random() < 0.03 else None
+                tags = "{" + ",".join(rng.sample(TAGS, rng.randint(0, 2))) + "}"
+                noise = noise_rng.normal(0, 0.01, size=matrix.shape[1])
+                memories.append(
+                    (memory_id, user.pk, space.pk, source_id, session, base.kind, content, "", "", "", tags,
+                     vector_text(matrix[base_index], noise, numpy), 0.9, rng.random() < 0.01, status, "",
+                     occurred if base.kind == "episode" else None,
+                     occurred if base.kind == "fact" else None,
+                     occurred + timedelta(days=20) if base.kind == "foresight" else None,
+                     moment, superseded)
+                )  # fmt: skip
+                for name, kind in base.entities:
+                    key = (normalize_entity_name(name), kind)
+                    if key not in entity_ids:
+                        entity_ids[key] = uuid.uuid4()
+                    links.append((memory_id, entity_ids[key]))
+            with cursor.cursor.copy(
+                "COPY memories_source (id, owner_id, space_id, origin, content, content_hash, session_id,"
+                " source_kind, source_ref, version, versioning_mode, filename, media_type, size_bytes,"
+                " refers_to, recorded_at) FROM STDIN"
+            ) as copy:
+                for source_id, content, session, saved_at in sources:
+                    copy.write_row(
+                        (source_id, user.pk, space.pk, "rest", content, "-", session, "", "", 1, "snapshot",
+                         "", "", len(content), saved_at, saved_at)
+                    )  # fmt: skip
+            with cursor.cursor.copy(
+                "COPY memories_entity (id, owner_id, space_id, name, normalized_name, type, aliases,"
+                " attributes, created_at, updated_at) FROM STDIN"
+            ) as copy:
+                for (normalized, kind), entity_id in entity_ids.items():
+                    copy.write_row(
+                        (entity_id, user.pk, space.pk, normalized.title(), normalized, kind, "{}", "{}",
+                         start, start)
+                    )  # fmt: skip
+            with cursor.cursor.copy(
+                "COPY memories_memory (id, owner_id, space_id, source_id, session_id, kind, content,"
+                " fingerprint, slot, slot_value, tags, embedding, confidence, pinned, status,"
+                " suppressed_reason, occurred_at, valid_from, due_at, recorded_at, superseded_at)"
+                " FROM STDIN"
+            ) as copy:
+                for row in memories:
+                    copy.write_row(row)
+            with cursor.cursor.copy(
+                "COPY memories_memory_entities (memory_id, entity_id) FROM STDIN"
+            ) as copy:
+                for link in links:
+                    copy.write_row(link)
+            print(f"  loaded {count} memories for {user.email}", flush=True)
+        print("  building the HNSW and GIN indexes ...", flush=True)
+        cursor.execute("SET maintenance_work_mem = '1GB'")
+        cursor.execute(
+            "CREATE INDEX memory_embedding_hnsw ON memories_memory USING hnsw (embedding vector_cosine_ops)"
+            " WITH (m = 16, ef_construction = 64)"
+        )
+        cursor.execute("CREATE INDEX memory_search_gin ON memories_memory USING gin (search_vector)")
+        cursor.execute("ANALYZE")
+
+
+def queries(count: int, rng: random.Random) -> list[str]:
+    return [fill(rng.choice(QUESTIONS), rng)[0] for _ in range(count)]
+
+
+def measure(client: httpx.Client, token: str, bodies: list[dict[str, Any]]) -> tuple[list[float], float]:
+    headers = {"Authorization": f"Bearer {token}"}
+    latencies = []
+    hits = []
+    for body in bodies:
+        started = time.perf_counter()
+        response = client.post("/api/v1/operations/recall", json=body, headers=headers)
+        latencies.append(time.perf_counter() - started)
+        response.raise_for_status()
+        hits.append(len(response.json()["memories"]))
+    return latencies, statistics.mean(hits)
+
+
+def report(label: str, latencies: list[float], mean_hits: float) -> None:
+    print(
+        f"{label:<44} p50 {percentile(latencies, 50) * 1000:6.1f} ms"
+        f"   p95 {percentile(latencies, 95) * 1000:6.1f} ms   max {max(latencies) * 1000:6.1f} ms"
+        f"   ({len(latencies)} calls, {mean_hits:.1f} hits each)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=100_000)
+    parser.add_argument("--others", type=int, default=3)
+    parser.add_argument("--other-memories", type=int, default=20_000)
+    parser.add_argument("--distinct", type=int, default=6000, help="sentences embedded with the real model")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--keep", action="store_true", help="keep the data folder afterwards")
+    args = parser.parse_args()
+    # The benchmark process talks HTTP in a loop; one log line per request would drown the numbers.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    rng = random.Random(42)  # noqa: S311 - reproducible synthetic data, not secrets
+
+    with service_with_data_dir(keep=args.keep) as (url, _token, data_dir):
+        if args.keep:
+            print(f"data folder (kept): {data_dir}")
+        # This process talks to the service's own embedded database for the bulk load only.
+        os.environ["DEEPRECALL_VAR_DIR"] = str(data_dir)
+        os.environ.pop("DATABASE_URL", None)
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+        import django
+
+        django.setup()
+        from django.db import connection
+
+        from accounts.services import user_sign_up
+        from accounts.tokens import pat_create
+        from memories import embeddings
+
+        users = [
+            user_sign_up(email=f"latency-{i}@example.com", password="bench-password-123")  # noqa: S106
+            for i in range(1 + args.others)
+        ]
+        token = pat_create(user=users[0], name="bench", scopes=["memory:read", "memory:write"])[1]
+        other_token = (
+            pat_create(user=users[1], name="bench", scopes=["memory:read"])[1] if args.others else ""
+        )
+        started = time.perf_counter()
+        print(f"embedding {args.distinct} distinct synthetic sentences with the real model ...", flush=True)
+        bases = make_bases(args.distinct, rng)
+        print(f"  done in {time.perf_counter() - started:.0f} s; loading rows with COPY ...", flush=True)
+        owners = [(users[0], args.memories)] + [(u, args.other_memories) for u in users[1:]]
+        load(owners=owners, bases=bases, rng=rng)
+        print(f"  loaded and indexed in {time.perf_counter() - started:.0f} s", flush=True)
+
+        questions = queries(args.queries, rng)
+        embed_times = []
+        for question in questions[:100]:
+            t = time.perf_counter()
+            embeddings.embed([question])
+            embed_times.append(time.perf_counter() - t)
+        connection.close()
+
+        with httpx.Client(base_url=url, timeout=60) as client:
+            measure(client, token, [{"query": q} for q in questions[:20]])  # warm-up
+            print()
+            total = args.memories + args.others * args.other_memories
+            print(
+                f"recall through the API, {args.memories:,} memories in the measured space, "
+                f"{total:,} in the table, one call at a time:"
+            )
+            report("default (top_k 20)", *measure(client, token, [{"query": q} for q in questions]))
+            report(
+                "types=[episode] + tags=[travel]",
+                *measure(
+                    client,
+                    token,
+                    [{"query": q, "types": ["episode"], "tags": ["travel"]} for q in questions[:100]],
+                ),
+            )
+            report(
+                "expand_entities=true",
+                *measure(client, token, [{"query": q, "expand_entities": True} for q in questions[:100]]),
+            )
+            report(
+                "at = 2024-06-01 (time travel)",
+                *measure(
+                    client, token, [{"query": q, "at": "2024-06-01T00:00:00+00:00"} for q in questions[:100]]
+                ),
+            )
+            if other_token:
+                report(
+                    f"another owner ({args.other_memories:,} memories)",
+                    *measure(client, other_token, [{"query": q} for q in questions[:100]]),
+                )
+        print()
+        print(
+            "query embedding alone (in this process, same model): "
+            f"p50 {percentile(embed_times, 50) * 1000:.1f} ms, "
+            f"p95 {percentile(embed_times, 95) * 1000:.1f} ms"
+        )
+        print(
+            f"data: synthetic; {args.distinct} distinct sentences embedded with all-MiniLM-L6-v2, every row "
+            "reusing its sentence's vector plus Gaussian noise (sigma 0.01 per dimension, re-normalised)"
+        )
+
+
+if __name__ == "__main__":
+    main()

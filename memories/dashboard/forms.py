@@ -1,0 +1,267 @@
+"""Forms of the memory pages. They validate input; services do the work."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from accounts.models import User
+from memories import selectors
+from memories.dashboard.selectors import DATE_BY_OCCURRED, DATE_BY_RECORDED, MemoryFilters
+from memories.models import Memory
+from memories.read_selectors import STATUS_ALL
+
+TAG_MAX_LENGTH = 100
+TAGS_MAX = 50
+QUERY_MAX_LENGTH = 2000
+SPACE_NAME_MAX_LENGTH = 100
+# What a person types to confirm a hard delete: a word, not a click, so it cannot happen by accident.
+DELETE_WORD = "delete"
+# The reasons the REST API and the `forget` tool accept, in the words a person reads.
+SUPPRESS_REASONS = [
+    ("incorrect", "It is wrong"),
+    ("outdated", "It is out of date"),
+    ("duplicate", "It repeats another memory"),
+    ("private", "It is private"),
+    ("other", "Another reason"),
+]
+
+
+class DateInput(forms.DateInput):
+    input_type = "date"
+
+
+class DashboardForm(forms.Form):
+    """A form whose labels end without a colon (the label sits above its field)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+
+
+def _space_choices(owner: User) -> list[tuple[str, str]]:
+    return [
+        (str(space.id), f"{space.name} (default)" if space.is_default else space.name)
+        for space in selectors.space_list(owner=owner)
+    ]
+
+
+def parse_tags(raw: str) -> list[str]:
+    """Comma-separated tags, trimmed, duplicates dropped, order kept."""
+    return list(dict.fromkeys(tag.strip() for tag in raw.split(",") if tag.strip()))
+
+
+def _clean_tags(raw: str) -> list[str]:
+    tags = parse_tags(raw)
+    if len(tags) > TAGS_MAX:
+        raise forms.ValidationError(f"Give at most {TAGS_MAX} tags.")
+    too_long = [tag for tag in tags if len(tag) > TAG_MAX_LENGTH]
+    if too_long:
+        raise forms.ValidationError(f"A tag has at most {TAG_MAX_LENGTH} characters.")
+    return tags
+
+
+def _start_of(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+class MemorySearchForm(DashboardForm):
+    """The search box and filters of the memories page (a GET form: every field optional)."""
+
+    q = forms.CharField(
+        label="Search your memory",
+        required=False,
+        max_length=QUERY_MAX_LENGTH,
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "e.g. where does Ana live?"}),
+    )
+    kind = forms.ChoiceField(
+        label="Kind",
+        required=False,
+        choices=[("", "Any kind"), *Memory.Kind.choices],
+    )
+    tag = forms.CharField(label="Tags", required=False, help_text="Comma-separated; all must match.")
+    space = forms.ChoiceField(label="Space", required=False)
+    pinned = forms.ChoiceField(
+        label="Pinned",
+        required=False,
+        choices=[("", "Pinned or not"), ("yes", "Pinned only"), ("no", "Not pinned")],
+    )
+    status = forms.ChoiceField(
+        label="Status",
+        required=False,
+        choices=[
+            (Memory.Status.ACTIVE, "Active"),
+            (Memory.Status.SUPPRESSED, "Suppressed"),
+            (STATUS_ALL, "Active and suppressed"),
+        ],
+    )
+    date_by = forms.ChoiceField(
+        label="Dates are",
+        required=False,
+        choices=[(DATE_BY_RECORDED, "when it was saved"), (DATE_BY_OCCURRED, "when it happened")],
+    )
+    date_from = forms.DateField(label="From", required=False, widget=DateInput())
+    date_to = forms.DateField(label="To (inclusive)", required=False, widget=DateInput())
+
+    def __init__(self, *args: Any, owner: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["space"].choices = [("", "All spaces"), *_space_choices(owner)]  # type: ignore[attr-defined]
+
+    def clean_tag(self) -> list[str]:
+        return _clean_tags(self.cleaned_data.get("tag") or "")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        start, end = data.get("date_from"), data.get("date_to")
+        if start and end and start > end:
+            self.add_error("date_to", "The end date is before the start date.")
+        return data
+
+    @property
+    def query(self) -> str:
+        return str(self.cleaned_data.get("q") or "").strip()
+
+    def filters(self) -> MemoryFilters:
+        """The validated filters (call after is_valid())."""
+        data = self.cleaned_data
+        pinned = {"yes": True, "no": False}.get(data.get("pinned") or "")
+        start, end = data.get("date_from"), data.get("date_to")
+        return MemoryFilters(
+            kind=data.get("kind") or None,
+            tags=list(data.get("tag") or []),
+            space_id=uuid.UUID(data["space"]) if data.get("space") else None,
+            pinned=pinned,
+            status=data.get("status") or Memory.Status.ACTIVE,
+            date_by=data.get("date_by") or DATE_BY_RECORDED,
+            date_from=_start_of(start) if start else None,
+            # The selectors' ranges are half-open; a person means the whole last day.
+            date_to=_start_of(end + timedelta(days=1)) if end else None,
+        )
+
+    @property
+    def has_filters(self) -> bool:
+        data = getattr(self, "cleaned_data", {})
+        return any(data.get(name) for name in ("kind", "tag", "space", "pinned", "date_from", "date_to")) or (
+            data.get("status") not in (None, "", Memory.Status.ACTIVE)
+        )
+
+
+class NoteForm(DashboardForm):
+    content = forms.CharField(
+        label="Note",
+        max_length=settings.REMEMBER_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text="A fact, a preference, a plan or something that happened, in plain language.",
+    )
+    occurred_on = forms.DateField(
+        label="Date (optional)",
+        required=False,
+        widget=DateInput(),
+        help_text="The day the note refers to; words like “yesterday” in it count from this day.",
+    )
+    tags = forms.CharField(
+        label="Tags (optional)", required=False, help_text="Comma-separated, e.g. family, travel."
+    )
+    space = forms.ChoiceField(label="Space")
+
+    def __init__(self, *args: Any, owner: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = _space_choices(owner)
+        self.fields["space"].choices = choices  # type: ignore[attr-defined]
+        self.fields["space"].initial = choices[0][0] if choices else None
+
+    def clean_content(self) -> str:
+        content = str(self.cleaned_data["content"]).strip()
+        if not content:
+            raise forms.ValidationError("Write something to remember.")
+        return content
+
+    def clean_tags(self) -> list[str]:
+        return _clean_tags(self.cleaned_data.get("tags") or "")
+
+    @property
+    def occurred_at(self) -> datetime | None:
+        day = self.cleaned_data.get("occurred_on")
+        # Noon UTC: the same calendar day in every time zone from UTC-11 to UTC+11.
+        return datetime.combine(day, time(12), tzinfo=UTC) if day else None
+
+
+class UploadForm(DashboardForm):
+    file = forms.FileField(
+        label="Document",
+        help_text="Markdown, plain text, HTML or PDF.",
+        widget=forms.ClearableFileInput(attrs={"accept": ".md,.markdown,.txt,.html,.htm,.pdf"}),
+    )
+    space = forms.ChoiceField(label="Space")
+
+    def __init__(self, *args: Any, owner: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = _space_choices(owner)
+        self.fields["space"].choices = choices  # type: ignore[attr-defined]
+        self.fields["space"].initial = choices[0][0] if choices else None
+
+    def clean_file(self) -> Any:
+        upload = self.cleaned_data["file"]
+        if upload.size is not None and upload.size > settings.DOCUMENT_MAX_BYTES:
+            limit = settings.DOCUMENT_MAX_BYTES // (1024 * 1024)
+            raise forms.ValidationError(f"The document is larger than {limit} MB.")
+        return upload
+
+
+class SuppressForm(DashboardForm):
+    reason = forms.ChoiceField(label="Why hide it?", choices=SUPPRESS_REASONS)
+
+
+class HardDeleteForm(DashboardForm):
+    confirm = forms.CharField(
+        label=f"Type “{DELETE_WORD}” to delete this memory for good",
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+        error_messages={"required": f"Type the word “{DELETE_WORD}” to confirm."},
+    )
+
+    def clean_confirm(self) -> str:
+        value = str(self.cleaned_data["confirm"]).strip()
+        if value.lower() != DELETE_WORD:
+            raise forms.ValidationError(f"Type the word “{DELETE_WORD}” to confirm.")
+        return value
+
+
+class SpaceNameForm(DashboardForm):
+    name = forms.CharField(label="Name", max_length=SPACE_NAME_MAX_LENGTH)
+
+    def clean_name(self) -> str:
+        name = str(self.cleaned_data["name"]).strip()
+        if not name:
+            raise forms.ValidationError("A space needs a name.")
+        return name
+
+
+class SpaceDeleteForm(DashboardForm):
+    memories = forms.ChoiceField(
+        label="What happens to its memories?",
+        widget=forms.RadioSelect,
+        error_messages={"required": "Choose whether to move or delete the memories."},
+    )
+    confirm_name = forms.CharField(
+        label="To delete the memories, type the space's name",
+        required=False,
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+    )
+
+    def __init__(self, *args: Any, space_name: str, default_name: str, count: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.space_name = space_name
+        self.fields["memories"].choices = [  # type: ignore[attr-defined]
+            ("move", f"Move its {count} memories, with their sources and jobs, into “{default_name}”"),
+            ("delete", f"Delete its {count} memories permanently (with a receipt)"),
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("memories") == "delete" and (data.get("confirm_name") or "").strip() != self.space_name:
+            self.add_error("confirm_name", f"Type “{self.space_name}” exactly to delete its memories.")
+        return data

@@ -1,0 +1,396 @@
+"""The memory pages of the dashboard: list and search, one memory, save and upload, jobs, spaces.
+
+Thin views: validate a form, call one service or selector, render. Every read
+and write passes the signed-in user as the owner, so another account's memory,
+job or space is a 404 here exactly as it is in the API. Writes are POST-only
+and CSRF-protected; destructive ones ask first (a typed word, or an explicit
+choice) and are audited by the services.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.caller import ALL_SCOPES, Caller
+from accounts.http import AuthedHttpRequest
+from memories import read_selectors, selectors, services, space_services
+from memories.api.base import request_id_of
+from memories.dashboard import forms
+from memories.dashboard import selectors as dashboard_selectors
+from memories.errors import AppError
+from memories.models import Job, Memory
+
+PAGE_SIZE = 25
+T = TypeVar("T")
+
+
+def _or_404(read: Callable[..., T], **kwargs: Any) -> T:
+    """Call a selector or service; its not-found error (also an outsider's) becomes a 404 page."""
+    try:
+        return read(**kwargs)
+    except AppError as exc:
+        if exc.http_status == 404:
+            raise Http404(exc.message) from None
+        raise
+
+
+def _caller(request: AuthedHttpRequest) -> Caller:
+    # The dashboard is the person themselves: every scope, no agent.
+    return Caller(user=request.user, scopes=ALL_SCOPES, via="session")
+
+
+def _actor(request: AuthedHttpRequest) -> dict[str, Any]:
+    return {"owner": request.user, "actor_user": request.user, "request_id": request_id_of(request)}
+
+
+def _back(request: AuthedHttpRequest, fallback: str) -> HttpResponse:
+    """Redirect to the form's `next` if it is a path on this site, else to `fallback`."""
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=False):
+        target = fallback
+    return redirect(target)
+
+
+def _page(request: AuthedHttpRequest, rows: Any) -> Any:
+    return Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+
+
+# --- memories ---------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def memory_list(request: AuthedHttpRequest) -> HttpResponse:
+    """Search and filter the memories; without a query, every match newest first, paginated."""
+    owner = request.user
+    form = forms.MemorySearchForm(request.GET, owner=owner)
+    context: dict[str, Any] = {"form": form, "page": None, "results": None, "method": ""}
+    if not form.is_valid():
+        return render(request, "dashboard/memories/list.html", context, status=400)
+    filters = form.filters()
+    if form.query:
+        result = dashboard_selectors.memory_search(owner=owner, query=form.query, filters=filters)
+        context.update(results=result.memories, method=result.method)
+    else:
+        context["page"] = _page(
+            request, dashboard_selectors.memory_filtered_list(owner=owner, filters=filters)
+        )
+    return render(request, "dashboard/memories/list.html", context)
+
+
+@login_required
+@require_GET
+def memory_detail(request: AuthedHttpRequest, memory_id: uuid.UUID) -> HttpResponse:
+    return _render_memory(request, memory_id, forms.SuppressForm())
+
+
+def _render_memory(
+    request: AuthedHttpRequest, memory_id: uuid.UUID, suppress_form: forms.SuppressForm, status: int = 200
+) -> HttpResponse:
+    memory = _or_404(read_selectors.memory_get, owner=request.user, memory_id=memory_id)
+    history = read_selectors.memory_history(owner=request.user, memory=memory)
+    context = {
+        "memory": memory,
+        "earlier": [m for m in history if m.recorded_at <= memory.recorded_at],
+        "later": [m for m in history if m.recorded_at > memory.recorded_at],
+        "suppress_form": suppress_form,
+    }
+    return render(request, "dashboard/memories/detail.html", context, status=status)
+
+
+@login_required
+@require_POST
+def memory_pin(request: AuthedHttpRequest, memory_id: uuid.UUID, pinned: bool) -> HttpResponse:
+    _or_404(services.memory_set_pinned, memory_id=memory_id, pinned=pinned, **_actor(request))
+    messages.success(request, "Pinned: recall ranks it higher." if pinned else "Unpinned.")
+    return _back(request, reverse("dashboard:memory", args=[memory_id]))
+
+
+@login_required
+@require_POST
+def memory_suppress(request: AuthedHttpRequest, memory_id: uuid.UUID) -> HttpResponse:
+    form = forms.SuppressForm(request.POST)
+    if not form.is_valid():
+        return _render_memory(request, memory_id, form, status=400)
+    _or_404(
+        services.memory_suppress, memory_id=memory_id, reason=form.cleaned_data["reason"], **_actor(request)
+    )
+    messages.success(request, "Suppressed: agents no longer see it. You can restore it from Suppressed.")
+    return redirect("dashboard:memory", memory_id=memory_id)
+
+
+@login_required
+@require_POST
+def memory_restore(request: AuthedHttpRequest, memory_id: uuid.UUID) -> HttpResponse:
+    _or_404(services.memory_restore, memory_id=memory_id, **_actor(request))
+    messages.success(request, "Restored: agents can recall it again.")
+    return _back(request, reverse("dashboard:memory", args=[memory_id]))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_delete(request: AuthedHttpRequest, memory_id: uuid.UUID) -> HttpResponse:
+    """Hard delete after the person types the confirmation word; then show the purge receipt."""
+    memory = _or_404(read_selectors.memory_get, owner=request.user, memory_id=memory_id)
+    form = forms.HardDeleteForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        receipt = _or_404(services.memory_hard_delete, memory_id=memory_id, reason="other", **_actor(request))
+        return redirect("dashboard:receipt", event_id=receipt["audit_event_id"])
+    context = {"memory": memory, "form": form}
+    return render(request, "dashboard/memories/delete.html", context, status=400 if form.errors else 200)
+
+
+@login_required
+@require_GET
+def receipt(request: AuthedHttpRequest, event_id: uuid.UUID) -> HttpResponse:
+    found = _or_404(dashboard_selectors.purge_receipt_get, owner=request.user, event_id=event_id)
+    return render(request, "dashboard/memories/receipt.html", {"receipt": found})
+
+
+@login_required
+@require_GET
+def suppressed_list(request: AuthedHttpRequest) -> HttpResponse:
+    rows = read_selectors.memory_search_list(owner=request.user, status=Memory.Status.SUPPRESSED)
+    return render(request, "dashboard/memories/suppressed.html", {"page": _page(request, rows)})
+
+
+# --- save and upload --------------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def note_save(request: AuthedHttpRequest) -> HttpResponse:
+    form = forms.NoteForm(request.POST if request.method == "POST" else None, owner=request.user)
+    if request.method == "POST" and form.is_valid():
+        try:
+            job = services.remember(
+                caller=_caller(request),
+                content=form.cleaned_data["content"],
+                occurred_at=form.occurred_at,
+                tags=form.cleaned_data["tags"],
+                space_id=form.cleaned_data["space"],
+            )
+        except AppError as exc:
+            form.add_error("content" if exc.details.get("field") == "content" else None, exc.message)
+        else:
+            return redirect("dashboard:job", job_id=job.id)
+    return render(request, "dashboard/memories/save.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def document_upload(request: AuthedHttpRequest) -> HttpResponse:
+    post = request.method == "POST"
+    form = forms.UploadForm(
+        request.POST if post else None, request.FILES if post else None, owner=request.user
+    )
+    if post and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            _, job, created = services.document_ingest(
+                caller=_caller(request),
+                filename=upload.name or "document",
+                data=upload.read(),
+                declared_media_type=upload.content_type or "",
+                space_id=form.cleaned_data["space"],
+            )
+        except AppError as exc:
+            form.add_error("file", exc.message)
+        else:
+            if not created:
+                messages.info(request, "These exact bytes were uploaded before; nothing new was stored.")
+            return redirect("dashboard:job", job_id=job.id)
+    return render(
+        request, "dashboard/memories/upload.html", {"form": form}, status=400 if form.errors else 200
+    )
+
+
+# --- jobs -------------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def job_list(request: AuthedHttpRequest) -> HttpResponse:
+    page = _page(
+        request, read_selectors.job_list(owner=request.user).select_related("source").defer("source__content")
+    )
+    running = sum(1 for job in page if job.status in (Job.Status.QUEUED, Job.Status.RUNNING))
+    rows = [(job, _seconds(job)) for job in page]
+    return render(request, "dashboard/jobs/list.html", {"page": page, "rows": rows, "running": running})
+
+
+def _seconds(job: Job) -> float | None:
+    if job.started_at is None or job.finished_at is None:
+        return None
+    return (job.finished_at - job.started_at).total_seconds()
+
+
+@login_required
+@require_GET
+def job_detail(request: AuthedHttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    """One job; while it runs, dashboard.js polls GET /api/v1/jobs/{id} with the session."""
+    job = _or_404(read_selectors.job_get, owner=request.user, job_id=job_id)
+    done = job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED)
+    memories = list(read_selectors.job_memory_list(owner=request.user, job=job)) if done else []
+    return render(request, "dashboard/jobs/detail.html", {"job": job, "done": done, "memories": memories})
+
+
+# --- spaces -----------------------------------------------------------------------------
+
+
+def _render_spaces(
+    request: AuthedHttpRequest,
+    *,
+    create_form: forms.SpaceNameForm | None = None,
+    rename: tuple[str, forms.SpaceNameForm] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    spaces = list(read_selectors.space_list_with_counts(owner=request.user))
+    rows = []
+    for space in spaces:
+        form = forms.SpaceNameForm(initial={"name": space.name}, prefix=f"rename-{space.id}")
+        if rename is not None and rename[0] == str(space.id):
+            form = rename[1]
+        rows.append((space, form))
+    context = {"rows": rows, "create_form": create_form or forms.SpaceNameForm(prefix="create")}
+    return render(request, "dashboard/spaces/list.html", context, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def space_list(request: AuthedHttpRequest) -> HttpResponse:
+    """The spaces, with a form to create one (POST here)."""
+    if request.method == "GET":
+        return _render_spaces(request)
+    form = forms.SpaceNameForm(request.POST, prefix="create")
+    if form.is_valid():
+        try:
+            space = services.space_create(owner=request.user, name=form.cleaned_data["name"])
+        except AppError as exc:
+            form.add_error("name", exc.message)
+        else:
+            messages.success(request, f"Created the space “{space.name}”.")
+            return redirect("dashboard:spaces")
+    return _render_spaces(request, create_form=form, status=400)
+
+
+@login_required
+@require_POST
+def space_rename(request: AuthedHttpRequest, space_id: uuid.UUID) -> HttpResponse:
+    _or_404(read_selectors.space_get, owner=request.user, space_id=space_id)
+    form = forms.SpaceNameForm(request.POST, prefix=f"rename-{space_id}")
+    if form.is_valid():
+        try:
+            space = _or_404(
+                space_services.space_rename,
+                space_id=space_id,
+                name=form.cleaned_data["name"],
+                **_actor(request),
+            )
+        except AppError as exc:
+            form.add_error("name", exc.message)
+        else:
+            messages.success(request, f"Renamed to “{space.name}”.")
+            return redirect("dashboard:spaces")
+    return _render_spaces(request, rename=(str(space_id), form), status=400)
+
+
+@login_required
+@require_POST
+def space_make_default(request: AuthedHttpRequest, space_id: uuid.UUID) -> HttpResponse:
+    space = _or_404(space_services.space_set_default, space_id=space_id, **_actor(request))
+    messages.success(request, f"“{space.name}” is now the default: new notes and agents' saves go there.")
+    return redirect("dashboard:spaces")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def space_delete(request: AuthedHttpRequest, space_id: uuid.UUID) -> HttpResponse:
+    """Delete a space after the person chooses what happens to its memories (no default choice)."""
+    space = _or_404(read_selectors.space_get, owner=request.user, space_id=space_id)
+    default = selectors.space_default(owner=request.user)
+    form = forms.SpaceDeleteForm(
+        request.POST if request.method == "POST" else None,
+        space_name=space.name,
+        default_name=default.name if default is not None else "your default space",
+        count=int(getattr(space, "memory_count", 0)),
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            result = space_services.space_delete(
+                space_id=space_id, memories=form.cleaned_data["memories"], **_actor(request)
+            )
+        except AppError as exc:
+            form.add_error(None, exc.message)
+        else:
+            if result["memories"] == "deleted":
+                return redirect("dashboard:receipt", event_id=result["receipt"]["audit_event_id"])
+            messages.success(request, f"Deleted “{space.name}”; its {result['count']} memories were moved.")
+            return redirect("dashboard:spaces")
+    context = {"space": space, "form": form}
+    return render(request, "dashboard/spaces/delete.html", context, status=400 if form.errors else 200)
+
+
+# --- connect an agent -------------------------------------------------------------------
+
+# The fallback if docs/mcp.md is not deployed with the code; tests keep it equal to the doc.
+SYSTEM_PROMPT = """\
+You have long-term memory through the Deep Recall tools. Use it like this:
+
+- Before answering anything that may depend on the user (their preferences, people,
+  plans, projects, history or earlier conversations), call `recall` with a plain-language
+  query, or `answer` for a direct question. Do not guess what the user told you before.
+- When the user shares something durable (a fact about themselves or the people and
+  things in their life, a preference, a decision, a plan, a date), call `remember` with a
+  short, self-contained statement that names who and what, with dates where known.
+  Do not save small talk, one-off requests, or things you inferred but were not told.
+- Never store secrets (passwords, keys, card or account numbers, health or legal details
+  the user did not ask you to keep) unless the user explicitly asks you to.
+- When the user asks you to forget something, `recall` it to find the memory id, then call
+  `forget`. Use `hard: true` only when the user explicitly asks for permanent deletion;
+  otherwise the memory is hidden and the user can restore it.
+- When you use a memory, cite its id (for example "[memory 3f2a...]") so the user can check
+  or remove it.
+- A save takes a moment (usually under a second) to become recallable; if `recall` right
+  after `remember` does not show it, say it is being saved rather than that it was lost.
+- If a tool returns an error, follow its `agent_action`; tell the user when memory is
+  unavailable instead of pretending to remember.
+"""
+_PROMPT_HEADING = "## The system prompt"
+
+
+@lru_cache(maxsize=1)
+def system_prompt() -> str:
+    """The system prompt of docs/mcp.md (one source for the doc and this page), else the copy above."""
+    try:
+        text = (settings.BASE_DIR / "docs" / "mcp.md").read_text(encoding="utf-8")
+    except OSError:
+        return SYSTEM_PROMPT
+    _, found, after = text.partition(_PROMPT_HEADING)
+    _, fence, block = after.partition("```text\n")
+    prompt, closed, _ = block.partition("```")
+    return prompt if found and fence and closed and prompt.strip() else SYSTEM_PROMPT
+
+
+@login_required
+@require_GET
+def connect(request: AuthedHttpRequest) -> HttpResponse:
+    context = {
+        "mcp_url": f"{settings.PUBLIC_URL}/mcp",
+        "public_url": settings.PUBLIC_URL,
+        "system_prompt": system_prompt(),
+    }
+    return render(request, "dashboard/connect.html", context)

@@ -1,0 +1,242 @@
+"""recall end to end: REST operations endpoint -> hybrid retrieval -> hits, with the real worker."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+import jsonschema
+import pytest
+
+import memories.operations.recall_ops  # noqa: F401 - registers recall and answer
+from memories.models import Job, Memory
+from memories.operations import registry
+from tests.helpers import READ, WRITE, error_of, pat_client, wait_for_job
+
+URL = "/api/v1/operations/recall"
+e2e = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker")]
+
+
+def _save(client, content: str, **extra) -> list[str]:
+    """Save through REST, wait for the real worker, return the ids of the memories it made."""
+    response = client.post("/api/v1/memories", {"content": content, **extra}, format="json")
+    assert response.status_code in (201, 202), response.json()
+    job = wait_for_job(response.json()["job"]["id"])
+    assert job.status == "succeeded", (job.error_code, job.error_message)
+    return [str(i) for i in Memory.objects.filter(job=job).values_list("id", flat=True)]
+
+
+def _recall(client, **args) -> dict:
+    response = client.post(URL, args, format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def _ids(body: dict) -> list[str]:
+    return [hit["id"] for hit in body["memories"]]
+
+
+class TestInputRules:
+    pytestmark = pytest.mark.django_db
+
+    @pytest.mark.parametrize(
+        "body,code,field",
+        [
+            ({"query": "x", "top_k": 0}, "value_out_of_range", "top_k"),
+            ({"query": "x", "top_k": 51}, "value_out_of_range", "top_k"),
+            ({"query": "x", "top_k": True}, "wrong_type", "top_k"),
+            ({"query": "x", "top_k": "5"}, "wrong_type", "top_k"),
+            ({"query": "x", "top_k": 5.5}, "wrong_type", "top_k"),
+            ({"query": "x", "types": ["note"]}, "invalid_value", "types.0"),
+            ({"query": "x", "types": ["fact", "fact"]}, "duplicate_items", "types"),
+            ({"query": "x", "types": "fact"}, "wrong_type", "types"),
+            ({"query": "x", "tags": [f"t{i}" for i in range(51)]}, "value_out_of_range", "tags"),
+            ({"query": "x", "tags": [""]}, "value_too_short", "tags.0"),
+            ({"query": "x", "tags": ["   "]}, "value_too_short", "tags.0"),
+            ({"query": "x", "tags": ["x" * 101]}, "value_too_long", "tags.0"),
+            ({"query": "x", "tags": ["work", "work"]}, "duplicate_items", "tags"),
+            ({"query": "x", "tags": [5]}, "wrong_type", "tags.0"),
+            ({"query": ""}, "value_too_short", "query"),
+            ({"query": " \n\t "}, "value_too_short", "query"),
+            ({"query": "x" * 2001}, "value_too_long", "query"),
+            ({"query": 42}, "wrong_type", "query"),
+            ({}, "missing_field", "query"),
+            ({"query": "x", "at": "2024-05-08T14:00:00"}, "invalid_format", "at"),
+            ({"query": "x", "at": "yesterday"}, "invalid_format", "at"),
+            ({"query": "x", "session_id": "not-a-uuid"}, "invalid_format", "session_id"),
+            ({"query": "x", "agent_id": "someone-else"}, "invalid_format", "agent_id"),
+            ({"query": "x", "expand_entities": "true"}, "wrong_type", "expand_entities"),
+            ({"query": "x", "limit": 5}, "unknown_field", None),
+        ],
+    )
+    def test_it_rejects_each_bad_value_with_a_stable_code(self, alice, body, code, field):
+        response = pat_client(alice).post(URL, body, format="json")
+        assert response.status_code == 400, response.json()
+        error = error_of(response)
+        assert error["code"] == code
+        if field:
+            assert error["details"]["field"] == field
+
+    def test_it_accepts_the_limits_themselves(self, alice):
+        client = pat_client(alice)
+        for body in (
+            {"query": "x" * 2000, "top_k": 50},
+            {"query": "  padded  ", "top_k": 1, "types": ["fact", "episode", "foresight"]},
+            {"query": "x", "tags": [f"t{i}" for i in range(50)]},
+            {"query": "x", "tags": ["y" * 100], "at": "2024-05-08T14:00:00+02:00"},
+            {"query": "x", "at": "2024-05-08T12:00:00Z", "session_id": str(uuid.uuid4())},
+            {"query": "x", "agent_id": str(uuid.uuid4()), "expand_entities": True},
+        ):
+            response = client.post(URL, body, format="json")
+            assert response.status_code == 200, (body, response.json())
+            assert response.json()["memories"] == []
+
+    def test_it_needs_the_read_scope(self, alice):
+        response = pat_client(alice, (WRITE,)).post(URL, {"query": "x"}, format="json")
+        assert response.status_code == 403
+        assert error_of(response)["code"] == "insufficient_scope"
+
+    def test_it_says_how_many_saves_are_still_being_processed(self, alice):
+        client = pat_client(alice)
+        # No worker runs here, and the job message is only sent on commit: the save stays queued.
+        response = client.post("/api/v1/operations/remember", {"content": "I keep bees."}, format="json")
+        assert response.status_code == 200
+        body = _recall(client, query="bees")
+        assert body["freshness"]["pending_jobs"] == 1
+        assert "still being processed" in body["freshness"]["note"]
+        assert body["memories"] == [] and body["total"] == 0
+        Job.objects.update(status=Job.Status.SUCCEEDED)
+        assert _recall(client, query="bees")["freshness"]["pending_jobs"] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("celery_worker")
+class TestRecall:
+    def test_it_returns_the_relevant_memory_first_with_its_metadata(self, alice):
+        client = pat_client(alice, (READ, WRITE))
+        (bees,) = _save(client, "I keep two beehives in my garden in Lisbon.", tags=["hobby"])
+        _save(client, "My dentist appointment is on Tuesday.")
+        _save(client, "I prefer tea over coffee in the morning.")
+        body = _recall(client, query="What do I do with bees?")
+        assert _ids(body)[0] == bees
+        assert body["total"] == len(body["memories"]) == 3
+        datetime.fromisoformat(body["at"])
+        hit = body["memories"][0]
+        assert hit["content"] == "I keep two beehives in my garden in Lisbon."
+        assert hit["kind"] in ("fact", "episode", "foresight") and hit["tags"] == ["hobby"]
+        assert "Lisbon" in {entity["name"] for entity in hit["entities"]}
+        assert set(hit["clocks"]) >= {"occurred_at", "valid_from", "valid_until", "due_at", "recorded_at"}
+        assert hit["pinned"] is False and hit["space"]["name"] == "Personal"
+        memory = Memory.objects.get(id=bees)
+        assert hit["provenance"]["source_id"] == str(memory.source_id)
+        assert hit["provenance"]["job_id"] == str(memory.job_id)
+        assert hit["provenance"]["agent"] is None  # a personal access token acts as no agent
+        assert hit["score"] > body["memories"][1]["score"]
+        assert body["freshness"] == {"pending_jobs": 0, "note": body["freshness"]["note"]}
+        assert "embedding" not in hit
+        jsonschema.validate(body, registry.get_operation("recall").output_schema)
+
+    def test_it_respects_top_k_types_tags_and_session(self, alice):
+        client = pat_client(alice)
+        session = str(uuid.uuid4())
+        (plan,) = _save(client, "I will visit my sister in Porto next Friday.", session_id=session)
+        (fact,) = _save(client, "My sister lives in Porto.", tags=["family"])
+        (episode,) = _save(client, "Yesterday my sister and I walked along the river in Porto.")
+        assert {Memory.objects.get(id=i).kind for i in (plan, fact, episode)} == {
+            "foresight",
+            "fact",
+            "episode",
+        }
+        assert len(_ids(_recall(client, query="sister Porto", top_k=2))) == 2
+        assert _ids(_recall(client, query="sister Porto", types=["foresight"])) == [plan]
+        assert set(_ids(_recall(client, query="sister Porto", types=["fact", "episode"]))) == {fact, episode}
+        assert _ids(_recall(client, query="sister Porto", tags=["family"])) == [fact]
+        assert _ids(_recall(client, query="sister Porto", tags=["family", "other"])) == []
+        assert _ids(_recall(client, query="sister Porto", session_id=session)) == [plan]
+
+    def test_at_before_a_supersession_sees_the_old_value_and_after_it_the_new(self, alice):
+        client = pat_client(alice)
+        (paris,) = _save(client, "I live in Paris.")
+        between = datetime.now(UTC)
+        (berlin,) = _save(client, "I moved to Berlin.")
+        assert Memory.objects.get(id=paris).superseded_by_id == uuid.UUID(berlin)
+        now = _ids(_recall(client, query="Where do I live?"))
+        assert berlin in now and paris not in now
+        then = _ids(_recall(client, query="Where do I live?", at=between.isoformat()))
+        assert paris in then and berlin not in then  # Berlin was not known yet
+        after = _ids(_recall(client, query="Where do I live?", at=datetime.now(UTC).isoformat()))
+        assert berlin in after and paris not in after
+        before_everything = _recall(client, query="Where do I live?", at="2000-01-01T00:00:00+00:00")
+        assert before_everything["memories"] == [] and before_everything["at"].startswith("2000-01-01")
+
+    def test_suppressed_memories_never_come_back(self, alice):
+        client = pat_client(alice)
+        (secret,) = _save(client, "My locker code is 4711.")
+        assert _ids(_recall(client, query="locker code")) == [secret]
+        response = client.post(f"/api/v1/memories/{secret}/suppress", {}, format="json")
+        assert response.status_code == 200, response.json()
+        assert _ids(_recall(client, query="locker code")) == []
+        assert _ids(_recall(client, query="locker code", at=datetime.now(UTC).isoformat())) == []
+        assert _ids(_recall(client, query="locker code", expand_entities=True)) == []
+
+    def test_expand_entities_finds_a_memory_the_query_words_miss(self, alice):
+        client = pat_client(alice)
+        (google,) = _save(client, "Lena works at Google as a product designer.")
+        (allergy,) = _save(client, "Lena has a severe peanut allergy.")
+        _save(client, "Our team designs mobile apps for banks.")
+        _save(client, "The office coffee machine is broken again.")
+        _save(client, "I should renew my gym membership.")
+        query = "Who is the designer at Google?"
+        plain = _ids(_recall(client, query=query, top_k=2))
+        assert plain[0] == google and allergy not in plain
+        expanded = _ids(_recall(client, query=query, top_k=2, expand_entities=True))
+        assert expanded == [google, allergy]
+
+    def test_pinning_lifts_an_equally_relevant_memory(self, alice):
+        client = pat_client(alice)
+        (brother,) = _save(client, "I love hiking in the Alps with my brother.")
+        (sister,) = _save(client, "I love hiking in the Alps with my sister.")
+        first, second = _ids(_recall(client, query="Where do I love hiking?", top_k=2))
+        assert {first, second} == {brother, sister}
+        response = client.post(f"/api/v1/memories/{second}/pin", {}, format="json")
+        assert response.status_code == 200, response.json()
+        body = _recall(client, query="Where do I love hiking?", top_k=2)
+        assert _ids(body) == [second, first]
+        assert body["memories"][0]["pinned"] is True
+
+    def test_an_outsider_never_gets_the_owners_memories(self, alice, bob, charlie):
+        mine = _save(pat_client(alice), "Alice's bank PIN is 9931 and her safe is behind the painting.")
+        bobs = _save(pat_client(bob), "Bob parks his bike behind the painting shop.")
+        for query in (
+            "bank PIN safe painting",
+            "Alice's bank PIN is 9931 and her safe is behind the painting.",
+        ):
+            for expand in (False, True):
+                seen = _ids(_recall(pat_client(charlie), query=query, expand_entities=expand, top_k=50))
+                assert seen == []
+                alices = _ids(_recall(pat_client(alice), query=query, expand_entities=expand, top_k=50))
+                assert set(alices) == set(mine)
+                assert set(_ids(_recall(pat_client(bob), query=query, top_k=50))) == set(bobs)
+
+    def test_someone_elses_agent_id_changes_nothing(self, alice):
+        client = pat_client(alice)
+        _save(client, "I am learning the cello.")
+        _save(client, "My cello teacher is called Ingrid.")
+        plain = _recall(client, query="cello lessons")
+        with_agent = _recall(client, query="cello lessons", agent_id=str(uuid.uuid4()))
+        assert _ids(with_agent) == _ids(plain) and len(_ids(plain)) == 2
+
+    def test_the_answer_turn_after_a_matching_question_is_found(self, alice):
+        # Conversation context: the reply carries none of the question's words.
+        client = pat_client(alice)
+        session = str(uuid.uuid4())
+        _save(client, "Maria: How often do you work out with your family, John?", session_id=session)
+        (reply,) = _save(client, "John: Three times a week; it keeps us on track.", session_id=session)
+        for noise in (
+            "Maria: The new bakery downtown sells great sourdough.",
+            "John: I finally fixed the leaking kitchen tap.",
+            "Maria: My cousin is moving to Canada in spring.",
+            "John: The football match last night went to penalties.",
+        ):
+            _save(client, noise, session_id=session)
+        assert reply in _ids(_recall(client, query="How often does John work out with his family?", top_k=3))

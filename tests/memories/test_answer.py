@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import jsonschema
@@ -21,6 +19,7 @@ import pytest
 import memories.operations.recall_ops  # noqa: F401 - registers recall and answer
 from memories.answering import NO_EVIDENCE
 from memories.operations import registry
+from tests.fake_openai import fake_openai_server
 from tests.helpers import error_of, pat_client
 from tests.memories.test_recall import _ids, _recall, _save
 
@@ -52,32 +51,18 @@ class FakeChatModel:
 def chat_model(settings) -> Iterator[FakeChatModel]:
     state = FakeChatModel()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append(body)
-            payload = {
-                "model": "stub-chat-1",
-                "choices": [{"message": {"role": "assistant", "content": state.reply(body)}}],
-                "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
-            }
-            raw = json.dumps(payload).encode()
-            self.send_response(state.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
+    def respond(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        state.requests.append(body)
+        return state.status, {
+            "model": "stub-chat-1",
+            "choices": [{"message": {"role": "assistant", "content": state.reply(body)}}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
+        }
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    settings.LLM_BASE_URL = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    settings.LLM_MODEL = "stub-chat-1"
-    yield state
-    server.shutdown()
+    with fake_openai_server(respond) as url:
+        settings.LLM_BASE_URL = url
+        settings.LLM_MODEL = "stub-chat-1"
+        yield state
 
 
 def _number_of(request: dict[str, Any], needle: str) -> int:

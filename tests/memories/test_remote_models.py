@@ -8,9 +8,7 @@ ours is real: the job, the pipeline, the database rows.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -19,6 +17,7 @@ from accounts.caller import ALL_SCOPES, Caller
 from memories import services
 from memories.ingest import job_process
 from memories.models import Memory
+from tests.fake_openai import fake_openai_server
 
 pytestmark = pytest.mark.django_db
 
@@ -34,33 +33,18 @@ class FakeOpenAI:
 def fake_openai() -> Iterator[tuple[str, FakeOpenAI]]:
     state = FakeOpenAI()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append((self.path, body))
-            if self.path.endswith("/embeddings"):
-                data = [
-                    {"index": i, "embedding": [float((len(text) + i) % 7 + 1)] + [0.5] * 383}
-                    for i, text in enumerate(body["input"])
-                ]
-                payload: dict[str, Any] = {"data": data}
-            else:
-                payload = {"choices": [{"message": {"role": "assistant", "content": state.chat_answer}}]}
-            raw = json.dumps(payload).encode()
-            self.send_response(state.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
+    def respond(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        state.requests.append((path, body))
+        if path.endswith("/embeddings"):
+            data = [
+                {"index": i, "embedding": [float((len(text) + i) % 7 + 1)] + [0.5] * 383}
+                for i, text in enumerate(body["input"])
+            ]
+            return state.status, {"data": data}
+        return state.status, {"choices": [{"message": {"role": "assistant", "content": state.chat_answer}}]}
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1", state
-    server.shutdown()
+    with fake_openai_server(respond) as url:
+        yield url, state
 
 
 def _job(user, content: str):

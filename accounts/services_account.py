@@ -57,7 +57,7 @@ def token_revoke(*, user: User, token_id: uuid.UUID, request_id: str = "") -> Pe
         services.audit_record(
             owner=user,
             actor_user=user,
-            action=AuditEvent.Action.UPDATED,
+            action=AuditEvent.Action.TOKEN_REVOKED,
             target_id=token.id,
             target_type="personal_access_token",
             detail={"changed": "revoked"},
@@ -90,7 +90,7 @@ def oauth_app_revoke(*, user: User, application_id: int, request_id: str = "") -
     services.audit_record(
         owner=user,
         actor_user=user,
-        action=AuditEvent.Action.UPDATED,
+        action=AuditEvent.Action.APP_REVOKED,
         target_type="oauth_application",
         # The application's id is a number, not a UUID, so it lives in detail, not target_id.
         detail={"changed": "access_revoked", "application_id": application_id, **counts},

@@ -249,7 +249,7 @@ def main() -> None:
             jobs: dict[str, dict[str, str]] = {}
 
             def run_ingest(conversation: Conversation) -> None:
-                jobs[conversation.name] = ingest(client, conversation, session_ids=args.session_ids)
+                jobs[conversation.name] = ingest(client, conversation, session_ids=not args.no_session_ids)
 
             # One thread per conversation: turns of one conversation are saved in order.
             threads = [threading.Thread(target=run_ingest, args=(c,)) for c in conversations]
@@ -273,7 +273,7 @@ def main() -> None:
         f"ingest: {turns / ingested:.1f} turns/s end to end ({ingested:.0f} s until every job finished; "
         f"saves accepted at {turns / saved:.1f}/s); {memories} memories; "
         f"{sum(c.failed_jobs for c in conversations)} jobs not succeeded; "
-        f"session ids {'on' if args.session_ids else 'off'}"
+        f"session ids {'off' if args.no_session_ids else 'on'}"
     )
     print()
     print(f"{'category':<22}{'n':>5}{'R@5':>8}{'R@10':>8}{'R@20':>8}")

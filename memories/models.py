@@ -386,6 +386,8 @@ class AuditEvent(models.Model):
         SPACE_CREATED = "space_created"
         SPACE_DELETED = "space_deleted"
         ACCOUNT_DELETED = "account_deleted"
+        TOKEN_REVOKED = "token_revoked"
+        APP_REVOKED = "app_revoked"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Kept (as a bare id) after the account is deleted, for the purge receipt.

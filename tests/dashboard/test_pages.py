@@ -784,7 +784,7 @@ class TestTokens:
         assert alice_client.post(url, {"confirmed": "yes"})["Location"] == reverse("account:tokens")
         token.refresh_from_db()
         assert token.revoked_at is not None
-        assert AuditEvent.objects.filter(target_id=token.id, detail={"changed": "revoked"}).count() == 1
+        assert AuditEvent.objects.filter(target_id=token.id, action="token_revoked").count() == 1
         alice_client.post(url, {"confirmed": "yes"})
         assert AuditEvent.objects.filter(target_id=token.id).count() == 1
         assert "Revoked" in _html(alice_client.get(reverse("account:tokens")))
@@ -831,6 +831,7 @@ class TestConnectedApps:
         # Another person's tokens for the same app stay.
         assert get_access_token_model().objects.filter(user=bob).count() == 2
         event = AuditEvent.objects.get(owner_id_snapshot=alice.id, target_type="oauth_application")
+        assert event.action == "app_revoked"
         assert event.detail == {
             "changed": "access_revoked",
             "application_id": application.id,

@@ -386,7 +386,7 @@ class AuditEvent(models.Model):
         SPACE_CREATED = "space_created"
         SPACE_DELETED = "space_deleted"
         ACCOUNT_DELETED = "account_deleted"
-        TOKEN_REVOKED = "token_revoked"
+        TOKEN_REVOKED = "token_revoked"  # noqa: S105 - an audit action name, not a secret
         APP_REVOKED = "app_revoked"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

@@ -3,7 +3,8 @@
 Django's ASGI handler rejects the `lifespan` scope, and the MCP SDK's session
 manager must run inside one, so this small router answers lifespan itself
 (starting the manager and warming the embedding model) and sends `/mcp` to the
-gateway and everything else to Django (see ../shared/design/MCP.md).
+gateway (`/mcp/graph`, `/mcp/evidence`, `/mcp/ingest` are its other tool
+profiles) and everything else to Django (see ../shared/design/MCP.md).
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_app = ASGIStaticFilesHandler(get_asgi_application())
 
 from mcp_gateway.app import McpEndpoint, build_manager  # noqa: E402 - needs Django set up first
+from memories.operations.registry import PROFILES  # noqa: E402
 
 manager = build_manager()
-MCP_ENDPOINTS = {"/mcp": McpEndpoint(manager, path="/mcp", profile="core")}
+# One endpoint (and one OAuth resource) per tool profile; one stateless manager serves them all.
+MCP_ENDPOINTS = {p.path: McpEndpoint(manager, path=p.path, profile=p.name) for p in PROFILES.values()}
 
 
 async def _lifespan(receive: Any, send: Any) -> None:

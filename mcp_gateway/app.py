@@ -34,7 +34,14 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from accounts.caller import SCOPE_READ, Caller
 from mcp_gateway.auth import caller_for_bearer, metadata_url, resource_url
-from mcp_gateway.tools import call_tool, tool_definitions, tool_scope
+from mcp_gateway.tools import (
+    call_tool,
+    read_resource,
+    resource_definitions,
+    resource_scope,
+    tool_definitions,
+    tool_scope,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +50,16 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 MAX_BODY_BYTES = 1024 * 1024
+
+
+def body_limit(profile: str) -> int:
+    """The largest request body a profile accepts. The ingest profile carries whole documents
+    (base64 in JSON: 4/3 of the bytes), so it takes the document limit plus room for the rest."""
+    if profile == "ingest":
+        return max(MAX_BODY_BYTES, settings.DOCUMENT_MAX_BYTES * 4 // 3 + 64 * 1024)
+    return MAX_BODY_BYTES
+
+
 INSTRUCTIONS = (
     "Deep Recall is the user's long-term memory. Call recall before answering questions about the "
     "user, their people, plans and past; call remember for durable facts, preferences, plans and "
@@ -65,6 +82,17 @@ async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Cal
     return await call_tool(caller, params.name, params.arguments, profile=_profile.get())
 
 
+async def _list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+    return types.ListResourcesResult(resources=resource_definitions(_profile.get()))
+
+
+async def _read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    caller = _caller.get()
+    if caller is None:  # the endpoint authenticates before the SDK runs; this is a bug guard
+        raise RuntimeError("MCP resource read without an authenticated caller")
+    return await read_resource(caller, str(params.uri), profile=_profile.get())
+
+
 def build_server() -> Server[Any]:
     from importlib.metadata import version
 
@@ -75,6 +103,8 @@ def build_server() -> Server[Any]:
         instructions=INSTRUCTIONS,
         on_list_tools=_list_tools,
         on_call_tool=_call_tool,
+        on_list_resources=_list_resources,
+        on_read_resource=_read_resource,
     )
 
 
@@ -124,17 +154,24 @@ def _parse(body: bytes) -> Any:
         return _NOT_JSON
 
 
-def _tool_calls(message: Any) -> list[str]:
-    """Names of the tools a decoded JSON-RPC body calls."""
+def _needed_scopes(message: Any, profile: str) -> list[tuple[str, str]]:
+    """(what, scope) for each tool call and resource read in a decoded JSON-RPC body."""
     messages = message if isinstance(message, list) else [message]
-    names = []
+    needed = []
     for item in messages:
-        if isinstance(item, dict) and item.get("method") == "tools/call":
-            params = item.get("params")
+        if not isinstance(item, dict):
+            continue
+        params = item.get("params")
+        if item.get("method") == "tools/call":
             name = params.get("name") if isinstance(params, dict) else None
-            if isinstance(name, str):
-                names.append(name)
-    return names
+            scope = tool_scope(name, profile) if isinstance(name, str) else None
+            if scope is not None:
+                needed.append((f"The tool {name}", scope))
+        elif item.get("method") in ("resources/list", "resources/read"):
+            uri = params.get("uri") if isinstance(params, dict) else None
+            scope = resource_scope(uri if isinstance(uri, str) else None, profile)
+            needed.append(("Reading resources", scope))
+    return needed
 
 
 INVALID_REQUEST_BODY = {
@@ -168,6 +205,7 @@ class McpEndpoint:
         self.manager = manager
         self.path = path
         self.profile = profile
+        self.max_body_bytes = body_limit(profile)
 
     def _challenge(self, *, error: str = "", scope_needed: str = "") -> dict[str, str]:
         parts = [f'resource_metadata="{metadata_url(self.path)}"']
@@ -219,10 +257,9 @@ class McpEndpoint:
         if _malformed_envelope(scope, decoded):
             await _respond(send, 400, INVALID_REQUEST_BODY, {})
             return
-        for name in _tool_calls(decoded):
-            needed = tool_scope(name, self.profile)
-            if needed is not None and not caller.has_scope(needed):
-                message = f"The tool {name} needs the {needed} scope."
+        for what, needed in _needed_scopes(decoded, self.profile):
+            if not caller.has_scope(needed):
+                message = f"{what} needs the {needed} scope."
                 granted = " ".join(sorted(caller.scopes | {needed}))
                 await _respond(
                     send,
@@ -241,7 +278,7 @@ class McpEndpoint:
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
         declared = _header(scope, b"content-length")
-        if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
             return None
         chunks: list[bytes] = []
         size = 0
@@ -251,7 +288,7 @@ class McpEndpoint:
                 break
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > MAX_BODY_BYTES:
+            if size > self.max_body_bytes:
                 return None
             chunks.append(chunk)
             if not message.get("more_body"):
@@ -276,5 +313,9 @@ def build_manager() -> StreamableHTTPSessionManager:
     # Stateless + JSON: no session lives in a process, so any process can answer
     # any request (see ../shared/design/MCP.md).
     return StreamableHTTPSessionManager(
-        build_server(), json_response=True, stateless=True, max_request_body_size=MAX_BODY_BYTES
+        build_server(),
+        json_response=True,
+        stateless=True,
+        # Each endpoint enforces its own (smaller or equal) limit before the SDK sees the body.
+        max_request_body_size=max(body_limit(name) for name in ("core", "ingest")),
     )

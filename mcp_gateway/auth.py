@@ -9,6 +9,7 @@ from oauth2_provider.models import get_access_token_model
 
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.tokens import TOKEN_PREFIX, pat_authenticate
+from memories.selectors import grant_space_id
 
 
 def resource_url(path: str = "/mcp") -> str:
@@ -45,6 +46,7 @@ def caller_for_bearer(raw: str, *, resource: str) -> Caller | None:
             scopes=frozenset(token.scopes.split()) & ALL_SCOPES,
             via="pat",
             token_id=str(token.id),
+            space_id=grant_space_id(user=token.user, personal_token_id=token.id),
         )
     checksum = hashlib.sha256(raw.encode("utf-8")).hexdigest()
     access = get_access_token_model().objects.select_related("user").filter(token_checksum=checksum).first()
@@ -55,5 +57,10 @@ def caller_for_bearer(raw: str, *, resource: str) -> Caller | None:
         return None
     scopes = frozenset(access.scope.split()) & ALL_SCOPES
     return Caller(
-        user=access.user, scopes=scopes, agent_id=access.application_id, via="oauth", token_id=str(access.id)
+        user=access.user,
+        scopes=scopes,
+        agent_id=access.application_id,
+        via="oauth",
+        token_id=str(access.id),
+        space_id=grant_space_id(user=access.user, application_id=access.application_id),
     )

@@ -30,8 +30,8 @@ logger = logging.getLogger("deeprecall.mcp")
 SUPPORTED_PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0]
 SERVER_NAME = "deeprecall"
-# Only the operations the remote /mcp endpoint offers by default are tools here,
-# so that both transports list the same tools.
+# The tools are those of one MCP profile (DEEPRECALL_PROFILE, default "core": what the
+# remote /mcp endpoint offers), so that both transports list the same tools.
 PROFILE = "core"
 
 PARSE_ERROR = -32700
@@ -193,9 +193,9 @@ def tool_of(operation: JsonObject) -> JsonObject:
     return tool
 
 
-def _offered(operation: JsonObject) -> bool:
+def _offered(operation: JsonObject, profile: str = PROFILE) -> bool:
     profiles = operation.get("profiles")
-    return not isinstance(profiles, list) or PROFILE in profiles
+    return not isinstance(profiles, list) or profile in profiles
 
 
 def error_result(error: JsonObject) -> JsonObject:
@@ -213,8 +213,9 @@ def error_result(error: JsonObject) -> JsonObject:
 class StdioProxy:
     """Answers one JSON-RPC message at a time. Holds the tool list for the process lifetime."""
 
-    def __init__(self, client: DeepRecallClient) -> None:
+    def __init__(self, client: DeepRecallClient, profile: str = PROFILE) -> None:
         self.client = client
+        self.profile = profile
         self._tools: dict[str, JsonObject] | None = None
         self._methods: dict[str, Callable[[JsonObject], JsonObject]] = {
             "initialize": self._initialize,
@@ -328,7 +329,7 @@ class StdioProxy:
     def _load_tools(self, *, refresh: bool = False) -> dict[str, JsonObject]:
         if self._tools is None or refresh:
             operations = self.client.list_operations()
-            self._tools = {op["name"]: tool_of(op) for op in operations if _offered(op)}
+            self._tools = {op["name"]: tool_of(op) for op in operations if _offered(op, self.profile)}
         return self._tools
 
     def _known(self, name: str) -> bool:
@@ -390,6 +391,7 @@ class Config:
     api_url: str
     token: str
     timeout: float
+    profile: str = PROFILE
 
 
 def config_from_env(environ: Mapping[str, str]) -> Config:
@@ -416,7 +418,10 @@ def config_from_env(environ: Mapping[str, str]) -> Config:
         timeout = -1.0
     if not 0 < timeout <= 3600:
         raise ValueError(f"DEEPRECALL_API_TIMEOUT must be a number of seconds (0-3600], not {raw_timeout!r}")
-    return Config(api_url=api_url, token=token, timeout=timeout)
+    profile = environ.get("DEEPRECALL_PROFILE", "").strip() or PROFILE
+    if not (profile.isascii() and profile.isalpha() and profile.islower() and len(profile) <= 40):
+        raise ValueError(f"DEEPRECALL_PROFILE must be a profile name such as core or graph, not {profile!r}")
+    return Config(api_url=api_url, token=token, timeout=timeout, profile=profile)
 
 
 def main() -> int:
@@ -437,7 +442,7 @@ def main() -> int:
     sys.stdout = sys.stderr
     client = DeepRecallClient(config.api_url, config.token, timeout=config.timeout)
     try:
-        serve(StdioProxy(client), stdin, stdout)
+        serve(StdioProxy(client, config.profile), stdin, stdout)
     except KeyboardInterrupt:
         pass
     except BrokenPipeError:

@@ -11,7 +11,7 @@ from asgiref.sync import sync_to_async
 from mcp import types
 from mcp.shared.exceptions import MCPError
 
-from accounts.caller import Caller
+from accounts.caller import SCOPE_READ, Caller
 from memories import errors
 from memories.errors import AppError
 from memories.operations import registry
@@ -19,6 +19,9 @@ from memories.operations import registry
 logger = logging.getLogger(__name__)
 
 INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# MCP's "resource not found".
+RESOURCE_NOT_FOUND = -32002
 
 
 def tool_definitions(profile: str = "core") -> list[types.Tool]:
@@ -41,6 +44,50 @@ def tool_scope(name: str, profile: str = "core") -> str | None:
         if op.name == name:
             return op.scope
     return None
+
+
+def resource_definitions(profile: str = "core") -> list[types.Resource]:
+    """The resources of an MCP profile, in the registry's stable order."""
+    return [
+        types.Resource(uri=r.uri, name=r.name, description=r.description, mime_type=r.mime_type)
+        for r in registry.resources(profile)
+    ]
+
+
+def resource_scope(uri: str | None, profile: str = "core") -> str:
+    """The scope reading `uri` (or listing, for None) needs: memory:read unless a resource says more."""
+    for resource in registry.resources(profile):
+        if resource.uri == uri:
+            return resource.scope
+    return SCOPE_READ
+
+
+def _read_sync(caller: Caller, uri: str, profile: str) -> dict[str, Any]:
+    from django.db import close_old_connections
+
+    close_old_connections()
+    try:
+        return registry.read_resource(uri, caller, profile)
+    finally:
+        close_old_connections()
+
+
+async def read_resource(caller: Caller, uri: str, *, profile: str = "core") -> types.ReadResourceResult:
+    """Read a resource for `caller`. Failures are JSON-RPC errors carrying the error object as data."""
+    request_id = uuid.uuid4().hex
+    try:
+        payload = await sync_to_async(_read_sync, thread_sensitive=False)(caller, uri, profile)
+    except AppError as exc:
+        code = RESOURCE_NOT_FOUND if exc.code == "unknown_resource" else INVALID_PARAMS
+        raise MCPError(code, exc.message, data=exc.as_dict(request_id=request_id)) from None
+    except Exception:
+        logger.exception("resource %s failed [request_id=%s]", uri[:200], request_id)
+        error = errors.internal_error()
+        raise MCPError(INTERNAL_ERROR, error.message, data=error.as_dict(request_id=request_id)) from None
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=text)]
+    )
 
 
 def _result(payload: dict[str, Any], *, is_error: bool) -> types.CallToolResult:

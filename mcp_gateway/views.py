@@ -14,6 +14,7 @@ from oauth2_provider.views import DynamicClientRegistrationView
 
 from accounts.caller import ALL_SCOPES
 from mcp_gateway.auth import resource_url
+from memories.operations.registry import PROFILES
 
 CORS_HEADERS = {
     "Access-Control-Allow-Origin": "*",
@@ -42,7 +43,8 @@ def with_cors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 def protected_resource_metadata(request: HttpRequest, resource_path: str = "mcp") -> JsonResponse:
     """RFC 9728 metadata of an MCP endpoint (path form and root form)."""
     path = "/" + resource_path.strip("/") if resource_path else "/mcp"
-    if path != "/mcp":
+    profile = next((p for p in PROFILES.values() if p.path == path), None)
+    if profile is None:
         return JsonResponse({"error": "not_found"}, status=404)
     return JsonResponse(
         {
@@ -50,7 +52,7 @@ def protected_resource_metadata(request: HttpRequest, resource_path: str = "mcp"
             "authorization_servers": [settings.PUBLIC_URL],
             "scopes_supported": sorted(ALL_SCOPES),
             "bearer_methods_supported": ["header"],
-            "resource_name": "Deep Recall memory",
+            "resource_name": "Deep Recall memory" + ("" if profile.name == "core" else f" ({profile.title})"),
             "resource_documentation": f"{settings.PUBLIC_URL}/api/docs/",
         }
     )

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 
 from memories import services
-from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Relation, Source, Space
+from memories.models import AuditEvent, Entity, Evidence, GrantSpace, Job, Memory, Relation, Source, Space
 
 
 @admin.register(Space)
@@ -69,7 +69,13 @@ class MemoryAdmin(admin.ModelAdmin):
             .get_queryset(request)
             .defer("embedding")
             .select_related("owner", "space")
-            .annotate(_evidence_count=Count("evidence__source", distinct=True))
+            .annotate(
+                _evidence_count=Count(
+                    "evidence__source__claimant",
+                    distinct=True,
+                    filter=Q(evidence__stance=Evidence.Stance.SUPPORTS),
+                )
+            )
         )
 
     @admin.display(description="content")
@@ -148,6 +154,13 @@ class JobAdmin(admin.ModelAdmin):
     search_fields = ("id", "owner__email", "error_code")
     raw_id_fields = ("owner", "space", "agent", "source")
     date_hierarchy = "created_at"
+
+
+@admin.register(GrantSpace)
+class GrantSpaceAdmin(admin.ModelAdmin):
+    list_display = ("owner", "application", "personal_token", "space", "updated_at")
+    search_fields = ("owner__email",)
+    raw_id_fields = ("owner", "application", "personal_token", "space")
 
 
 @admin.register(AuditEvent)

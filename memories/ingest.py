@@ -200,6 +200,7 @@ def _store(*, job: Job, source: Source, candidate: Candidate, vector: list[float
         )
         .first()
     )
+    stated = [(e["name"], e["type"]) for e in job.options.get("entities") or []]
     if existing is not None:
         Evidence.objects.get_or_create(
             memory=existing,
@@ -207,6 +208,9 @@ def _store(*, job: Job, source: Source, candidate: Candidate, vector: list[float
             stance=Evidence.Stance.SUPPORTS,
             defaults={"owner_id": job.owner_id},
         )
+        # The entities a saver names are added; the first claimant's category and
+        # confidence stay (a repetition is evidence, not an edit).
+        _link_entities(job=job, memory=existing, entities=stated)
         return existing
     now = timezone.now()
     memory = Memory.objects.create(
@@ -226,10 +230,12 @@ def _store(*, job: Job, source: Source, candidate: Candidate, vector: list[float
         due_at=candidate.due_at,
         slot=candidate.slot[:200],
         slot_value=candidate.slot_value[:200],
+        category=str(job.options.get("category", ""))[:20],
+        confidence=float(job.options.get("confidence", 0.9)),
         recorded_at=now,
     )
     Evidence.objects.create(owner_id=job.owner_id, memory=memory, source=source)
-    _link_entities(job=job, memory=memory, entities=candidate.entities)
+    _link_entities(job=job, memory=memory, entities=[*candidate.entities, *stated])
     if candidate.slot:
         _supersede(job=job, source=source, memory=memory, now=now)
     return memory

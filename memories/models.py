@@ -59,6 +59,7 @@ class Source(models.Model):
         DOCUMENT = "document", "document upload"
         REST = "rest", "REST save"
         IMPORT = "import", "import"
+        RELATE = "relate", "graph relate"
 
     class VersioningMode(models.TextChoices):
         SNAPSHOT = "snapshot", "snapshot"
@@ -84,6 +85,15 @@ class Source(models.Model):
     )
     source_modified_at = models.DateTimeField(null=True, blank=True)
     filename = models.CharField(max_length=255, blank=True)
+    title = models.CharField(max_length=300, blank=True)
+    # Who asserted it, as the evidence count sees it: "agent:<application id>" (an
+    # OAuth agent), "token:<personal token id>", "user" (the dashboard or a session),
+    # or "document:<kind>:<ref>" / "document:<sha256>" for documents. The same
+    # claimant repeating itself is one piece of evidence, not several.
+    claimant = models.CharField(max_length=600, blank=True)
+    # REST save: the raw text the saved content was distilled from (a transcript
+    # excerpt), kept as testimony beside it; purged with it.
+    source_text = models.TextField(blank=True)
     media_type = models.CharField(max_length=100, blank=True)
     size_bytes = models.PositiveBigIntegerField(default=0)
     # The time the content refers to: relative dates in it resolve against this.
@@ -207,6 +217,13 @@ class Memory(models.Model):
         ACTIVE = "active"
         SUPPRESSED = "suppressed"
 
+    class Category(models.TextChoices):
+        FACT = "fact"
+        PREFERENCE = "preference"
+        INTENT = "intent"
+        DECISION = "decision"
+        CONTEXT = "context"
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="memories")
@@ -219,6 +236,8 @@ class Memory(models.Model):
     )
     session_id = models.UUIDField(null=True, blank=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)
+    # What the saver said it is (REST save `category`); blank when it did not say.
+    category = models.CharField(max_length=20, choices=Category.choices, blank=True)
     content = models.TextField()
     # Normalised content hash: the same fact from another source adds evidence.
     fingerprint = models.CharField(max_length=64, blank=True)
@@ -371,6 +390,49 @@ class Evidence(models.Model):
         return f"{self.source_id} {self.stance} {self.memory_id or self.relation_id}"
 
 
+class GrantSpace(models.Model):
+    """The space one grant (an OAuth agent of a user, or a personal token) reads and writes.
+
+    MCP is served statelessly, so `switch_space` stores the choice here and every
+    later call of the same grant finds it. Keyed by (user, application) rather than
+    by access token, so the choice survives token refreshes.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    application = models.ForeignKey(
+        OAUTH_APPLICATION_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    personal_token = models.ForeignKey(
+        "accounts.PersonalAccessToken", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    # Deleting the space deletes the choice: the grant falls back to the default space.
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="+")
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(application__isnull=False, personal_token__isnull=True)
+                | Q(application__isnull=True, personal_token__isnull=False),
+                name="grant_space_app_xor_token",
+            ),
+            models.UniqueConstraint(
+                fields=["owner", "application"],
+                condition=Q(application__isnull=False),
+                name="grant_space_one_per_app",
+            ),
+            models.UniqueConstraint(
+                fields=["owner", "personal_token"],
+                condition=Q(personal_token__isnull=False),
+                name="grant_space_one_per_token",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.application_id or self.personal_token_id} -> {self.space_id}"
+
+
 class AuditEvent(models.Model):
     """Who did what to which memory. Never holds memory content."""
 
@@ -388,6 +450,8 @@ class AuditEvent(models.Model):
         ACCOUNT_DELETED = "account_deleted"
         TOKEN_REVOKED = "token_revoked"  # noqa: S105 - an audit action name, not a secret
         APP_REVOKED = "app_revoked"
+        RELATION_CREATED = "relation_created"
+        SPACE_SWITCHED = "space_switched"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Kept (as a bare id) after the account is deleted, for the purge receipt.

@@ -61,11 +61,13 @@ def _memories(*, owner: User) -> QuerySet[Memory]:
     """The owner's memories, shaped for rendering: no vectors, related rows loaded in bulk."""
     # A correlated subquery rather than a JOIN + GROUP BY: PostgreSQL evaluates it
     # only for the rows of the page that is returned, not for every matching row.
+    # Evidence counts distinct claimants that support it: two agents saying it are
+    # two, one agent (or one document) saying it twice is one.
     distinct_sources = (
-        Evidence.objects.filter(memory_id=OuterRef("pk"))
+        Evidence.objects.filter(memory_id=OuterRef("pk"), stance=Evidence.Stance.SUPPORTS)
         .order_by()
         .values("memory_id")
-        .annotate(n=Count("source_id", distinct=True))
+        .annotate(n=Count("source__claimant", distinct=True))
         .values("n")[:1]
     )
     return (
@@ -177,6 +179,11 @@ def memory_get(*, owner: User, memory_id: Any) -> Memory:
     return memory
 
 
+def evidence_count(memory: Memory, *, stance: str = Evidence.Stance.SUPPORTS) -> int:
+    """Distinct claimants whose sources support (or contradict) `memory`."""
+    return Evidence.objects.filter(memory=memory, stance=stance).values("source__claimant").distinct().count()
+
+
 def memory_history(*, owner: User, memory: Memory) -> list[Memory]:
     """The supersession chain around `memory`, oldest first, without `memory` itself.
 
@@ -245,7 +252,10 @@ def job_memory_list(*, owner: User, job: Job) -> QuerySet[Memory]:
     new row), in the order they were recorded, whatever their status now."""
     produced = Q(job=job)
     if job.source_id is not None:
-        confirmed = Evidence.objects.filter(owner=owner, source_id=job.source_id)
+        # Supporting evidence only: a memory the save contradicted is not one it produced.
+        confirmed = Evidence.objects.filter(
+            owner=owner, source_id=job.source_id, stance=Evidence.Stance.SUPPORTS
+        )
         produced |= Q(id__in=confirmed.values("memory_id"))
     return _memories(owner=owner).filter(produced).order_by("recorded_at", "id")
 

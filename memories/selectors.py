@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+from uuid import UUID
+
 from django.db.models import QuerySet
 
 from accounts.models import User
-from memories.models import Memory, Space
+from memories.models import GrantSpace, Memory, Space
 
 
 def space_list(*, owner: User) -> QuerySet[Space]:
@@ -24,3 +27,15 @@ def memory_list(*, owner: User, status: str | None = Memory.Status.ACTIVE) -> Qu
     if status is not None:
         qs = qs.filter(status=status)
     return qs
+
+
+def grant_space_id(*, user: User, application_id: Any = None, personal_token_id: Any = None) -> UUID | None:
+    """The space a grant switched to (switch_space), or None for the user's default space."""
+    if application_id is None and personal_token_id is None:
+        return None
+    choice = GrantSpace.objects.filter(owner=user, space__owner=user)
+    if application_id is not None:
+        choice = choice.filter(application_id=application_id)
+    else:
+        choice = choice.filter(personal_token_id=personal_token_id)
+    return choice.values_list("space_id", flat=True).first()

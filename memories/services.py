@@ -177,6 +177,20 @@ def space_for_caller(*, caller: Caller, space_id: Any = None) -> Space:
     return space
 
 
+def claimant_of(caller: Caller) -> str:
+    """Who is asserting, for the evidence count: one agent saying a thing twice is one claimant."""
+    if caller.agent_id is not None:
+        return f"agent:{caller.agent_id}"
+    if caller.via == "pat" and caller.token_id:
+        return f"token:{caller.token_id}"
+    return "user"
+
+
+def document_claimant(*, source_kind: str, source_ref: str, digest: str) -> str:
+    """A document is its own claimant: a named document across versions, else its bytes."""
+    return f"document:{source_kind}:{source_ref}"[:600] if source_ref else f"document:{digest}"
+
+
 def remember(
     *,
     caller: Caller,
@@ -187,6 +201,10 @@ def remember(
     space_id: Any = None,
     kind: str | None = None,
     tags: list[str] | None = None,
+    category: str | None = None,
+    entities: list[dict[str, str]] | None = None,
+    confidence: float | None = None,
+    source_text: str = "",
 ) -> Job:
     """Store `content` as an immutable Source and queue the job that derives memories.
 
@@ -208,6 +226,14 @@ def remember(
         options["kind"] = kind
     if tags:
         options["tags"] = list(tags)
+    # What the saver states about the content (REST save): applied to every memory
+    # the job derives from it.
+    if category:
+        options["category"] = category
+    if entities:
+        options["entities"] = [{"name": e["name"], "type": e["type"]} for e in entities]
+    if confidence is not None:
+        options["confidence"] = confidence
     with transaction.atomic():
         space = space_for_caller(caller=caller, space_id=space_id)
         source = Source.objects.create(
@@ -217,6 +243,8 @@ def remember(
             origin=origin,
             content=content,
             content_hash=content_hash(content.encode()),
+            claimant=claimant_of(caller),
+            source_text=source_text.strip(),
             session_id=session_id,
             refers_to=occurred_at,
             size_bytes=len(content.encode()),
@@ -308,10 +336,13 @@ def _purge(*, owner: User, memories: list[Memory]) -> dict[str, Any]:
         redacted = source.content
         for text in contents:
             redacted = redacted.replace(text, "[deleted]")
-        if redacted != source.content:
+        # The raw text a save was distilled from may say the purged fact in other
+        # words, so it cannot be redacted by matching: it goes entirely.
+        if redacted != source.content or source.source_text:
             source.content = redacted
             source.content_hash = content_hash(redacted.encode())
-            source.save(update_fields=["content", "content_hash"])
+            source.source_text = ""
+            source.save(update_fields=["content", "content_hash", "source_text"])
             sources_redacted += 1
     orphaned = list(
         Entity.objects.filter(owner=owner, id__in=entity_ids, memories__isnull=True)
@@ -406,6 +437,7 @@ def document_ingest(
     versioning_mode: str = Source.VersioningMode.SNAPSHOT,
     source_modified_at: datetime | None = None,
     space_id: Any = None,
+    title: str = "",
 ) -> tuple[Source, Job, bool]:
     """Store an uploaded document version as a Source and queue its ingest job.
 
@@ -463,6 +495,8 @@ def document_ingest(
             origin=Source.Origin.DOCUMENT,
             content=document.text,
             content_hash=digest,
+            claimant=document_claimant(source_kind=source_kind, source_ref=source_ref, digest=digest),
+            title=title.strip()[:300],
             filename=filename[:255],
             media_type=document.media_type,
             size_bytes=len(data),

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from memories.models import Job, Memory, Space
-from memories.read_selectors import SOURCE_EXCERPT_CHARS, memory_history
+from memories.read_selectors import SOURCE_EXCERPT_CHARS, evidence_count, memory_history
 
 
 def iso(value: datetime | None) -> str | None:
@@ -27,8 +27,8 @@ def _evidence_count(memory: Memory) -> int:
     annotated = getattr(memory, "evidence_count", None)
     if annotated is not None:
         return int(annotated)
-    # Not loaded through a selector: count here, still by distinct source.
-    return memory.evidence.values("source_id").distinct().count()
+    # Not loaded through a selector: count here, still by distinct claimant.
+    return evidence_count(memory)
 
 
 def _source_excerpt(memory: Memory) -> str:
@@ -53,6 +53,7 @@ def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
         "id": str(memory.id),
         "content": memory.content,
         "kind": memory.kind,
+        "category": memory.category or None,
         "tags": list(memory.tags),
         "entities": [
             {"id": str(entity.id), "name": entity.name, "type": entity.type}

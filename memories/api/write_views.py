@@ -22,7 +22,7 @@ from memories.api import read_views
 from memories.api.base import ApiView, request_id_of
 from memories.api.representations import job_dict, memory_dict
 from memories.errors import AppError
-from memories.models import Job, Source
+from memories.models import Entity, Job, Memory, Source
 from memories.operations import registry
 from memories.operations.validation import validate_arguments
 
@@ -47,6 +47,22 @@ SAVE_SCHEMA: dict[str, Any] = {
         "space": {"type": "string", "format": "uuid"},
         "session_id": {"type": "string", "format": "uuid"},
         "wait": WAIT,
+        "category": {"type": "string", "enum": [c.value for c in Memory.Category]},
+        "entities": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name", "type"],
+                "properties": {
+                    "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "type": {"type": "string", "enum": [t.value for t in Entity.Type]},
+                },
+            },
+        },
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.9},
+        "source_text": {"type": "string", "minLength": 1, "maxLength": 100_000},
     },
 }
 
@@ -120,7 +136,8 @@ class OperationRunView(ApiView):
 
 class MemoryCollectionView(read_views.MemoryListView):
     def post(self, request: Request) -> Response:
-        """REST save: content plus optional occurred_at, tags, kind, space; `wait` to verify in one call."""
+        """REST save: content plus optional occurred_at, tags, kind, category, entities, confidence,
+        source_text, space; `wait` to verify in one call."""
         caller = self.caller(request, SCOPE_WRITE)
         args = validate_arguments(SAVE_SCHEMA, _body(request))
         job = services.remember(
@@ -132,6 +149,10 @@ class MemoryCollectionView(read_views.MemoryListView):
             kind=args.get("kind"),
             space_id=args.get("space"),
             session_id=args.get("session_id"),
+            category=args.get("category"),
+            entities=args.get("entities"),
+            confidence=args["confidence"],
+            source_text=args.get("source_text", ""),
         )
         return _job_response(_wait_for(job, args["wait"]))
 

@@ -388,8 +388,22 @@ def system_prompt() -> str:
 @login_required
 @require_GET
 def connect(request: AuthedHttpRequest) -> HttpResponse:
+    from memories.operations.registry import PROFILES, operations
+
+    profiles = [
+        {
+            "name": profile.name,
+            "title": profile.title,
+            "description": profile.description,
+            "url": f"{settings.PUBLIC_URL}{profile.path}",
+            # Its own tools (the core four are on every URL).
+            "tools": [op.name for op in operations(profile.name) if "core" not in op.profiles],
+        }
+        for profile in PROFILES.values()
+    ]
     context = {
         "mcp_url": f"{settings.PUBLIC_URL}/mcp",
+        "profiles": profiles,
         "public_url": settings.PUBLIC_URL,
         "system_prompt": system_prompt(),
     }

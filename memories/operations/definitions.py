@@ -6,7 +6,7 @@ from typing import Any
 
 from accounts.caller import SCOPE_WRITE, Caller
 from memories import services
-from memories.operations.registry import Operation, register
+from memories.operations.registry import EVERY_PROFILE, Operation, register
 
 UUID = {"type": "string", "format": "uuid"}
 REASON_CODES = ["duplicate", "incorrect", "private", "outdated", "other"]
@@ -58,6 +58,7 @@ register(
             "properties": {"job_id": UUID, "status": {"type": "string", "enum": ["queued"]}},
         },
         scope=SCOPE_WRITE,
+        profiles=EVERY_PROFILE,
         handler=_remember,
         annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False},
     )
@@ -124,6 +125,7 @@ register(
             },
         },
         scope=SCOPE_WRITE,
+        profiles=EVERY_PROFILE,
         handler=_forget,
         annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True},
     )

@@ -14,7 +14,7 @@ from accounts.caller import SCOPE_READ, Caller
 from memories import answering, retrieval, services
 from memories.api.representations import iso, memory_dict
 from memories.models import Space
-from memories.operations.registry import Operation, register
+from memories.operations.registry import EVERY_PROFILE, Operation, register
 
 UUID = {"type": "string", "format": "uuid"}
 KINDS = ["fact", "episode", "foresight"]
@@ -215,6 +215,7 @@ register(
             },
         },
         scope=SCOPE_READ,
+        profiles=EVERY_PROFILE,
         handler=_recall,
         annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},
     )
@@ -306,6 +307,7 @@ register(
             },
         },
         scope=SCOPE_READ,
+        profiles=EVERY_PROFILE,
         handler=_answer,
         annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},
     )

@@ -17,6 +17,52 @@ from memories.errors import AppError
 from memories.operations.validation import check_schema, validate_arguments
 
 Handler = Callable[[Caller, dict[str, Any]], dict[str, Any]]
+ResourceReader = Callable[[Caller], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A set of tools offered at one MCP URL; the dashboard's Connect page lists them."""
+
+    name: str
+    path: str
+    title: str
+    description: str
+
+
+# Order is the Connect page's order. Each is its own MCP URL (and OAuth resource).
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "core",
+            "/mcp",
+            "Core memory",
+            "recall, answer, remember, forget: what most assistants need.",
+        ),
+        Profile(
+            "graph",
+            "/mcp/graph",
+            "Memory graph",
+            "Entities and typed relations (get_context, list_entities, relate), switch_space, and "
+            "graph:// resources, for agents that keep a context graph.",
+        ),
+        Profile(
+            "evidence",
+            "/mcp/evidence",
+            "Evidence",
+            "Facts versus claims: what the service holds true (then or now) and which sources assert "
+            "or contradict it, for agents that must say why they believe something.",
+        ),
+        Profile(
+            "ingest",
+            "/mcp/ingest",
+            "Ingest",
+            "Bulk and document ingestion with versioning, and pipeline readiness, for importers and "
+            "sync jobs.",
+        ),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -44,12 +90,33 @@ class Operation:
         }
 
 
+# The core tools are on every endpoint, so one URL is all an agent needs.
+EVERY_PROFILE: tuple[str, ...] = tuple(PROFILES)
+
+
+@dataclass(frozen=True)
+class ResourceDef:
+    """A read-only MCP resource of the caller's space (JSON), offered by some profiles."""
+
+    uri: str
+    name: str
+    description: str
+    reader: ResourceReader
+    profiles: tuple[str, ...] = ("graph",)
+    scope: str = "memory:read"
+    mime_type: str = "application/json"
+
+
 _REGISTRY: dict[str, Operation] = {}
+_RESOURCES: dict[str, ResourceDef] = {}
 
 
 def register(operation: Operation) -> Operation:
     if operation.name in _REGISTRY:
         raise ValueError(f"operation {operation.name!r} is registered twice")
+    unknown = set(operation.profiles) - set(PROFILES)
+    if unknown:
+        raise ValueError(f"operation {operation.name!r} names unknown profiles {sorted(unknown)}")
     check_schema(operation.input_schema)
     _REGISTRY[operation.name] = operation
     return operation
@@ -74,6 +141,33 @@ def get_operation(name: str) -> Operation:
     return operation
 
 
+def register_resource(resource: ResourceDef) -> ResourceDef:
+    if resource.uri in _RESOURCES:
+        raise ValueError(f"resource {resource.uri!r} is registered twice")
+    _RESOURCES[resource.uri] = resource
+    return resource
+
+
+def resources(profile: str | None = None) -> list[ResourceDef]:
+    """Registered resources in a stable order (registration order)."""
+    _load()
+    return [r for r in _RESOURCES.values() if profile is None or profile in r.profiles]
+
+
+def read_resource(uri: str, caller: Caller, profile: str | None = None) -> dict[str, Any]:
+    """Read one resource for `caller` (its scope is checked here too)."""
+    resource = next((r for r in resources(profile) if r.uri == uri), None)
+    if resource is None:
+        raise AppError(
+            "unknown_resource",
+            "There is no resource with this URI here.",
+            http_status=404,
+            agent_action="list the resources and use one of their URIs",
+        )
+    require_scope(caller, resource.scope)
+    return resource.reader(caller)
+
+
 def run(name: str, caller: Caller, arguments: object) -> dict[str, Any]:
     """Validate, authorise and execute one operation for `caller`."""
     operation = get_operation(name)
@@ -88,3 +182,6 @@ def _load() -> None:
     # Import order is tools/list order: reads first, as agents use them most.
     from memories.operations import recall_ops  # noqa: F401, I001
     from memories.operations import definitions  # noqa: F401
+    from memories.operations import graph_ops  # noqa: F401
+    from memories.operations import evidence_ops  # noqa: F401
+    from memories.operations import ingest_ops  # noqa: F401

@@ -360,10 +360,20 @@ class TestMemoryPage:
         older.superseded_at = memory.recorded_at
         older.superseded_by = memory
         older.save()
+        # Another claimant (an agent) said it too; the user saying it once more is no new evidence.
         extra = Source.objects.create(
-            owner=alice, space=memory.space, origin="remember", content="again Berlin", content_hash="9" * 64
+            owner=alice,
+            space=memory.space,
+            origin="remember",
+            content="again Berlin",
+            content_hash="9" * 64,
+            claimant=f"agent:{application.pk}",
         )
         memory.evidence.create(owner=alice, source=extra)
+        repeat = Source.objects.create(
+            owner=alice, space=memory.space, origin="remember", content="Berlin!", content_hash="8" * 64
+        )
+        memory.evidence.create(owner=alice, source=repeat)
         berlin = Entity.objects.create(
             owner=alice, space=memory.space, name="Berlin", normalized_name="berlin", type="Location"
         )
@@ -372,7 +382,7 @@ class TestMemoryPage:
         assert "Alice lives in Berlin" in html
         assert "1 Jun 2024, 00:00" in html and "2 Jun 2024, 00:00" in html
         assert 'Berlin <span class="muted">(Location)</span>' in html
-        assert "Claude" in html and "2 sources" in html
+        assert "Claude" in html and "2 independent sources" in html
         assert "Note: Alice lives in Berlin" in html  # the source excerpt
         assert "What it replaced" in html and "Alice lives in Paris" in html
         older_html = _html(alice_client.get(reverse("dashboard:memory", args=[older.id])))
@@ -639,6 +649,21 @@ class TestConnect:
             assert heading in html
         assert 'data-copy="system-prompt"' in html
         assert "You have long-term memory through the Deep Recall tools." in html
+
+    def test_it_explains_each_tool_profile_with_its_url_and_its_own_tools(self, alice_client, settings):
+        from memories.operations.registry import PROFILES, operations
+
+        html = _html(alice_client.get(reverse("dashboard:connect")))
+        assert "Which URL? Tool profiles" in html
+        for profile in PROFILES.values():
+            row = html.split(f'id="profile-url-{profile.name}">', 1)
+            assert len(row) == 2, profile.name
+            assert row[1].startswith(f"{settings.PUBLIC_URL}{profile.path}<"), profile.name
+            own = [op.name for op in operations(profile.name) if "core" not in op.profiles]
+            if profile.name != "core":
+                assert own, profile.name  # every extra profile adds tools
+            for name in own:
+                assert f"<code>{name}</code>" in html, (profile.name, name)
 
     def test_the_built_in_prompt_is_the_one_in_the_docs(self):
         dashboard_views.system_prompt.cache_clear()

@@ -14,6 +14,7 @@ import json
 import secrets
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from django.utils import timezone
@@ -129,12 +130,13 @@ def post(
     client: httpx.Client | None = None,
     timeout: float = 60,
 ) -> httpx.Response:
-    """POST `body` to `url` (the server's base URL or its /mcp URL).
+    """POST `body` to `url` (the server's base URL, its /mcp URL or a profile's /mcp/... URL).
 
     `body` may be a JSON value (serialised here) or raw `bytes`/`str` (sent as is).
     `headers` override the defaults; a value of "" drops that header.
     """
-    target = url if url.rstrip("/").endswith("/mcp") else url.rstrip("/") + "/mcp"
+    # A server's base URL means its core endpoint; any /mcp... URL (a profile) is used as is.
+    target = url if urlsplit(url).path.startswith("/mcp") else url.rstrip("/") + "/mcp"
     if isinstance(body, bytes):
         content = body
     elif isinstance(body, str):

@@ -46,7 +46,7 @@ class MemoryStorage:
 
 
 def oauth_provider(
-    server_url: str, browser: Browser, scope: str, storage: MemoryStorage
+    server_url: str, browser: Browser, scope: str, storage: MemoryStorage, path: str = "/mcp"
 ) -> OAuthClientProvider:
     pending: dict[str, str] = {}
 
@@ -60,7 +60,7 @@ def oauth_provider(
         return result
 
     return OAuthClientProvider(
-        server_url=f"{server_url}/mcp",
+        server_url=f"{server_url}{path}",
         client_metadata=OAuthClientMetadata(
             client_name="Test Agent",
             redirect_uris=[AnyUrl(REDIRECT_URI)],
@@ -74,10 +74,10 @@ def oauth_provider(
     )
 
 
-async def _session_run(server_url: str, auth: OAuthClientProvider, steps: Any) -> Any:
+async def _session_run(server_url: str, auth: OAuthClientProvider, steps: Any, path: str = "/mcp") -> Any:
     async with (
         httpx2.AsyncClient(auth=auth, timeout=60) as http,
-        streamable_http_client(f"{server_url}/mcp", http_client=http) as streams,
+        streamable_http_client(f"{server_url}{path}", http_client=http) as streams,
         ClientSession(streams[0], streams[1]) as session,
     ):
         await session.initialize()

@@ -352,6 +352,17 @@ class TestTools:
     def test_it_refuses_a_tool_outside_the_core_profile(self, proxy):
         assert call(proxy, "internal_only", {})["error"]["code"] == -32602
 
+    def test_it_offers_another_profile_when_asked(self, stand_in):
+        url, _ = stand_in
+        client = DeepRecallClient(url + "/", TOKEN, timeout=0.5)
+        try:
+            other = StdioProxy(client, "admin")
+            names = [tool["name"] for tool in rpc(other, "tools/list")["result"]["tools"]]
+            assert "internal_only" in names
+            assert call(other, "internal_only", {}).get("error") is None
+        finally:
+            client.close()
+
     def test_it_finds_a_tool_added_since_it_listed(self, proxy, stand_in):
         _, state = stand_in
         rpc(proxy, "tools/list")
@@ -424,6 +435,15 @@ class TestConfiguration:
             }
         )
         assert (config.api_url, config.token, config.timeout) == ("https://m.example/", "drp_x", 5.0)
+        assert config.profile == "core"
+        graph = config_from_env(
+            {
+                "DEEPRECALL_API_URL": "https://m.example/",
+                "DEEPRECALL_API_TOKEN": "t",
+                "DEEPRECALL_PROFILE": "graph",
+            }
+        )
+        assert graph.profile == "graph"
 
     @pytest.mark.parametrize(
         ("environ", "needle"),
@@ -449,6 +469,10 @@ class TestConfiguration:
                     "DEEPRECALL_API_TIMEOUT": "0",
                 },
                 "TIMEOUT",
+            ),
+            (
+                {"DEEPRECALL_API_URL": "http://x", "DEEPRECALL_API_TOKEN": "t", "DEEPRECALL_PROFILE": "../x"},
+                "PROFILE",
             ),
         ],
     )

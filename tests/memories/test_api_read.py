@@ -137,6 +137,7 @@ class TestMemoryList:
             "id": str(newer.id),
             "content": "Lives in Berlin",
             "kind": "fact",
+            "category": None,
             "tags": ["home"],
             "entities": [{"id": str(entity.id), "name": "Berlin", "type": "Location"}],
             "status": "active",
@@ -237,11 +238,20 @@ class TestMemoryList:
         assert ids(api.get("/api/v1/memories", {"at": after})) == [str(new.id)]
         assert ids(api.get("/api/v1/memories", {"at": (T0 - timedelta(days=1)).isoformat()})) == []
 
-    def test_it_counts_distinct_sources_as_evidence(self, api, alice):
-        memory = make_memory(alice, "Likes tea")
-        again = make_source(alice, "I like tea, really")
-        Evidence.objects.create(owner=alice, source=again, memory=memory)
-        Evidence.objects.create(owner=alice, source=again, memory=memory, stance="contradicts")
+    def test_it_counts_distinct_claimants_that_support_it_as_evidence(self, api, alice):
+        memory = make_memory(alice, "Likes tea", source=make_source(alice, "I like tea", claimant="user"))
+        for content, claimant, stance in (
+            ("Tea, please", "agent:7", "supports"),  # another claimant: counts
+            ("I like tea, really", "user", "supports"),  # the same claimant again: does not
+            ("Tea for her", "agent:7", "supports"),  # nor for an agent
+            ("She hates tea", "agent:8", "contradicts"),  # a contradiction is not support
+        ):
+            Evidence.objects.create(
+                owner=alice,
+                source=make_source(alice, content, claimant=claimant),
+                memory=memory,
+                stance=stance,
+            )
         assert api.get("/api/v1/memories").json()["results"][0]["evidence_count"] == 2
 
     def test_it_loads_a_page_in_a_fixed_number_of_queries(self, api, alice, django_assert_max_num_queries):
@@ -418,9 +428,11 @@ class TestMemoryDetail:
             str(v2.id),
         ]
 
-    def test_it_counts_and_lists_evidence_by_distinct_source(self, api, alice):
-        memory = make_memory(alice, "Likes tea", recorded_at=T0)
-        second = make_source(alice, "Tea again")
+    def test_it_counts_evidence_by_distinct_claimant_and_lists_every_source(self, api, alice):
+        memory = make_memory(
+            alice, "Likes tea", recorded_at=T0, source=make_source(alice, "Tea", claimant="user")
+        )
+        second = make_source(alice, "Tea again", claimant="agent:3")
         Evidence.objects.create(owner=alice, source=second, memory=memory, recorded_at=T0 + timedelta(days=1))
         Evidence.objects.create(
             owner=alice,

@@ -1,0 +1,298 @@
+"""Writes of the memory graph: `relate` (a claimed relation between two entities) and the
+per-grant space choice of `switch_space`.
+
+Keyword-only, owner taken from the caller, attribution from the token. A relation is
+a fact like a memory: what was asserted is kept as an immutable Source (the claim),
+the Relation row is what the service holds true, and Evidence links the two.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.caller import Caller
+from memories import errors, graph_selectors, services
+from memories.errors import AppError
+from memories.ingest import normalize_entity_name
+from memories.models import AuditEvent, Entity, Evidence, GrantSpace, Relation, Source, Space
+
+SWITCH_SPACE_UNAVAILABLE = "switch_space_unavailable"
+SAME_ENTITY = "same_entity"
+INVALID_ENTITY_NAME = "invalid_entity_name"
+
+# A person lives somewhere and works somewhere; only one at a time. A newer one of these
+# supersedes the current one, as a newer value of a fact's slot does.
+SINGLE_VALUED: frozenset[str] = frozenset({Relation.Type.LIVES_IN, Relation.Type.WORKS_AT})
+
+# The type of an entity `relate` has to create when the caller did not say.
+_SUBJECT_TYPES: dict[str, str] = {
+    Relation.Type.LIVES_IN: Entity.Type.PERSON,
+    Relation.Type.WORKS_AT: Entity.Type.PERSON,
+    Relation.Type.WANTS: Entity.Type.PERSON,
+    Relation.Type.HAS: Entity.Type.PERSON,
+}
+_OBJECT_TYPES: dict[str, str] = {
+    Relation.Type.LIVES_IN: Entity.Type.LOCATION,
+    Relation.Type.WORKS_AT: Entity.Type.ORGANIZATION,
+}
+
+
+def default_entity_types(relation_type: str) -> tuple[str, str]:
+    """(subject type, object type) used when `relate` creates an entity of unstated type."""
+    return (
+        _SUBJECT_TYPES.get(relation_type, Entity.Type.CONCEPT),
+        _OBJECT_TYPES.get(relation_type, Entity.Type.CONCEPT),
+    )
+
+
+@dataclass
+class RelateResult:
+    relation: Relation
+    created: bool
+    source: Source
+    superseded: list[Relation] = field(default_factory=list)
+    entities_created: list[Entity] = field(default_factory=list)
+
+
+def _entity_for(
+    *, caller: Caller, space: Space, name: str, stated_type: str | None, default_type: str
+) -> tuple[Entity, bool]:
+    """The entity `name` stands for, or a new one.
+
+    A stated type is a statement: only an entity of that type matches (another type of the same
+    name is another thing, e.g. the Location "Jordan" and the Person "Jordan"). Without one, any
+    type matches, the role's default type first, then the most linked.
+    """
+    clean = " ".join(name.split())[:200]
+    key = normalize_entity_name(clean)
+    if not key:
+        raise AppError(
+            INVALID_ENTITY_NAME,
+            "An entity name needs at least one letter or digit.",
+            details={"name": clean},
+            agent_action="send the entity's name as it is written",
+        )
+    matches = graph_selectors.entity_matches(
+        owner=caller.user, space=space, name=clean, prefer_type=stated_type or default_type
+    )
+    if stated_type is not None:
+        matches = [entity for entity in matches if entity.type == stated_type]
+    if matches:
+        return matches[0], False
+    # get_or_create retries the read when a concurrent call created the same entity first.
+    return Entity.objects.get_or_create(
+        space=space,
+        normalized_name=key,
+        type=stated_type or default_type,
+        defaults={"owner": caller.user, "name": clean},
+    )
+
+
+def _supersede(*, new: Relation, source: Source, now: datetime) -> list[Relation]:
+    """As memories.ingest._supersede does for facts: a newer object of a single-valued relation
+    closes the current one and keeps it as history, with the new claim as contradicting evidence."""
+    closed: list[Relation] = []
+    current = (
+        Relation.objects.select_for_update()
+        .filter(
+            owner_id=new.owner_id,
+            space_id=new.space_id,
+            subject_id=new.subject_id,
+            type=new.type,
+            superseded_at__isnull=True,
+        )
+        .exclude(id=new.id)
+        .exclude(object_id=new.object_id)
+        .order_by("recorded_at", "id")
+    )
+    for older in current:
+        new_from = new.valid_from or now
+        old_from = older.valid_from or older.recorded_at
+        if new_from < old_from:
+            # Told now about an earlier time: the new relation is history from the start.
+            new.valid_until = old_from
+            new.save(update_fields=["valid_until"])
+            continue
+        older.superseded_at = now
+        older.superseded_by = new
+        older.valid_until = new_from
+        older.save(update_fields=["superseded_at", "superseded_by", "valid_until"])
+        Evidence.objects.get_or_create(
+            relation=older,
+            source=source,
+            stance=Evidence.Stance.CONTRADICTS,
+            defaults={"owner_id": new.owner_id},
+        )
+        closed.append(older)
+    return closed
+
+
+@transaction.atomic
+def relation_record(
+    *,
+    caller: Caller,
+    source_name: str,
+    target_name: str,
+    relation_type: str,
+    source_type: str | None = None,
+    target_type: str | None = None,
+    valid_from: datetime | None = None,
+    request_id: str = "",
+) -> RelateResult:
+    """Record the claim "source relation_type target" in the caller's current space.
+
+    The claim is stored as an immutable Source (origin `relate`) and supports the relation.
+    The same relation, still current, gains evidence (a new Source) instead of a new row. A new
+    object of a single-valued type (lives_in, works_at) supersedes the current one. One
+    transaction; the subject's row lock serialises concurrent relates of the same subject.
+    """
+    if relation_type not in Relation.Type.values:
+        raise AppError(
+            "invalid_value", "relation_type is not a relation type.", details={"field": "relation_type"}
+        )
+    space = services.space_for_caller(caller=caller)
+    default_subject, default_object = default_entity_types(relation_type)
+    subject, subject_created = _entity_for(
+        caller=caller, space=space, name=source_name, stated_type=source_type, default_type=default_subject
+    )
+    obj, object_created = _entity_for(
+        caller=caller, space=space, name=target_name, stated_type=target_type, default_type=default_object
+    )
+    if subject.id == obj.id:
+        raise AppError(
+            SAME_ENTITY,
+            "source and target are the same entity; a relation links two different entities.",
+            details={"entity_id": str(subject.id)},
+            agent_action="relate two different entities (give source_type/target_type to tell apart "
+            "two things of the same name)",
+        )
+    # Row lock on the subject: two relates of the same subject (Paris and Berlin at once) must
+    # not both find "no current lives_in" and both become current.
+    subject = Entity.objects.select_for_update().get(id=subject.id)
+    now = timezone.now()
+    content = f"{subject.name} {relation_type} {obj.name}"
+    source = Source.objects.create(
+        owner=caller.user,
+        space=space,
+        agent_id=caller.agent_id,
+        origin=Source.Origin.RELATE,
+        content=content,
+        content_hash=services.content_hash(content.encode()),
+        claimant=services.claimant_of(caller),
+        size_bytes=len(content.encode()),
+        refers_to=valid_from,
+        recorded_at=now,
+    )
+    existing = (
+        Relation.objects.filter(
+            owner=caller.user, space=space, subject=subject, object=obj, type=relation_type
+        )
+        .filter(graph_selectors.relation_visible(now=now))
+        .order_by("-recorded_at", "-id")
+        .first()
+    )
+    superseded: list[Relation] = []
+    if existing is not None:
+        relation, created = existing, False
+    else:
+        relation = Relation.objects.create(
+            owner=caller.user,
+            space=space,
+            subject=subject,
+            object=obj,
+            type=relation_type,
+            valid_from=valid_from,
+            recorded_at=now,
+        )
+        created = True
+        if relation_type in SINGLE_VALUED:
+            superseded = _supersede(new=relation, source=source, now=now)
+    Evidence.objects.create(
+        owner=caller.user, relation=relation, source=source, stance=Evidence.Stance.SUPPORTS
+    )
+    services.audit_record(
+        owner=caller.user,
+        actor_user=caller.user,
+        actor_agent_id=caller.agent_id,
+        action=AuditEvent.Action.RELATION_CREATED,
+        target_id=relation.id,
+        target_type="relation",
+        # Ids and the type only: entity names are the user's content.
+        detail={
+            "relation_type": relation_type,
+            "created": created,
+            "source_id": str(source.id),
+            "superseded": [str(older.id) for older in superseded],
+            "space_id": str(space.id),
+        },
+        request_id=request_id,
+    )
+    return RelateResult(
+        relation=relation,
+        created=created,
+        source=source,
+        superseded=superseded,
+        entities_created=[e for e, made in ((subject, subject_created), (obj, object_created)) if made],
+    )
+
+
+@dataclass(frozen=True)
+class SpaceSwitch:
+    previous: Space
+    current: Space
+
+
+def _grant_key(caller: Caller) -> dict[str, Any]:
+    """The GrantSpace key of the caller's grant: its OAuth application, or its personal token."""
+    if caller.via == "oauth" and caller.agent_id is not None:
+        return {"application_id": caller.agent_id}
+    if caller.via == "pat" and caller.token_id:
+        return {"personal_token_id": caller.token_id}
+    raise AppError(
+        SWITCH_SPACE_UNAVAILABLE,
+        "switch_space stores the choice per OAuth grant or personal access token; this caller has neither.",
+        http_status=400,
+        agent_action="connect with an OAuth grant or a personal access token, or choose the space in the "
+        "dashboard",
+    )
+
+
+@transaction.atomic
+def grant_space_switch(*, caller: Caller, space_id: Any, request_id: str = "") -> SpaceSwitch:
+    """Make `space_id` the space every later call of the caller's grant reads and writes.
+
+    MCP is served statelessly, so the choice is stored per grant (GrantSpace), not per session;
+    another grant of the same user keeps its own space. Nothing changes when the space is not
+    one of the caller's.
+    """
+    key = _grant_key(caller)
+    previous = services.space_for_caller(caller=caller)
+    space = Space.objects.filter(owner=caller.user, id=space_id).first()
+    if space is None:
+        raise AppError(
+            errors.SPACE_NOT_FOUND,
+            "No space with this id exists in your account.",
+            http_status=404,
+            agent_action="list your spaces and use one of their ids",
+        )
+    # update_or_create locks the grant's row (or retries its read after a concurrent insert),
+    # so two switches at once leave exactly one choice.
+    GrantSpace.objects.update_or_create(
+        owner=caller.user, **key, defaults={"space": space, "updated_at": timezone.now()}
+    )
+    services.audit_record(
+        owner=caller.user,
+        actor_user=caller.user,
+        actor_agent_id=caller.agent_id,
+        action=AuditEvent.Action.SPACE_SWITCHED,
+        target_id=space.id,
+        target_type="space",
+        detail={"from": str(previous.id), "to": str(space.id), "grant": caller.via},
+        request_id=request_id,
+    )
+    return SpaceSwitch(previous=previous, current=space)

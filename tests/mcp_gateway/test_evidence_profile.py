@@ -1,0 +1,610 @@
+"""The evidence profile at `/mcp/evidence`, through the official Python MCP SDK.
+
+Facts (what the service holds true, then or now) and claims (what sources asserted, by whom,
+when) are read apart, counted by distinct claimant, and every answer accounts for itself:
+grain, validity, freshness, and a typed negative when it is empty.
+
+Data is made through `remember` and the real worker; only the relation-reading test builds
+Entity / Relation / Source / Evidence rows directly (relations are written by the graph
+profile's `relate`, tested there).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+from django.utils import timezone
+from mcp import ClientSession
+
+from accounts.caller import ALL_SCOPES, Caller
+from accounts.models import User
+from memories import services
+from memories.models import Entity, Evidence, Job, Memory, Relation, Source
+from tests.helpers import READ, WRITE, wait_for_job
+from tests.mcp_gateway import rpc
+from tests.mcp_gateway.sdk import call, error_code, session_run, structured
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+EVIDENCE_TOOLS = ["resolve_entity", "facts_context", "claims_and_sources_context", "combined_context"]
+CONTEXT_TOOLS = EVIDENCE_TOOLS[1:]
+CORE_TOOLS = ["recall", "answer", "remember", "forget"]
+ENVELOPE = {"grain", "validity", "freshness", "negative"}
+GRAIN = {
+    "resolve_entity": "fact",
+    "facts_context": "fact",
+    "claims_and_sources_context": "evidence",
+    "combined_context": "composite",
+}
+ITEMS = {
+    "resolve_entity": ("entities",),
+    "facts_context": ("facts",),
+    "claims_and_sources_context": ("claims",),
+    "combined_context": ("facts", "claims"),
+}
+
+
+def evidence_url(server: Any) -> str:
+    return f"{server.url}/mcp/evidence"
+
+
+def agent_token(user: User, server: Any, name: str, scopes: tuple[str, ...] = (READ, WRITE)) -> str:
+    """An OAuth token of a new application (= agent) for the evidence endpoint."""
+    raw, _ = rpc.oauth_token(user, evidence_url(server), scopes=scopes, app_name=name)
+    return raw
+
+
+def ok(server: Any, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = call(evidence_url(server), token, tool, arguments)
+    assert result.is_error is not True, result
+    return structured(result)
+
+
+def remember(server: Any, token: str, content: str) -> Job:
+    job_id = ok(server, token, "remember", {"content": content})["job_id"]
+    job = wait_for_job(job_id)
+    assert job.status == Job.Status.SUCCEEDED, (job.error_code, job.error_message)
+    return job
+
+
+def items(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    return [item for key in ("entities", "facts", "claims") for item in answer.get(key, [])]
+
+
+def by_content(facts: list[dict[str, Any]], content: str) -> dict[str, Any]:
+    found = [fact for fact in facts if fact["content"] == content]
+    assert len(found) == 1, [fact["content"] for fact in facts]
+    return found[0]
+
+
+def parsed(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+# === the profile ==========================================================================
+
+
+def test_it_lists_the_four_evidence_tools_after_the_core_ones_with_strict_schemas(asgi_server, alice):
+    token = rpc.pat_token(alice)
+
+    async def steps(session: ClientSession) -> Any:
+        return (await session.list_tools()).tools
+
+    tools = session_run(evidence_url(asgi_server), token, steps)
+    names = [tool.name for tool in tools]
+    assert names[:4] == CORE_TOOLS
+    assert [name for name in names if name in EVIDENCE_TOOLS] == EVIDENCE_TOOLS
+    assert names.index("resolve_entity") > names.index("forget")
+    for tool in tools:
+        if tool.name in EVIDENCE_TOOLS:
+            assert tool.input_schema["additionalProperties"] is False
+            assert tool.input_schema["required"] == ["query"]
+            assert tool.output_schema is not None
+            assert set(tool.output_schema["required"]) >= ENVELOPE | set(ITEMS[tool.name])
+            assert tool.annotations is not None and tool.annotations.read_only_hint is True
+    # The default endpoint keeps its four tools.
+    core = session_run(f"{asgi_server.url}/mcp", token, steps)
+    assert not {tool.name for tool in core} & set(EVIDENCE_TOOLS)
+
+
+# === evidence counts ======================================================================
+
+
+def test_the_same_claim_from_two_agents_is_two_pieces_of_evidence_and_from_one_agent_twice_one(
+    asgi_server, alice
+):
+    scribe = agent_token(alice, asgi_server, "Scribe Agent")
+    planner = agent_token(alice, asgi_server, "Planner Agent")
+    remember(asgi_server, scribe, "I love green tea.")
+    remember(asgi_server, planner, "I love green tea.")
+    remember(asgi_server, scribe, "I drink oat milk every morning.")
+    remember(asgi_server, scribe, "I drink oat milk every morning.")
+    # Two sources per fact, one memory per fact: repetition is evidence, not a new row.
+    assert Memory.objects.filter(owner=alice).count() == 2
+
+    tea = ok(asgi_server, planner, "facts_context", {"query": "green tea"})
+    assert tea["grain"] == "fact" and tea["negative"] is None
+    fact = by_content(tea["facts"], "I love green tea.")
+    assert fact["fact_type"] == "memory" and fact["kind"] == "fact"
+    assert fact["evidence_count"] == 2
+    assert fact["contradiction_count"] == 0
+    assert fact["status"] == "current" and fact["current"] is True
+    assert fact["clocks"]["superseded_at"] is None and fact["clocks"]["recorded_at"]
+
+    milk = ok(asgi_server, planner, "facts_context", {"query": "oat milk"})
+    assert by_content(milk["facts"], "I drink oat milk every morning.")["evidence_count"] == 1
+
+    # The claims layer keeps every assertion: two for tea (one per agent), two for milk (same agent).
+    claims = ok(asgi_server, scribe, "claims_and_sources_context", {"query": "green tea"})["claims"]
+    tea_claims = [c for c in claims if any(f["id"] == fact["id"] for f in c["supports"])]
+    assert sorted(c["claimant"]["label"] for c in tea_claims) == ["Planner Agent", "Scribe Agent"]
+    assert {c["claimant"]["kind"] for c in tea_claims} == {"agent"}
+    assert {c["excerpt"] for c in tea_claims} == {"I love green tea."}
+    # is_caller is about the agent asking (the Scribe here), never about the request's text.
+    assert {c["claimant"]["label"]: c["claimant"]["is_caller"] for c in tea_claims} == {
+        "Scribe Agent": True,
+        "Planner Agent": False,
+    }
+    milk_claims = ok(asgi_server, scribe, "claims_and_sources_context", {"query": "oat milk"})["claims"]
+    milk_claims = [c for c in milk_claims if c["excerpt"] == "I drink oat milk every morning."]
+    assert len(milk_claims) == 2
+    assert {c["claimant"]["label"] for c in milk_claims} == {"Scribe Agent"}
+    assert len({c["source_id"] for c in milk_claims}) == 2
+
+
+# === contradictions and the clocks ========================================================
+
+
+def test_a_later_source_that_contradicts_a_fact_is_recorded_as_contradicting_evidence(asgi_server, alice):
+    token = agent_token(alice, asgi_server, "Travel Agent")
+    remember(asgi_server, token, "I live in Paris.")
+    before_the_move = timezone.now()
+    remember(asgi_server, token, "I live in Berlin.")
+    paris = Memory.objects.get(owner=alice, content="I live in Paris.")
+    berlin = Memory.objects.get(owner=alice, content="I live in Berlin.")
+
+    now = ok(asgi_server, token, "facts_context", {"query": "where do I live"})
+    contents = [fact["content"] for fact in now["facts"]]
+    assert contents == ["I live in Berlin."]
+    assert now["validity"]["view"] == "current" and now["validity"]["at"] is None
+    assert now["facts"][0]["current"] is True and now["facts"][0]["contradiction_count"] == 0
+    assert now["freshness"]["latest_recorded_at"] == now["facts"][0]["clocks"]["recorded_at"]
+    assert now["freshness"]["pending_jobs"] == 0
+
+    then = ok(
+        asgi_server, token, "facts_context", {"query": "where do I live", "at": before_the_move.isoformat()}
+    )
+    assert [fact["content"] for fact in then["facts"]] == ["I live in Paris."]
+    old = then["facts"][0]
+    assert old["id"] == str(paris.id)
+    assert old["status"] == "superseded" and old["current"] is False
+    assert old["clocks"]["superseded_by"] == str(berlin.id)
+    assert old["evidence_count"] == 1 and old["contradiction_count"] == 1
+    assert then["validity"]["view"] == "as_of"
+    assert parsed(then["validity"]["at"]) == before_the_move
+    assert parsed(then["validity"]["world_time"]) == before_the_move
+    assert parsed(then["validity"]["system_time"]) == before_the_move
+    assert parsed(then["validity"]["counts_as_of"]) > before_the_move
+
+    claims = ok(asgi_server, token, "claims_and_sources_context", {"query": "where do I live"})
+    assert claims["grain"] == "evidence" and claims["negative"] is None
+    assert [c["excerpt"] for c in claims["claims"]] == ["I live in Berlin.", "I live in Paris."]
+    moved, first = claims["claims"]
+    assert [f["id"] for f in moved["supports"]] == [str(berlin.id)]
+    assert [(f["id"], f["current"]) for f in moved["contradicts"]] == [(str(paris.id), False)]
+    assert [f["id"] for f in first["supports"]] == [str(paris.id)] and first["contradicts"] == []
+    assert parsed(moved["recorded_at"]) > parsed(first["recorded_at"])
+    assert moved["origin"] == "remember" and moved["claimant"]["label"] == "Travel Agent"
+    assert claims["freshness"]["latest_recorded_at"] == moved["recorded_at"]
+
+    # What had been asserted by then: only Paris, not yet contradicted.
+    earlier = ok(
+        asgi_server,
+        token,
+        "claims_and_sources_context",
+        {"query": "where do I live", "at": before_the_move.isoformat()},
+    )
+    assert [c["excerpt"] for c in earlier["claims"]] == ["I live in Paris."]
+    assert earlier["claims"][0]["contradicts"] == []
+
+
+def test_combined_context_keeps_facts_and_claims_in_separate_fields(asgi_server, alice):
+    token = agent_token(alice, asgi_server, "Notes Agent")
+    remember(asgi_server, token, "I live in Paris.")
+    remember(asgi_server, token, "I live in Berlin.")
+
+    both = ok(asgi_server, token, "combined_context", {"query": "where do I live", "k": 5})
+    assert both["grain"] == "composite" and both["negative"] is None
+    assert set(both) == ENVELOPE | {"facts", "claims"}
+    assert [f["content"] for f in both["facts"]] == ["I live in Berlin."]
+    assert all({"claimant", "excerpt", "supports", "contradicts"} <= set(c) for c in both["claims"])
+    assert not any("claimant" in f for f in both["facts"])
+    assert not any("fact_type" in c for c in both["claims"])
+    # The same two layers as the single-layer tools give.
+    facts = ok(asgi_server, token, "facts_context", {"query": "where do I live", "k": 5})
+    claims = ok(asgi_server, token, "claims_and_sources_context", {"query": "where do I live", "k": 5})
+    assert [f["id"] for f in both["facts"]] == [f["id"] for f in facts["facts"]]
+    assert [c["source_id"] for c in both["claims"]] == [c["source_id"] for c in claims["claims"]]
+    # k bounds each list.
+    one = ok(asgi_server, token, "combined_context", {"query": "where do I live", "k": 1})
+    assert len(one["claims"]) == 1 and len(one["facts"]) == 1
+
+
+# === entities =============================================================================
+
+
+def test_resolve_entity_returns_candidates_with_ids_and_match_reasons(asgi_server, alice):
+    token = agent_token(alice, asgi_server, "Family Agent")
+    remember(asgi_server, token, "My sister Alice lives in Berlin.")
+    remember(asgi_server, token, "I work at Acme Corp.")
+
+    exact = ok(asgi_server, token, "resolve_entity", {"query": "alice"})
+    assert exact["grain"] == "fact" and exact["negative"] is None
+    first = exact["entities"][0]
+    entity = Entity.objects.get(owner=alice, normalized_name="alice")
+    assert (first["id"], first["name"], first["type"]) == (str(entity.id), "Alice", "Person")
+    assert first["match_reasons"][0] == "exact_name" and first["score"] == 1.0
+    assert first["memory_count"] == 1 and first["aliases"] == []
+
+    prefix = ok(asgi_server, token, "resolve_entity", {"query": "Acme"})["entities"]
+    assert [(e["name"], e["type"], e["match_reasons"][0]) for e in prefix] == [
+        ("Acme Corp", "Organization", "prefix")
+    ]
+
+    question = ok(asgi_server, token, "resolve_entity", {"query": "Where does Alice live these days?"})
+    assert question["entities"][0]["name"] == "Alice"
+    assert "name_in_query" in question["entities"][0]["match_reasons"]
+
+    places = ok(asgi_server, token, "resolve_entity", {"query": "Berlin", "type": "Location"})["entities"]
+    assert [(e["name"], e["type"]) for e in places] == [("Berlin", "Location")]
+    assert ok(asgi_server, token, "resolve_entity", {"query": "Berlin", "type": "Person"})["entities"] == []
+
+    limited = ok(asgi_server, token, "resolve_entity", {"query": "Alice Acme Berlin", "limit": 2})
+    assert len(limited["entities"]) == 2
+    scores = [e["score"] for e in limited["entities"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def _relation_rows(owner: User, app: Any) -> dict[str, Any]:
+    """What the graph profile's `relate` writes for "Alice Martin lives_in Paris", then "... Berlin"."""
+    space = services.space_create_default(owner=owner)
+    moved = timezone.now() - timedelta(days=1)
+    start = moved - timedelta(days=30)
+
+    def entity(name: str, type_: str, aliases: list[str] | None = None) -> Entity:
+        return Entity.objects.create(
+            owner=owner,
+            space=space,
+            name=name,
+            normalized_name=name.casefold(),
+            type=type_,
+            aliases=aliases or [],
+        )
+
+    def source(content: str, at: datetime, **extra: Any) -> Source:
+        return Source.objects.create(
+            owner=owner,
+            space=space,
+            agent=app,
+            origin=Source.Origin.RELATE,
+            content=content,
+            content_hash=hashlib.sha256(content.encode()).hexdigest(),
+            claimant=f"agent:{app.pk}",
+            recorded_at=at,
+            **extra,
+        )
+
+    person = entity("Alice Martin", "Person", ["Ali"])
+    paris, berlin = entity("Paris", "Location"), entity("Berlin", "Location")
+    said_paris = source("Alice Martin lives_in Paris", start, purged_at=moved)
+    said_berlin = source("Alice Martin lives_in Berlin", moved)
+    new = Relation.objects.create(
+        owner=owner,
+        space=space,
+        subject=person,
+        object=berlin,
+        type="lives_in",
+        valid_from=moved,
+        recorded_at=moved,
+    )
+    old = Relation.objects.create(
+        owner=owner,
+        space=space,
+        subject=person,
+        object=paris,
+        type="lives_in",
+        valid_from=start,
+        valid_until=moved,
+        recorded_at=start,
+        superseded_at=moved,
+        superseded_by=new,
+    )
+    Evidence.objects.create(owner=owner, source=said_paris, relation=old, recorded_at=start)
+    Evidence.objects.create(owner=owner, source=said_berlin, relation=new, recorded_at=moved)
+    Evidence.objects.create(
+        owner=owner, source=said_berlin, relation=old, stance=Evidence.Stance.CONTRADICTS, recorded_at=moved
+    )
+    return {"person": person, "old": old, "new": new, "start": start, "moved": moved, "purged": said_paris}
+
+
+def test_relations_are_facts_with_clocks_and_their_sources_are_claims(asgi_server, alice):
+    token, app = rpc.oauth_token(alice, evidence_url(asgi_server), app_name="Graph Agent")
+    rows = _relation_rows(alice, app)
+
+    now = ok(asgi_server, token, "facts_context", {"query": "Alice Martin"})
+    assert [(f["fact_type"], f["content"]) for f in now["facts"]] == [
+        ("relation", "Alice Martin lives_in Berlin")
+    ]
+    fact = now["facts"][0]
+    assert fact["id"] == str(rows["new"].id) and fact["current"] is True
+    assert fact["relation"]["type"] == "lives_in"
+    assert fact["relation"]["subject"]["id"] == str(rows["person"].id)
+    assert fact["relation"]["object"]["name"] == "Berlin"
+    assert (fact["evidence_count"], fact["contradiction_count"], fact["kind"]) == (1, 0, None)
+
+    # By its alias, and at a time before the move: Paris, since contradicted.
+    then = ok(
+        asgi_server,
+        token,
+        "facts_context",
+        {"query": "Ali", "at": (rows["moved"] - timedelta(days=2)).isoformat()},
+    )
+    assert [f["content"] for f in then["facts"]] == ["Alice Martin lives_in Paris"]
+    assert then["facts"][0]["status"] == "superseded"
+    assert then["facts"][0]["clocks"]["superseded_by"] == str(rows["new"].id)
+    assert (then["facts"][0]["evidence_count"], then["facts"][0]["contradiction_count"]) == (1, 1)
+    # Before anything was recorded, the space held nothing.
+    empty = ok(
+        asgi_server,
+        token,
+        "facts_context",
+        {"query": "Ali", "at": (rows["start"] - timedelta(days=1)).isoformat()},
+    )
+    assert empty["facts"] == [] and empty["negative"]["code"] == "no_memories_in_space"
+
+    resolved = ok(asgi_server, token, "resolve_entity", {"query": "ali"})["entities"][0]
+    assert resolved["id"] == str(rows["person"].id) and resolved["aliases"] == ["Ali"]
+    assert resolved["match_reasons"][0] == "alias" and resolved["relation_count"] == 1
+
+    claims = ok(asgi_server, token, "claims_and_sources_context", {"query": "Alice Martin"})["claims"]
+    assert [c["origin"] for c in claims] == ["relate", "relate"]
+    moved, first = claims
+    assert moved["excerpt"] == "Alice Martin lives_in Berlin" and moved["excerpt_status"] == "full"
+    assert [f["id"] for f in moved["supports"]] == [str(rows["new"].id)]
+    assert [f["id"] for f in moved["contradicts"]] == [str(rows["old"].id)]
+    # A purged source never shows its content, though its testimony still counts.
+    assert first["source_id"] == str(rows["purged"].id)
+    assert first["excerpt"] == "" and first["excerpt_status"] == "purged"
+    assert [f["content"] for f in first["supports"]] == ["Alice Martin lives_in Paris"]
+    assert first["claimant"] | {"is_caller": None} == {
+        "kind": "agent",
+        "id": str(app.pk),
+        "name": "Graph Agent",
+        "label": "Graph Agent",
+        "is_caller": None,
+    }
+
+
+# === typed negatives ======================================================================
+
+
+@pytest.mark.parametrize("tool", EVIDENCE_TOOLS)
+def test_an_empty_space_answers_no_memories_in_space(asgi_server, bob, tool):
+    answer = ok(asgi_server, agent_token(bob, asgi_server, "New Agent"), tool, {"query": "green tea"})
+    assert items(answer) == []
+    assert answer["grain"] == GRAIN[tool]
+    assert answer["negative"]["code"] == "no_memories_in_space"
+    assert answer["negative"]["message"] and answer["negative"]["agent_action"]
+    assert answer["freshness"]["pending_jobs"] == 0 and answer["freshness"]["latest_recorded_at"] is None
+
+
+def test_saves_still_processing_answer_not_yet_processed(asgi_server, bob, no_worker_broker):
+    token = agent_token(bob, asgi_server, "Eager Agent")
+    caller = Caller(user=bob, scopes=ALL_SCOPES)
+    # Saved, but no worker listens on this broker: the job stays queued.
+    services.remember(caller=caller, content="I collect vintage typewriters.")
+    for tool in EVIDENCE_TOOLS:
+        answer = ok(asgi_server, token, tool, {"query": "typewriters"})
+        assert items(answer) == [], tool
+        assert answer["negative"]["code"] == "not_yet_processed", tool
+        assert answer["freshness"]["pending_jobs"] == 1, tool
+    # A view of the past cannot be changed by a save still processing.
+    past = (timezone.now() - timedelta(days=1)).isoformat()
+    answer = ok(asgi_server, token, "facts_context", {"query": "typewriters", "at": past})
+    assert answer["negative"]["code"] == "no_memories_in_space"
+    assert answer["freshness"]["pending_jobs"] == 1
+
+
+def test_a_pending_save_while_nothing_matched_is_not_yet_processed(asgi_server, bob, no_worker_broker):
+    token = agent_token(bob, asgi_server, "Eager Agent")
+    # Through the server, processed by its worker: a real memory in the space.
+    remember(asgi_server, token, "I love green tea.")
+    # Saved here, where no worker listens: it stays queued.
+    services.remember(caller=Caller(user=bob, scopes=ALL_SCOPES), content="I collect vintage typewriters.")
+    for tool in EVIDENCE_TOOLS:
+        answer = ok(asgi_server, token, tool, {"query": "typewriters"})
+        assert items(answer) == [] and answer["negative"]["code"] == "not_yet_processed", tool
+
+
+def test_forgotten_memories_answer_all_suppressed(asgi_server, alice):
+    token = agent_token(alice, asgi_server, "Tidy Agent")
+    remember(asgi_server, token, "I love green tea.")
+    tea = ok(asgi_server, token, "facts_context", {"query": "green tea"})["facts"][0]
+    forgotten = structured(call(evidence_url(asgi_server), token, "forget", {"memory_id": tea["id"]}))
+    assert forgotten["action"] == "suppressed"
+    # Every memory of the space is forgotten.
+    for tool in CONTEXT_TOOLS:
+        answer = ok(asgi_server, token, tool, {"query": "green tea"})
+        assert items(answer) == [] and answer["negative"]["code"] == "all_suppressed", tool
+
+    # Other memories exist, but the one that would match is forgotten.
+    remember(asgi_server, token, "My sister Alice lives in Berlin.")
+    for tool in CONTEXT_TOOLS:
+        answer = ok(asgi_server, token, tool, {"query": "green tea"})
+        assert items(answer) == [] and answer["negative"]["code"] == "all_suppressed", tool
+        assert "green tea" not in str(answer).lower()
+    # ...while an unrelated query is simply no match.
+    answer = ok(asgi_server, token, "facts_context", {"query": "xylophone submarine"})
+    assert answer["negative"]["code"] == "no_match"
+
+
+def test_forgotten_text_is_cut_out_of_a_claims_excerpt(asgi_server, alice):
+    token = agent_token(alice, asgi_server, "Diary Agent")
+    remember(
+        asgi_server,
+        token,
+        "user: I live in Lisbon.\nassistant: Nice city!\nuser: My bank PIN hint is the cat's birthday.",
+    )
+    pin = Memory.objects.get(owner=alice, content__contains="PIN")
+    forgotten = structured(call(evidence_url(asgi_server), token, "forget", {"memory_id": str(pin.id)}))
+    assert forgotten["action"] == "suppressed"
+    claims = ok(asgi_server, token, "claims_and_sources_context", {"query": "Lisbon"})["claims"]
+    assert len(claims) == 1
+    assert claims[0]["excerpt_status"] == "redacted"
+    assert "PIN" not in claims[0]["excerpt"] and "birthday" not in claims[0]["excerpt"]
+    assert claims[0]["excerpt"].startswith("user: I live in Lisbon.")
+    # The claim still lists the facts it supports, never the forgotten one.
+    supported = {f["content"] for f in claims[0]["supports"]}
+    assert "user: I live in Lisbon." in supported and not any("PIN" in text for text in supported)
+
+
+@pytest.mark.parametrize("tool", EVIDENCE_TOOLS)
+def test_nothing_matching_answers_no_match(asgi_server, alice, tool):
+    token = agent_token(alice, asgi_server, "Curious Agent")
+    remember(asgi_server, token, "My sister Alice lives in Berlin.")
+    answer = ok(asgi_server, token, tool, {"query": "xylophone submarine"})
+    assert items(answer) == []
+    assert answer["negative"]["code"] == "no_match"
+    assert answer["freshness"]["latest_recorded_at"] is None
+
+
+# === tenancy and scopes ===================================================================
+
+
+def test_an_outsider_sees_none_of_alices_facts_claims_or_entities(asgi_server, alice, charlie):
+    alices = agent_token(alice, asgi_server, "Alice's Agent")
+    remember(asgi_server, alices, "My sister Alice lives in Berlin.")
+    remember(asgi_server, alices, "I love green tea.")
+    assert ok(asgi_server, alices, "resolve_entity", {"query": "Alice"})["entities"]
+
+    for token in (agent_token(charlie, asgi_server, "Charlie's Agent"), rpc.pat_token(charlie)):
+        for tool in EVIDENCE_TOOLS:
+            for query in ("Alice", "Berlin", "green tea", "where does my sister live"):
+                answer = ok(asgi_server, token, tool, {"query": query})
+                assert items(answer) == [], (tool, query)
+                assert answer["negative"]["code"] == "no_memories_in_space"
+                assert "Berlin" not in str(answer) and "tea" not in str(answer)
+    # Charlie's own memory is his alone, and still no trace of Alice's.
+    charlies = agent_token(charlie, asgi_server, "Charlie's Agent")
+    remember(asgi_server, charlies, "I live in Berlin.")
+    facts = ok(asgi_server, charlies, "combined_context", {"query": "Berlin"})
+    assert [f["content"] for f in facts["facts"]] == ["I live in Berlin."]
+    assert [c["excerpt"] for c in facts["claims"]] == ["I live in Berlin."]
+    entities = ok(asgi_server, charlies, "resolve_entity", {"query": "Alice"})
+    assert entities["entities"] == [] and entities["negative"]["code"] == "no_match"
+
+
+@pytest.mark.parametrize("kind", ["oauth", "pat"])
+@pytest.mark.parametrize("tool", EVIDENCE_TOOLS)
+def test_a_write_only_token_gets_403_insufficient_scope(asgi_server, alice, kind, tool):
+    if kind == "oauth":
+        raw, _ = rpc.oauth_token(alice, evidence_url(asgi_server), scopes=(WRITE,))
+    else:
+        raw = rpc.pat_token(alice, scopes=(WRITE,))
+    body = rpc.tools_call(tool, {"query": "anything"})
+    headers = {**rpc.routing_headers(body, rpc.LEGACY), "Authorization": f"Bearer {raw}"}
+    response = httpx.post(evidence_url(asgi_server), json=body, headers=headers, timeout=60)
+    rpc.assert_clean(response)
+    assert response.status_code == 403, response.text
+    header = response.headers["www-authenticate"]
+    assert header.startswith('Bearer error="insufficient_scope"'), header
+    assert 'scope="memory:read memory:write"' in header
+    assert "/.well-known/oauth-protected-resource/mcp/evidence" in header
+
+
+def test_an_oauth_token_for_another_endpoint_is_refused(asgi_server, alice):
+    raw, _ = rpc.oauth_token(alice, f"{asgi_server.url}/mcp/graph")
+    body = rpc.tools_call("facts_context", {"query": "anything"})
+    headers = {**rpc.routing_headers(body, rpc.LEGACY), "Authorization": f"Bearer {raw}"}
+    response = httpx.post(evidence_url(asgi_server), json=body, headers=headers, timeout=60)
+    assert response.status_code == 401, response.text
+
+
+REJECTED: list[tuple[str, dict[str, Any], str]] = [
+    (tool, arguments, code)
+    for tool in CONTEXT_TOOLS
+    for arguments, code in (
+        ({"query": "tea", "k": 0}, "value_out_of_range"),
+        ({"query": "tea", "k": 51}, "value_out_of_range"),
+        ({"query": "tea", "k": "5"}, "wrong_type"),
+        ({"query": "tea", "k": 2.5}, "wrong_type"),
+        ({"query": "tea", "k": True}, "wrong_type"),
+        ({"query": "tea", "top_k": 5}, "unknown_field"),
+        ({"query": "tea", "at": "yesterday"}, "invalid_format"),
+        ({"query": "tea", "at": "2024-05-08T14:00:00"}, "invalid_format"),
+        ({"query": "tea", "at": 1715176800}, "wrong_type"),
+        ({"query": "   "}, "value_too_short"),
+        ({"query": ""}, "value_too_short"),
+        ({"query": "x" * 2001}, "value_too_long"),
+        ({"query": ["tea"]}, "wrong_type"),
+        ({"query": "tea\x00"}, "invalid_characters"),
+        ({}, "missing_field"),
+    )
+] + [
+    ("resolve_entity", {"query": "Alice", "limit": 0}, "value_out_of_range"),
+    ("resolve_entity", {"query": "Alice", "limit": 51}, "value_out_of_range"),
+    ("resolve_entity", {"query": "Alice", "limit": "3"}, "wrong_type"),
+    ("resolve_entity", {"query": "Alice", "type": "Planet"}, "invalid_value"),
+    ("resolve_entity", {"query": "Alice", "type": "person"}, "invalid_value"),
+    ("resolve_entity", {"query": "Alice", "k": 3}, "unknown_field"),
+    ("resolve_entity", {"query": "Alice", "at": "2024-05-08T14:00:00+00:00"}, "unknown_field"),
+    ("resolve_entity", {"query": " "}, "value_too_short"),
+    ("resolve_entity", {"query": "x" * 2001}, "value_too_long"),
+    ("resolve_entity", {"query": 42}, "wrong_type"),
+    ("resolve_entity", {}, "missing_field"),
+]
+
+
+def test_strict_schemas_reject_bad_arguments_and_store_nothing(asgi_server, alice):
+    token = agent_token(alice, asgi_server, "Sloppy Agent")
+    remember(asgi_server, token, "I love green tea.")
+    before = rpc.row_counts()
+
+    async def steps(session: ClientSession) -> list[tuple[str, dict[str, Any], str]]:
+        return [
+            (tool, arguments, error_code(await session.call_tool(tool, arguments)))
+            for tool, arguments, _ in REJECTED
+        ]
+
+    got = session_run(evidence_url(asgi_server), token, steps)
+    assert [code for _, _, code in got] == [code for _, _, code in REJECTED], [
+        (tool, arguments, code)
+        for (tool, arguments, code), expected in zip(got, REJECTED, strict=True)
+        if code != expected[2]
+    ]
+    assert rpc.row_counts() == before
+    assert Source.objects.filter(owner=alice).count() == 1
+
+
+def test_the_same_names_in_two_accounts_never_cross(asgi_server, alice, charlie):
+    # A name search in Charlie's space never returns Alice's rows, even for the same names.
+    alices = agent_token(alice, asgi_server, "Alice's Agent")
+    charlies = agent_token(charlie, asgi_server, "Charlie's Agent")
+    remember(asgi_server, alices, "My sister Alice lives in Berlin.")
+    remember(asgi_server, charlies, "My sister Alice lives in Rome.")
+    alice_ids = {str(e.id) for e in Entity.objects.filter(owner=alice)}
+    seen = ok(asgi_server, charlies, "resolve_entity", {"query": "Alice"})["entities"]
+    assert seen and not {e["id"] for e in seen} & alice_ids
+    facts = ok(asgi_server, charlies, "facts_context", {"query": "Alice"})["facts"]
+    assert [f["content"] for f in facts] == ["My sister Alice lives in Rome."]
+    alice_memories = set(Memory.objects.filter(owner=alice).values_list("id", flat=True))
+    assert not {uuid.UUID(f["id"]) for f in facts} & alice_memories
+    claims = ok(asgi_server, charlies, "claims_and_sources_context", {"query": "Alice"})["claims"]
+    assert [c["excerpt"] for c in claims] == ["My sister Alice lives in Rome."]
+    alice_sources = {str(s) for s in Source.objects.filter(owner=alice).values_list("id", flat=True)}
+    assert not {c["source_id"] for c in claims} & alice_sources

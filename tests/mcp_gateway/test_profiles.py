@@ -1,0 +1,232 @@
+"""Tool profiles: each its own MCP URL and OAuth resource, all rendered from the one registry.
+
+What holds for every profile: its discovery document names it exactly, a token minted for
+another profile's URL is refused there, `tools/list` is the core four then the profile's own
+tools in a stable order, tools of other profiles are unknown, and resources need memory:read.
+The tools themselves are tested per profile (test_graph_profile.py, test_evidence_profile.py,
+test_ingest_profile.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+from mcp import ClientSession
+
+from tests.helpers import READ, WRITE
+from tests.mcp_gateway import rpc, sdk
+from tests.mcp_gateway.oauth_browser import Browser
+from tests.mcp_gateway.rpc import LEGACY, PROTOCOLS
+from tests.mcp_gateway.test_python_client import MemoryStorage, _session_run, oauth_provider
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+CORE = ["recall", "answer", "remember", "forget"]
+# What the issue asks each profile to add, in the order it lists them.
+OWN = {
+    "core": [],
+    "graph": ["get_context", "list_entities", "relate", "switch_space"],
+    "evidence": ["resolve_entity", "facts_context", "claims_and_sources_context", "combined_context"],
+    "ingest": ["ingest", "pipeline_readiness"],
+}
+PATHS = {"core": "/mcp", "graph": "/mcp/graph", "evidence": "/mcp/evidence", "ingest": "/mcp/ingest"}
+GRAPH_RESOURCES = ["graph://entities", "graph://memories", "graph://relations", "graph://stats"]
+
+
+def _challenge(response: httpx.Response) -> dict[str, str]:
+    header = response.headers["www-authenticate"]
+    assert header.startswith("Bearer "), header
+    params = {}
+    for part in header[len("Bearer ") :].split(", "):
+        key, _, value = part.partition("=")
+        params[key] = value.strip('"')
+    return params
+
+
+def _post(url: str, token: str | None, body: Any, protocol: str = LEGACY) -> httpx.Response:
+    response = rpc.post(url, body, token=token, protocol=protocol)
+    rpc.assert_clean(response)
+    return response
+
+
+@pytest.mark.parametrize("profile", list(PATHS))
+def test_each_profile_has_its_own_discovery_document_and_challenge(asgi_server, profile):
+    url = asgi_server.url + PATHS[profile]
+    metadata_url = f"{asgi_server.url}/.well-known/oauth-protected-resource{PATHS[profile]}"
+    document = httpx.get(metadata_url, timeout=10)
+    assert document.status_code == 200, document.text
+    assert document.json()["resource"] == url
+    assert document.json()["authorization_servers"] == [asgi_server.url]
+    response = _post(url, None, rpc.tools_list())
+    assert response.status_code == 401
+    assert _challenge(response)["resource_metadata"] == metadata_url
+
+
+def test_an_unknown_profile_path_is_not_an_mcp_endpoint(asgi_server, alice):
+    token = rpc.pat_token(alice)
+    metadata = httpx.get(f"{asgi_server.url}/.well-known/oauth-protected-resource/mcp/nope", timeout=10)
+    assert metadata.status_code == 404
+    response = httpx.post(
+        f"{asgi_server.url}/mcp/nope",
+        json=rpc.tools_list(),
+        headers={"Authorization": f"Bearer {token}", "Accept": rpc.ACCEPT},
+        timeout=10,
+    )
+    assert response.status_code == 404
+    rpc.assert_clean(response)
+
+
+@pytest.mark.parametrize("profile", list(PATHS))
+def test_an_oauth_token_works_only_at_the_profile_it_was_minted_for(asgi_server, alice, profile):
+    raw, _ = rpc.oauth_token(alice, asgi_server.url + PATHS[profile])
+    for other, path in PATHS.items():
+        response = _post(asgi_server.url + path, raw, rpc.tools_list())
+        expected = 200 if other == profile else 401
+        assert response.status_code == expected, (profile, other, response.text)
+    # A personal access token is the user's own credential: every profile accepts it.
+    pat = rpc.pat_token(alice)
+    for path in PATHS.values():
+        assert _post(asgi_server.url + path, pat, rpc.tools_list()).status_code == 200
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_tools_list_is_the_core_four_then_the_profiles_own_in_a_stable_order(asgi_server, alice, protocol):
+    token = rpc.pat_token(alice, scopes=(READ,))
+    listed = {}
+    for profile, path in PATHS.items():
+        client = rpc.Rpc(asgi_server.url + path, token, protocol=protocol)
+        client.connect()
+        first = client.list_tools()
+        again = client.list_tools()
+        assert first == again, profile  # same names, schemas and order every time
+        listed[profile] = [tool["name"] for tool in first]
+        for tool in first:
+            schema = tool["inputSchema"]
+            assert schema["type"] == "object" and schema["additionalProperties"] is False, tool["name"]
+            assert "outputSchema" in tool, tool["name"]
+    for profile, names in listed.items():
+        assert names[:4] == CORE, (profile, names)
+        assert names[4:] == OWN[profile], (profile, names)
+
+
+@pytest.mark.parametrize("profile", ["core", "evidence", "ingest"])
+def test_a_tool_of_another_profile_is_unknown_here(asgi_server, alice, profile):
+    token = rpc.pat_token(alice)
+    before = rpc.row_counts()
+    for foreign in ("relate", "switch_space", "ingest", "facts_context"):
+        if foreign in OWN[profile]:
+            continue
+        response = _post(
+            asgi_server.url + PATHS[profile],
+            token,
+            rpc.tools_call(foreign, {"source": "a", "target": "b", "relation_type": "has"}),
+        )
+        assert response.status_code == 200, response.text
+        error = rpc.parse(response)["error"]
+        assert error["code"] == -32602 and foreign in error["message"], (profile, foreign, error)
+    assert rpc.row_counts() == before
+
+
+def test_only_the_graph_profile_lists_resources_and_reading_needs_memory_read(asgi_server, alice):
+    reader = rpc.pat_token(alice, scopes=(READ,))
+
+    async def resources(session: ClientSession) -> list[str]:
+        listed = await session.list_resources()
+        return [str(resource.uri) for resource in listed.resources]
+
+    assert sdk.session_run(asgi_server.url + "/mcp/graph", reader, resources) == GRAPH_RESOURCES
+    for profile in ("core", "evidence", "ingest"):
+        assert sdk.session_run(asgi_server.url + PATHS[profile], reader, resources) == [], profile
+
+    writer = rpc.pat_token(alice, scopes=(WRITE,))
+    for method, params in (("resources/list", None), ("resources/read", {"uri": "graph://stats"})):
+        response = _post(asgi_server.url + "/mcp/graph", writer, rpc.message(method, params))
+        assert response.status_code == 403, (method, response.text)
+        params_ = _challenge(response)
+        assert params_["error"] == "insufficient_scope" and "memory:read" in params_["scope"].split()
+
+
+def test_an_unknown_resource_is_a_resource_not_found_error(asgi_server, alice):
+    token = rpc.pat_token(alice, scopes=(READ,))
+
+    async def read(session: ClientSession) -> Any:
+        return await session.read_resource("graph://secrets")
+
+    error = sdk.mcp_error(asgi_server.url + "/mcp/graph", token, read)
+    assert error.error.code == -32002
+    # A graph resource is not offered at the core endpoint either.
+    error = sdk.mcp_error(
+        asgi_server.url + "/mcp", token, lambda session: session.read_resource("graph://stats")
+    )
+    assert error.error.code == -32002
+
+
+def test_a_client_signs_in_with_oauth_for_a_profile_url_and_gets_a_token_for_it(asgi_server, browser_user):
+    """The Python SDK's own discovery finds the graph profile's metadata, registers, asks for
+    the graph URL as its resource, and the token it gets works there and nowhere else."""
+    from oauth2_provider.models import get_access_token_model
+
+    browser = Browser(asgi_server.url, browser_user.email)
+    storage = MemoryStorage()
+    auth = oauth_provider(asgi_server.url, browser, "memory:read", storage, path="/mcp/graph")
+
+    async def steps(session: ClientSession) -> list[str]:
+        return [tool.name for tool in (await session.list_tools()).tools]
+
+    names = asyncio.run(_session_run(asgi_server.url, auth, steps, path="/mcp/graph"))
+    assert names == CORE + OWN["graph"]
+    assert storage.tokens is not None
+    access = get_access_token_model().objects.get(user=browser_user, application__name="Test Agent")
+    assert access.resource == [f"{asgi_server.url}/mcp/graph"]
+    raw = storage.tokens.access_token
+    assert _post(asgi_server.url + "/mcp/graph", raw, rpc.tools_list()).status_code == 200
+    assert _post(asgi_server.url + "/mcp", raw, rpc.tools_list()).status_code == 401
+
+
+def test_paris_then_berlin_by_relate_reads_as_berlin_now_and_paris_before(asgi_server, alice):
+    """The issue's example across two profiles: the graph writes, the evidence layer reads
+    the same facts back with their clocks, and the move is recorded as a contradiction."""
+    from datetime import UTC, datetime
+
+    token = rpc.pat_token(alice)
+    graph, evidence = asgi_server.url + "/mcp/graph", asgi_server.url + "/mcp/evidence"
+    paris = sdk.structured(
+        sdk.call(
+            graph, token, "relate", {"source": "Mara Lind", "target": "Paris", "relation_type": "lives_in"}
+        )
+    )
+    between = datetime.now(UTC).isoformat()
+    berlin = sdk.structured(
+        sdk.call(
+            graph, token, "relate", {"source": "Mara Lind", "target": "Berlin", "relation_type": "lives_in"}
+        )
+    )
+    assert berlin["superseded"] == [paris["relation"]["id"]]
+
+    context = sdk.structured(sdk.call(graph, token, "get_context", {"entity_name": "mara lind"}))
+    current = [r["object"]["name"] for r in context["relations"] if r["type"] == "lives_in" and r["current"]]
+    assert current == ["Berlin"]
+
+    def lives_in(facts: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {
+            f["relation"]["object"]["name"]: f
+            for f in facts
+            if f["fact_type"] == "relation" and f["relation"]["type"] == "lives_in"
+        }
+
+    now = lives_in(
+        sdk.structured(sdk.call(evidence, token, "facts_context", {"query": "Where does Mara Lind live?"}))[
+            "facts"
+        ]
+    )
+    assert set(now) == {"Berlin"}
+    then = sdk.structured(
+        sdk.call(evidence, token, "facts_context", {"query": "Where does Mara Lind live?", "at": between})
+    )
+    assert then["validity"]["view"] == "as_of"
+    earlier = lives_in(then["facts"])
+    assert set(earlier) == {"Paris"}
+    assert earlier["Paris"]["contradiction_count"] == 1 and earlier["Paris"]["evidence_count"] == 1

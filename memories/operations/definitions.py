@@ -7,8 +7,8 @@ from typing import Any
 from accounts.caller import SCOPE_WRITE, Caller
 from memories import services
 from memories.operations.registry import EVERY_PROFILE, Operation, register
+from memories.operations.schemas import UUID
 
-UUID = {"type": "string", "format": "uuid"}
 REASON_CODES = ["duplicate", "incorrect", "private", "outdated", "other"]
 
 ERROR_SCHEMA = {

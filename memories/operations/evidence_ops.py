@@ -22,8 +22,9 @@ from memories import evidence as selectors
 from memories import services
 from memories.api.representations import iso
 from memories.models import Entity, Memory
-from memories.operations.recall_ops import AT, UUID
+from memories.operations.recall_ops import AT
 from memories.operations.registry import Operation, register
+from memories.operations.schemas import UUID, clocks_schema
 
 PROFILES = ("evidence",)
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
@@ -129,21 +130,7 @@ FACT_SCHEMA: dict[str, Any] = {
             "properties": {"type": {"type": "string"}, "subject": ENTITY_REF, "object": ENTITY_REF},
         },
         "entities": {"type": "array", "items": ENTITY_REF},
-        "clocks": {
-            "type": "object",
-            "properties": {
-                name: NULLABLE_STRING
-                for name in (
-                    "occurred_at",
-                    "valid_from",
-                    "valid_until",
-                    "due_at",
-                    "recorded_at",
-                    "superseded_at",
-                    "superseded_by",
-                )
-            },
-        },
+        "clocks": clocks_schema(),
         "status": {"type": "string", "enum": ["current", "superseded", "expired"]},
         "current": {"type": "boolean", "description": "Whether it still holds now."},
         "evidence_count": {

@@ -13,13 +13,12 @@ from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
 from memories import graph_selectors, graph_services, services
 from memories.models import Entity, Relation
 from memories.operations.registry import Operation, ResourceDef, ResourceReader, register, register_resource
+from memories.operations.schemas import UUID, clocks_schema
 
 PROFILES = ("graph",)
 ENTITY_TYPES = list(Entity.Type.values)
 RELATION_TYPES = list(Relation.Type.values)
 
-UUID = {"type": "string", "format": "uuid"}
-TIME = {"type": ["string", "null"]}
 ENTITY_NAME = {
     "type": "string",
     "minLength": 1,
@@ -71,21 +70,7 @@ MEMORY: dict[str, Any] = {
         "kind": {"type": "string", "enum": ["fact", "episode", "foresight"]},
         "category": {"type": ["string", "null"]},
         "status": {"type": "string"},
-        "clocks": {
-            "type": "object",
-            "properties": {
-                name: TIME
-                for name in (
-                    "occurred_at",
-                    "valid_from",
-                    "valid_until",
-                    "due_at",
-                    "recorded_at",
-                    "superseded_at",
-                    "superseded_by",
-                )
-            },
-        },
+        "clocks": clocks_schema(),
         "evidence_count": {"type": "integer", "minimum": 0},
         "contradiction_count": {"type": "integer", "minimum": 0},
         "entities": {"type": "array", "items": ENTITY_REF},
@@ -114,13 +99,9 @@ RELATION: dict[str, Any] = {
         "direction": {"type": "string", "enum": ["outgoing", "incoming"]},
         "other": ENTITY_REF,
         "current": {"type": "boolean", "description": "Holds now: not superseded, not past valid_until."},
-        "clocks": {
-            "type": "object",
-            "properties": {
-                name: TIME
-                for name in ("valid_from", "valid_until", "recorded_at", "superseded_at", "superseded_by")
-            },
-        },
+        "clocks": clocks_schema(
+            ("valid_from", "valid_until", "recorded_at", "superseded_at", "superseded_by")
+        ),
         "evidence_count": {
             "type": "integer",
             "minimum": 0,

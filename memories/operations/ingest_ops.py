@@ -38,10 +38,9 @@ from memories.api.representations import iso
 from memories.errors import AppError
 from memories.models import Job, Source, Space
 from memories.operations.registry import Operation, register
+from memories.operations.schemas import NULLABLE_TIME, UUID
 
-UUID = {"type": "string", "format": "uuid"}
 NULLABLE_UUID = {"type": ["string", "null"], "format": "uuid"}
-NULLABLE_TIME = {"type": ["string", "null"]}
 TEXT_MIMES = ["text/plain", "text/markdown", "text/html"]
 PDF = "application/pdf"
 MIMES = [*TEXT_MIMES, PDF]

@@ -15,8 +15,8 @@ from memories import answering, retrieval, services
 from memories.api.representations import iso, memory_dict
 from memories.models import Space
 from memories.operations.registry import EVERY_PROFILE, Operation, register
+from memories.operations.schemas import UUID, clocks_schema
 
-UUID = {"type": "string", "format": "uuid"}
 KINDS = ["fact", "episode", "foresight"]
 AT = {
     "type": "string",
@@ -32,7 +32,6 @@ AGENT_ID = {
     "description": "Legacy, ignored: the calling agent is known from its token and cannot be overridden.",
 }
 
-NULLABLE_TIME = {"type": ["string", "null"]}
 MEMORY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": [
@@ -59,21 +58,7 @@ MEMORY_SCHEMA: dict[str, Any] = {
                 "properties": {"id": UUID, "name": {"type": "string"}, "type": {"type": "string"}},
             },
         },
-        "clocks": {
-            "type": "object",
-            "properties": {
-                name: NULLABLE_TIME
-                for name in (
-                    "occurred_at",
-                    "valid_from",
-                    "valid_until",
-                    "due_at",
-                    "recorded_at",
-                    "superseded_at",
-                    "superseded_by",
-                )
-            },
-        },
+        "clocks": clocks_schema(),
         "score": {"type": "number", "description": "Ranking score; compare only within one response."},
         "similarity": {"type": "number", "description": "Cosine similarity of the memory to the query."},
         "pinned": {"type": "boolean"},

@@ -455,6 +455,14 @@ def document_ingest(
             details={"fields": ["source_kind", "source_ref"]},
             agent_action="send both source_kind and source_ref, or neither",
         )
+    if versioning_mode == Source.VersioningMode.LIVING and not source_ref:
+        # What names the document across versions; without it there is no next version.
+        raise errors.AppError(
+            "source_ref_required",
+            "A living document needs source_kind and source_ref: they name it across versions.",
+            details={"fields": ["source_kind", "source_ref"]},
+            agent_action="send source_kind and source_ref (e.g. 'gdrive' and the file id), or use snapshot",
+        )
     digest = content_hash(data)
     # A filename is the client's text: keep it printable (PostgreSQL refuses NUL).
     filename = "".join(ch for ch in filename if ch.isprintable()).strip() or "document"

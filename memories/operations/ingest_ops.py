@@ -187,13 +187,6 @@ def _ingest(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     data, mime = _document(args)
     source_kind = args.get("source_kind", "")
     source_ref = args.get("source_ref", "")
-    if args["versioning_mode"] == Source.VersioningMode.LIVING and not (source_kind or source_ref):
-        raise AppError(
-            "source_ref_required",
-            "A living document needs source_kind and source_ref: they name it across versions.",
-            details={"fields": ["source_kind", "source_ref"]},
-            agent_action="send source_kind and source_ref (e.g. 'gdrive' and the file id), or use snapshot",
-        )
     title = args.get("title", "")
     source, job, created = services.document_ingest(
         caller=caller,

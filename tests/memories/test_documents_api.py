@@ -66,6 +66,7 @@ class TestUpload:
             ("broken.pdf", b"%PDF-1.4 garbage", {}, "document_unreadable", 422),
             ("a.txt", b"hello", {"source_kind": "drive"}, "source_ref_incomplete", 400),
             ("a.txt", b"hello", {"versioning_mode": "sometimes"}, "invalid_value", 400),
+            ("a.txt", b"hello", {"versioning_mode": "living"}, "source_ref_required", 400),
             ("a.txt", b"hello", {"colour": "blue"}, "unknown_field", 400),
         ],
     )

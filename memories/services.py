@@ -504,7 +504,8 @@ def document_ingest(
             content=document.text,
             content_hash=digest,
             claimant=document_claimant(source_kind=source_kind, source_ref=source_ref, digest=digest),
-            title=title.strip()[:300],
+            # The caller's title, else the document's own (PDF metadata, HTML <title>, a Markdown H1).
+            title=(title.strip() or document.title)[:300],
             filename=filename[:255],
             media_type=document.media_type,
             size_bytes=len(data),

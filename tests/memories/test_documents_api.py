@@ -31,6 +31,7 @@ class TestUpload:
         assert "Lisbon" in contents and "standup" in contents
         source = Source.objects.get(id=body["source"]["id"])
         assert source.origin == "document" and source.media_type == "text/markdown"
+        assert source.title == "Team handbook"  # no title was sent: the document's own H1
 
     def test_the_same_bytes_again_is_a_no_op_that_says_so(self, alice):
         client = pat_client(alice)

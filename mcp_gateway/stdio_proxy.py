@@ -186,8 +186,10 @@ def tool_of(operation: JsonObject) -> JsonObject:
         "description": operation.get("description", ""),
         "inputSchema": operation.get("input_schema") or {"type": "object"},
     }
-    if operation.get("output_schema"):
-        tool["outputSchema"] = operation["output_schema"]
+    # The server's MCP rendering (result or error object) when it gives one, as /mcp shows it.
+    output_schema = operation.get("mcp_output_schema") or operation.get("output_schema")
+    if output_schema:
+        tool["outputSchema"] = output_schema
     if operation.get("annotations"):
         tool["annotations"] = operation["annotations"]
     return tool

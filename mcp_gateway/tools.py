@@ -31,7 +31,7 @@ def tool_definitions(profile: str = "core") -> list[types.Tool]:
             name=op.name,
             description=op.description,
             input_schema=op.input_schema,
-            output_schema=op.output_schema,
+            output_schema=op.describe()["mcp_output_schema"],
             annotations=types.ToolAnnotations(**op.annotations) if op.annotations else None,
         )
         for op in registry.operations(profile)

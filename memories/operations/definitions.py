@@ -11,18 +11,6 @@ from memories.operations.schemas import UUID
 
 REASON_CODES = ["duplicate", "incorrect", "private", "outdated", "other"]
 
-ERROR_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "code": {"type": "string"},
-        "message": {"type": "string"},
-        "retryable": {"type": "boolean"},
-        "agent_action": {"type": "string"},
-        "request_id": {"type": "string"},
-    },
-    "required": ["code", "message", "retryable", "agent_action"],
-}
-
 
 def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     job = services.remember(caller=caller, content=args["content"], session_id=args.get("session_id"))

@@ -14,6 +14,7 @@ from typing import Any
 from accounts.authentication import require_scope
 from accounts.caller import Caller
 from memories.errors import AppError
+from memories.operations.schemas import result_or_error
 from memories.operations.validation import check_schema, validate_arguments
 
 Handler = Callable[[Caller, dict[str, Any]], dict[str, Any]]
@@ -84,6 +85,8 @@ class Operation:
             "description": self.description,
             "input_schema": self.input_schema,
             "output_schema": self.output_schema,
+            # What MCP clients are shown: the result, or the error object of an isError result.
+            "mcp_output_schema": result_or_error(self.output_schema),
             "scope": self.scope,
             "profiles": list(self.profiles),
             "annotations": self.annotations,

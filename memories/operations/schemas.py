@@ -22,3 +22,29 @@ MEMORY_CLOCKS = (
 def clocks_schema(names: tuple[str, ...] = MEMORY_CLOCKS) -> dict[str, Any]:
     """The output schema of a `clocks` object: each named clock a datetime (or id) or null."""
     return {"type": "object", "properties": {name: NULLABLE_TIME for name in names}}
+
+
+# The error object every failure carries (memories.errors.AppError.as_dict).
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string"},
+        "message": {"type": "string"},
+        "retryable": {"type": "boolean"},
+        "agent_action": {"type": "string"},
+        "request_id": {"type": "string"},
+        "details": {"type": "object"},
+    },
+    "required": ["code", "message", "retryable", "agent_action"],
+}
+
+
+def result_or_error(output_schema: dict[str, Any]) -> dict[str, Any]:
+    """An MCP tool's output schema: its result, or the error object of an `isError` result.
+
+    The MCP TypeScript SDK (1.x, typescript-sdk#1943) validates `structuredContent` against the
+    output schema even on `isError` results and throws, so an agent built on it would see a
+    schema complaint instead of our error and its `agent_action`. Declaring both keeps every
+    client's view of a failure the one error shape.
+    """
+    return {"type": "object", "anyOf": [output_schema, ERROR_SCHEMA]}

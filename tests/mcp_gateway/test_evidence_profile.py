@@ -105,7 +105,8 @@ def test_it_lists_the_four_evidence_tools_after_the_core_ones_with_strict_schema
             assert tool.input_schema["additionalProperties"] is False
             assert tool.input_schema["required"] == ["query"]
             assert tool.output_schema is not None
-            assert set(tool.output_schema["required"]) >= ENVELOPE | set(ITEMS[tool.name])
+            result_schema = tool.output_schema["anyOf"][0]  # [the result, the error object]
+            assert set(result_schema["required"]) >= ENVELOPE | set(ITEMS[tool.name])
             assert tool.annotations is not None and tool.annotations.read_only_hint is True
     # The default endpoint keeps its four tools.
     core = session_run(f"{asgi_server.url}/mcp", token, steps)

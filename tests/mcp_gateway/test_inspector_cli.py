@@ -86,7 +86,7 @@ def test_the_inspector_cli_lists_tools_and_calls_recall_with_a_pat(asgi_server, 
     assert [t["name"] for t in listed["tools"]] == [op.name for op in core]
     for tool, op in zip(listed["tools"], core, strict=True):
         assert tool["inputSchema"] == op.input_schema
-        assert tool["outputSchema"] == op.output_schema
+        assert tool["outputSchema"] == op.describe()["mcp_output_schema"]
 
     called = _result(
         inspector(

@@ -314,7 +314,7 @@ def test_a_successful_result_carries_structured_content_and_the_same_json_in_one
 
 def test_tools_list_is_the_registry_exactly_in_a_stable_order(asgi_server, token):
     expected = [
-        {"name": op.name, "inputSchema": op.input_schema, "outputSchema": op.output_schema}
+        {"name": op.name, "inputSchema": op.input_schema, "outputSchema": op.describe()["mcp_output_schema"]}
         for op in registry.operations("core")
     ]
     expected = json.loads(json.dumps(expected))

@@ -732,7 +732,7 @@ class TestAgainstARunningService:
         for tool, op in zip(tools, core, strict=True):
             assert tool["description"] == op["description"]
             assert tool["inputSchema"] == op["input_schema"]
-            assert tool["outputSchema"] == op["output_schema"]
+            assert tool["outputSchema"] == op["mcp_output_schema"]
             assert tool["annotations"] == op["annotations"]
             assert tool["inputSchema"]["additionalProperties"] is False
 

@@ -169,7 +169,7 @@ def test_the_typescript_sdk_registers_authorizes_lists_tools_and_recalls(asgi_se
     assert [t["name"] for t in listed] == [op.name for op in core]
     for tool, op in zip(listed, core, strict=True):
         assert tool["inputSchema"] == op.input_schema
-        assert tool["outputSchema"] == op.output_schema
+        assert tool["outputSchema"] == op.describe()["mcp_output_schema"]
 
     # recall: a successful result whose structured output fits the registry's schema,
     # mirrored in one text block, and which finds the saved memory.

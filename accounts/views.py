@@ -44,5 +44,26 @@ class ConsentView(oauth_views.AuthorizationView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         if self.request.user.is_authenticated:
-            context["space"] = space_default(owner=self.request.user)
+            context["space"] = self._space(context.get("application"))
+        context["profile"] = self._profile()
         return context
+
+    def _space(self, application: Any) -> Any:
+        """The space the app will use: the one this app's grant switched to, else the default."""
+        from memories.models import Space
+        from memories.selectors import grant_space_id
+
+        user = self.request.user
+        if application is not None:
+            chosen = grant_space_id(user=user, application_id=application.pk)
+            if chosen is not None:
+                return Space.objects.filter(owner=user, id=chosen).first()
+        return space_default(owner=user)
+
+    def _profile(self) -> Any:
+        """The MCP tool profile the token is for (its `resource`), so the person sees what they allow."""
+        from mcp_gateway.auth import resource_url
+        from memories.operations.registry import PROFILES
+
+        resource = (self.request.GET.get("resource") or self.request.POST.get("resource") or "").rstrip("/")
+        return next((p for p in PROFILES.values() if resource_url(p.path) == resource), None)

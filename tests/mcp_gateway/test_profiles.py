@@ -20,7 +20,7 @@ from tests.helpers import READ, WRITE
 from tests.mcp_gateway import rpc, sdk
 from tests.mcp_gateway.oauth_browser import Browser
 from tests.mcp_gateway.rpc import LEGACY, PROTOCOLS
-from tests.mcp_gateway.test_python_client import MemoryStorage, _session_run, oauth_provider
+from tests.mcp_gateway.test_python_client import REDIRECT_URI, MemoryStorage, _session_run, oauth_provider
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -184,6 +184,32 @@ def test_a_client_signs_in_with_oauth_for_a_profile_url_and_gets_a_token_for_it(
     raw = storage.tokens.access_token
     assert _post(asgi_server.url + "/mcp/graph", raw, rpc.tools_list()).status_code == 200
     assert _post(asgi_server.url + "/mcp", raw, rpc.tools_list()).status_code == 401
+    # The person saw which tools they were connecting, and the space the app would use.
+    assert "Memory graph" in browser.consent_pages[0] and "Personal" in browser.consent_pages[0]
+
+    # After the app switched its space, asking again names that space on the consent page.
+    from urllib.parse import urlencode
+
+    from memories.services import space_create
+
+    work = space_create(owner=browser_user, name="Work")
+    switched = sdk.call(asgi_server.url + "/mcp/graph", raw, "switch_space", {"space_id": str(work.id)})
+    assert sdk.structured(switched)["current"]["name"] == "Work"
+    assert storage.client is not None
+    query = {
+        "response_type": "code",
+        "client_id": storage.client.client_id,
+        "redirect_uri": REDIRECT_URI,
+        "scope": "memory:read",
+        "state": "again",
+        "approval_prompt": "force",  # the same scopes again would be approved without asking
+        "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        "code_challenge_method": "S256",
+        "resource": f"{asgi_server.url}/mcp/graph",
+    }
+    browser.authorize(f"{asgi_server.url}/o/authorize/?{urlencode(query)}")
+    again = browser.consent_pages[-1]
+    assert len(browser.consent_pages) == 2 and "<strong>Work</strong>" in again and "Memory graph" in again
 
 
 def test_paris_then_berlin_by_relate_reads_as_berlin_now_and_paris_before(asgi_server, alice):

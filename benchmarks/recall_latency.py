@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import random
 import statistics
 import sys
@@ -36,6 +35,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._service import use_service_database
 from benchmarks.locomo import percentile, service_with_data_dir
 
 
@@ -239,7 +239,7 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
                      occurred if base.kind == "episode" else None,
                      occurred if base.kind == "fact" else None,
                      occurred + timedelta(days=20) if base.kind == "foresight" else None,
-                     moment, superseded)
+                     moment, superseded, "")
                 )  # fmt: skip
                 for name, kind in base.entities:
                     key = (normalize_entity_name(name), kind)
@@ -249,12 +249,12 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
             with cursor.cursor.copy(
                 "COPY memories_source (id, owner_id, space_id, origin, content, content_hash, session_id,"
                 " source_kind, source_ref, version, versioning_mode, filename, media_type, size_bytes,"
-                " refers_to, recorded_at) FROM STDIN"
+                " refers_to, recorded_at, claimant, source_text, title) FROM STDIN"
             ) as copy:
                 for source_id, content, session, saved_at in sources:
                     copy.write_row(
                         (source_id, user.pk, space.pk, "rest", content, "-", session, "", "", 1, "snapshot",
-                         "", "", len(content), saved_at, saved_at)
+                         "", "", len(content), saved_at, saved_at, "user", "", "")
                     )  # fmt: skip
             with cursor.cursor.copy(
                 "COPY memories_entity (id, owner_id, space_id, name, normalized_name, type, aliases,"
@@ -268,8 +268,8 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
             with cursor.cursor.copy(
                 "COPY memories_memory (id, owner_id, space_id, source_id, session_id, kind, content,"
                 " fingerprint, slot, slot_value, tags, embedding, confidence, pinned, status,"
-                " suppressed_reason, occurred_at, valid_from, due_at, recorded_at, superseded_at)"
-                " FROM STDIN"
+                " suppressed_reason, occurred_at, valid_from, due_at, recorded_at, superseded_at,"
+                " category) FROM STDIN"
             ) as copy:
                 for row in memories:
                     copy.write_row(row)
@@ -331,12 +331,7 @@ def main() -> None:
         if args.keep:
             print(f"data folder (kept): {data_dir}")
         # This process talks to the service's own embedded database for the bulk load only.
-        os.environ["DEEPRECALL_VAR_DIR"] = str(data_dir)
-        os.environ.pop("DATABASE_URL", None)
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-        import django
-
-        django.setup()
+        use_service_database(data_dir)
         from django.db import connection
 
         from accounts.services import user_sign_up

@@ -64,31 +64,28 @@ def _memory_facts(
     return facts
 
 
-def _relation_facts(
-    *,
-    owner: User,
-    space: Space,
-    vector: Sequence[float],
-    pool: int,
-    at: datetime | None,
-    now: datetime,
-    entity_ids: set[uuid.UUID],
-) -> list[Fact]:
+def _relations_of(
+    *, owner: User, space: Space, pool: int, at: datetime | None, now: datetime, entity_ids: set[uuid.UUID]
+) -> list[Relation]:
+    """The relations (held at `at`, or now) of the entities the query names, newest first."""
     if not entity_ids:
         return []
-    relations = list(
+    return list(
         Relation.objects.filter(owner=owner, space=space)
         .filter(Q(subject_id__in=entity_ids) | Q(object_id__in=entity_ids))
         .filter(_clock_q(at, now=now, stated_start=True))
         .select_related("subject", "object")
         .order_by("-recorded_at", "id")[:pool]
     )
-    if not relations:
-        return []
-    # Relations have no stored embedding; their one-line sentences are embedded here so that they
-    # rank against memories by the same measure (cosine to the query).
-    sentences = [f"{r.subject.name} {r.type.replace('_', ' ')} {r.object.name}" for r in relations]
-    vectors = embeddings.embed(sentences)
+
+
+def _relation_sentence(relation: Relation) -> str:
+    return f"{relation.subject.name} {relation.type.replace('_', ' ')} {relation.object.name}"
+
+
+def _relation_facts(
+    relations: list[Relation], vector: Sequence[float], vectors: Sequence[Sequence[float]]
+) -> list[Fact]:
     facts = [Fact(relation=r, relevance=_cosine(vector, v)) for r, v in zip(relations, vectors, strict=True)]
     return sorted(facts, key=lambda f: -f.relevance)
 
@@ -135,16 +132,16 @@ def _matching_facts(
     *, owner: User, space: Space, query: str, pool: int, at: datetime | None, now: datetime
 ) -> tuple[list[Fact], Sequence[float], bool]:
     """(facts best first, the query's vector, whether a forgotten entity matched by name)."""
-    vector = embeddings.embed([query])[0]
     visible, hidden = _entity_matches(owner=owner, space=space, query=query)
     entity_ids = {m.entity.id for m in visible if m.score >= RELATION_ENTITY_MIN_SCORE}
+    relations = _relations_of(owner=owner, space=space, pool=pool, at=at, now=now, entity_ids=entity_ids)
+    # Relations have no stored embedding: their one-line sentences are embedded with the query, in
+    # one batch (one model call rather than two), so they rank against memories by the same cosine.
+    vector, *relation_vectors = embeddings.embed([query, *(_relation_sentence(r) for r in relations)])
     memories = _memory_facts(
         owner=owner, space=space, query=query, vector=vector, pool=pool, at=at, entity_ids=entity_ids
     )
-    relations = _relation_facts(
-        owner=owner, space=space, vector=vector, pool=pool, at=at, now=now, entity_ids=entity_ids
-    )
-    return _merge(memories, relations), vector, bool(hidden)
+    return _merge(memories, _relation_facts(relations, vector, relation_vectors)), vector, bool(hidden)
 
 
 def fact_search(

@@ -117,6 +117,7 @@ def _memory(memory: Memory) -> dict[str, Any]:
         "id": str(memory.id),
         "space_id": str(memory.space_id),
         "kind": memory.kind,
+        "category": memory.category or None,
         "content": memory.content,
         "tags": list(memory.tags),
         "entity_ids": sorted(str(entity.id) for entity in memory.entities.all()),

@@ -54,6 +54,26 @@ class TestStatedFields:
         oatly = memory.entities.get(normalized_name="oatly")
         assert oatly.type == "Organization" and oatly.owner == alice and oatly.space_id == memory.space_id
 
+    def test_the_export_carries_what_the_saver_stated(self, alice):
+        import json
+
+        client = pat_client(alice)
+        job = _save(
+            client,
+            content="Maya prefers oat milk in her flat white.",
+            category="preference",
+            source_text="Maya: no cow's milk for me, oat please",
+        )
+        response = client.get("/api/v1/export")
+        records = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+        (memory,) = [r for r in records if r["type"] == "memory" and r["id"] == job["memories"][0]["id"]]
+        assert memory["category"] == "preference"
+        (source,) = [
+            r for r in records if r["type"] == "source" and r["id"] == memory["provenance"]["source_id"]
+        ]
+        assert source["source_text"] == "Maya: no cow's milk for me, oat please"
+        assert source["claimant"].startswith("token:")
+
     def test_without_them_a_memory_has_no_category_and_the_default_confidence(self, alice):
         job = _save(pat_client(alice), content="The bakery on Rua Augusta opens at seven.")
         (shown,) = job["memories"]

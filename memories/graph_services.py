@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.caller import Caller
+from accounts.models import User
 from memories import errors, graph_selectors, services
 from memories.errors import AppError
 from memories.ingest import normalize_entity_name
@@ -296,3 +297,73 @@ def grant_space_switch(*, caller: Caller, space_id: Any, request_id: str = "") -
         request_id=request_id,
     )
     return SpaceSwitch(previous=previous, current=space)
+
+
+# --- hard delete of a relation --------------------------------------------------------------
+
+RELATION_NOT_FOUND = "relation_not_found"
+
+
+@transaction.atomic
+def relation_hard_delete(
+    *,
+    owner: User,
+    relation_id: Any,
+    reason: str = "other",
+    actor_user: User | None = None,
+    actor_agent_id: int | None = None,
+    request_id: str = "",
+) -> dict[str, Any]:
+    """Permanently remove a relation and the claims that asserted it; return the purge receipt.
+
+    The `relate` sources that supported it go entirely, even when they also contradicted an older
+    relation: their text is the deleted statement, so keeping them would keep its words. Entities
+    nothing mentions any more go too. A relation it had superseded stays superseded (history is
+    not rewritten by a delete; the same rule as for memories).
+    """
+    relation = Relation.objects.select_for_update().filter(owner=owner, id=relation_id).first()
+    if relation is None:
+        raise AppError(
+            RELATION_NOT_FOUND,
+            "No relation with this id exists in your account.",
+            http_status=404,
+            agent_action="look the relation up again (get_context) and use its id",
+        )
+    evidence = Evidence.objects.filter(owner=owner, relation=relation)
+    evidence_count = evidence.count()
+    # Read now: deleting the relation cascades the evidence this is found through.
+    claim_ids = list(evidence.filter(stance=Evidence.Stance.SUPPORTS).values_list("source_id", flat=True))
+    claims = Source.objects.filter(owner=owner, origin=Source.Origin.RELATE, id__in=claim_ids)
+    entity_ids = {relation.subject_id, relation.object_id}
+    relation.delete()  # cascades its evidence
+    # delete() counts cascaded rows too; the per-model count is the sources'.
+    _, deleted = claims.delete()
+    orphaned = list(
+        Entity.objects.filter(owner=owner, id__in=entity_ids, memories__isnull=True)
+        .exclude(id__in=Relation.objects.filter(owner=owner).values("subject_id"))
+        .exclude(id__in=Relation.objects.filter(owner=owner).values("object_id"))
+        .values_list("id", flat=True)
+    )
+    Entity.objects.filter(id__in=orphaned).delete()
+    purged = {
+        "relations": 1,
+        "evidence": evidence_count,
+        "sources_deleted": deleted.get(Source._meta.label, 0),
+        "entities_deleted": len(orphaned),
+    }
+    event = services.audit_record(
+        owner=owner,
+        actor_user=actor_user,
+        actor_agent_id=actor_agent_id,
+        action=AuditEvent.Action.HARD_DELETED,
+        target_id=relation_id,
+        target_type="relation",
+        detail={"reason": reason[:50], "purged": purged},
+        request_id=request_id,
+    )
+    return {
+        "relation_id": str(relation_id),
+        "purged": purged,
+        "audit_event_id": str(event.id),
+        "purged_at": event.created_at.isoformat(),
+    }

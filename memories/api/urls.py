@@ -27,6 +27,7 @@ urlpatterns = [
         write_views.MemoryRestoreView.as_view(),
         name="api-memory-restore",
     ),
+    path("v1/relations/<uuid:relation_id>", write_views.RelationItemView.as_view(), name="api-relation"),
     path("v1/documents", write_views.DocumentUploadView.as_view(), name="api-documents"),
     path("v1/jobs", read_views.JobListView.as_view(), name="api-jobs"),
     path("v1/jobs/<uuid:job_id>", read_views.JobDetailView.as_view(), name="api-job"),

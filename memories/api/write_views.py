@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE
-from memories import read_selectors, services
+from memories import graph_services, read_selectors, services
 from memories.api import read_views
 from memories.api.base import ApiView, request_id_of
 from memories.api.representations import job_dict, memory_dict
@@ -166,6 +166,23 @@ class MemoryItemView(read_views.MemoryDetailView):
         receipt = services.memory_hard_delete(
             owner=caller.user,
             memory_id=memory_id,
+            reason=reason,
+            actor_user=caller.user,
+            actor_agent_id=caller.agent_id,
+            request_id=request_id_of(request),
+        )
+        return Response({"action": "hard_deleted", "receipt": receipt})
+
+
+class RelationItemView(ApiView):
+    def delete(self, request: Request, relation_id: Any) -> Response:
+        """Hard delete of a relation (and the claims that asserted it), with a purge receipt."""
+        caller = self.caller(request, SCOPE_WRITE)
+        reason = request.query_params.get("reason_code", "other")
+        validate_arguments(SUPPRESS_SCHEMA, {"reason_code": reason})
+        receipt = graph_services.relation_hard_delete(
+            owner=caller.user,
+            relation_id=relation_id,
             reason=reason,
             actor_user=caller.user,
             actor_agent_id=caller.agent_id,

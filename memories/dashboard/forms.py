@@ -223,6 +223,10 @@ class HardDeleteForm(DashboardForm):
         error_messages={"required": f"Type the word “{DELETE_WORD}” to confirm."},
     )
 
+    def __init__(self, *args: Any, thing: str = "memory", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["confirm"].label = f"Type “{DELETE_WORD}” to delete this {thing} for good"
+
     def clean_confirm(self) -> str:
         value = str(self.cleaned_data["confirm"]).strip()
         if value.lower() != DELETE_WORD:

@@ -16,7 +16,7 @@ from django.db.models import Q, QuerySet
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.models import User
 from memories import errors, selectors
-from memories.models import AuditEvent, Memory
+from memories.models import AuditEvent, Memory, Relation
 from memories.operations import registry
 from memories.read_selectors import STATUS_ALL, memory_search_list
 
@@ -154,3 +154,20 @@ def purge_receipt_get(*, owner: User, event_id: Any) -> dict[str, Any]:
         "audit_event_id": str(event.id),
         "purged_at": event.created_at,
     }
+
+
+def relation_list(*, owner: User) -> QuerySet[Relation]:
+    """The owner's relations in every space, newest first, with both ends and the space loaded."""
+    return (
+        Relation.objects.filter(owner=owner)
+        .select_related("subject", "object", "space")
+        .order_by("-recorded_at", "id")
+    )
+
+
+def relation_get(*, owner: User, relation_id: Any) -> Relation:
+    """One of the owner's relations; `relation_not_found` (404) for an unknown or another's id."""
+    relation = relation_list(owner=owner).filter(id=relation_id).first()
+    if relation is None:
+        raise errors.AppError("relation_not_found", "No such relation in your account.", http_status=404)
+    return relation

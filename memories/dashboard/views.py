@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.http import AuthedHttpRequest
-from memories import read_selectors, selectors, services, space_services
+from memories import graph_services, read_selectors, selectors, services, space_services
 from memories.api.base import request_id_of
 from memories.dashboard import forms
 from memories.dashboard import selectors as dashboard_selectors
@@ -151,6 +151,27 @@ def memory_delete(request: AuthedHttpRequest, memory_id: uuid.UUID) -> HttpRespo
         return redirect("dashboard:receipt", event_id=receipt["audit_event_id"])
     context = {"memory": memory, "form": form}
     return render(request, "dashboard/memories/delete.html", context, status=400 if form.errors else 200)
+
+
+@login_required
+@require_GET
+def relation_list(request: AuthedHttpRequest) -> HttpResponse:
+    """The relations agents recorded (graph profile `relate`), current and superseded."""
+    rows = dashboard_selectors.relation_list(owner=request.user)
+    return render(request, "dashboard/relations/list.html", {"page": _page(request, rows)})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def relation_delete(request: AuthedHttpRequest, relation_id: uuid.UUID) -> HttpResponse:
+    """Hard delete of a relation after the typed confirmation; then the purge receipt."""
+    relation = _or_404(dashboard_selectors.relation_get, owner=request.user, relation_id=relation_id)
+    form = forms.HardDeleteForm(request.POST if request.method == "POST" else None, thing="relation")
+    if request.method == "POST" and form.is_valid():
+        receipt = _or_404(graph_services.relation_hard_delete, relation_id=relation_id, **_actor(request))
+        return redirect("dashboard:receipt", event_id=receipt["audit_event_id"])
+    context = {"relation": relation, "form": form}
+    return render(request, "dashboard/relations/delete.html", context, status=400 if form.errors else 200)
 
 
 @login_required

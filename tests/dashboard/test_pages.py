@@ -73,6 +73,7 @@ class TestAccess:
         "dashboard:save",
         "dashboard:upload",
         "dashboard:jobs",
+        "dashboard:relations",
         "dashboard:spaces",
         "dashboard:connect",
         "account:account",

@@ -149,7 +149,7 @@ MEMORY_COLUMNS = (
 )
 RELATION_COLUMNS = (
     "id, owner_id, space_id, subject_id, object_id, type, valid_from, valid_until, recorded_at,"
-    " superseded_at, superseded_by_id"
+    " superseded_at, superseded_by_id, embedding"
 )
 EVIDENCE_COLUMNS = "id, owner_id, source_id, memory_id, relation_id, stance, recorded_at"
 # Positions in a memory row and a relation row that supersession rewrites.
@@ -328,6 +328,18 @@ def relation_rows(
                 moment += timedelta(days=rng.randint(30, 400))
 
 
+def embed_relations(rows: Rows) -> None:
+    """Give every relation row the embedding of its sentence with the real model, as `relate` does."""
+    from memories import embeddings
+
+    names = {entity_id: name for entity_id, name in rows.entities.values()}
+    # The same sentence as Relation.sentence(): subject, type in words, object.
+    sentences = [f"{names[row[3]]} {row[5].replace('_', ' ')} {names[row[4]]}" for row in rows.relations]
+    print(f"  embedding {len(sentences)} relation sentences with the real model ...", flush=True)
+    for row, vector in zip(rows.relations, embeddings.embed(sentences), strict=True):
+        row.append("[" + ",".join(f"{x:.7f}" for x in vector) + "]")
+
+
 def load(
     *, user: Any, claimants: list[str], bases: list[Base], args: argparse.Namespace, rng: random.Random
 ) -> Loaded:
@@ -341,6 +353,7 @@ def load(
     rows = Rows(owner=user.pk, space=space.pk)
     loaded.memory_end = memory_rows(rows, count=args.memories, bases=bases, claimants=claimants, rng=rng)
     relation_rows(rows, target=args.relations, claimants=claimants, rng=rng, loaded=loaded)
+    embed_relations(rows)
     entities = []
     for (normalized, entity_type), (entity_id, name) in rows.entities.items():
         # Some people are also known by their first name alone.

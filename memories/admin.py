@@ -145,6 +145,7 @@ class RelationAdmin(admin.ModelAdmin):
     list_filter = ("type", "superseded_at")
     search_fields = ("subject__name", "object__name", "owner__email")
     raw_id_fields = ("owner", "space", "subject", "object", "superseded_by")
+    exclude = ("embedding",)
 
 
 @admin.register(Job)

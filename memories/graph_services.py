@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from accounts.caller import Caller
 from accounts.models import User
-from memories import errors, graph_selectors, services
+from memories import embeddings, errors, graph_selectors, services
 from memories.errors import AppError
 from memories.ingest import normalize_entity_name
 from memories.models import AuditEvent, Entity, Evidence, GrantSpace, Relation, Source, Space
@@ -201,7 +201,7 @@ def relation_record(
     if existing is not None:
         relation, created = existing, False
     else:
-        relation = Relation.objects.create(
+        relation = Relation(
             owner=caller.user,
             space=space,
             subject=subject,
@@ -210,6 +210,8 @@ def relation_record(
             valid_from=valid_from,
             recorded_at=now,
         )
+        relation.embedding = embeddings.embed([relation.sentence()])[0]
+        relation.save(force_insert=True)
         created = True
         if relation_type in SINGLE_VALUED:
             superseded = _supersede(new=relation, source=source, now=now)

@@ -326,6 +326,9 @@ class Relation(models.Model):
     subject = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="outgoing")
     object = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="incoming")
     type = models.CharField(max_length=20, choices=Type.choices)
+    # The embedding of its sentence ("Alice lives in Berlin"), so that the evidence tools rank it
+    # against memories without running the model per request. Null for rows made before it existed.
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     valid_from = models.DateTimeField(null=True, blank=True)
     valid_until = models.DateTimeField(null=True, blank=True)
     recorded_at = models.DateTimeField(default=timezone.now)
@@ -343,6 +346,10 @@ class Relation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject_id} {self.type} {self.object_id}"
+
+    def sentence(self) -> str:
+        """The relation as a plain sentence: what is embedded and shown ("Alice lives in Berlin")."""
+        return f"{self.subject.name} {self.type.replace('_', ' ')} {self.object.name}"
 
 
 class Evidence(models.Model):

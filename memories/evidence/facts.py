@@ -79,10 +79,6 @@ def _relations_of(
     )
 
 
-def _relation_sentence(relation: Relation) -> str:
-    return f"{relation.subject.name} {relation.type.replace('_', ' ')} {relation.object.name}"
-
-
 def _relation_facts(
     relations: list[Relation], vector: Sequence[float], vectors: Sequence[Sequence[float]]
 ) -> list[Fact]:
@@ -135,9 +131,12 @@ def _matching_facts(
     visible, hidden = _entity_matches(owner=owner, space=space, query=query)
     entity_ids = {m.entity.id for m in visible if m.score >= RELATION_ENTITY_MIN_SCORE}
     relations = _relations_of(owner=owner, space=space, pool=pool, at=at, now=now, entity_ids=entity_ids)
-    # Relations have no stored embedding: their one-line sentences are embedded with the query, in
-    # one batch (one model call rather than two), so they rank against memories by the same cosine.
-    vector, *relation_vectors = embeddings.embed([query, *(_relation_sentence(r) for r in relations)])
+    # A relation ranks against memories by the same cosine to the query. `relate` stores its
+    # sentence's embedding; one made before that is embedded here, in the query's model call.
+    missing = [r for r in relations if r.embedding is None]
+    vector, *fresh = embeddings.embed([query, *(r.sentence() for r in missing)])
+    computed = dict(zip((r.id for r in missing), fresh, strict=True))
+    relation_vectors = [computed[r.id] if r.embedding is None else list(r.embedding) for r in relations]
     memories = _memory_facts(
         owner=owner, space=space, query=query, vector=vector, pool=pool, at=at, entity_ids=entity_ids
     )

@@ -2,7 +2,7 @@
 
 Three ways in, tried in this order by API views:
 
-1. `Authorization: Bearer drp_...`: a personal access token (accounts.tokens);
+1. `Authorization: Bearer drp_...`: a personal access token (`pat_authenticate` below);
 2. any other bearer token: an OAuth access token from django-oauth-toolkit;
 3. the dashboard's session cookie, with CSRF enforced.
 
@@ -12,10 +12,13 @@ see, so scopes and attribution come from the credential and never from the body.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
+from django.db.models import Q
 from django.http import HttpRequest
+from django.utils import timezone
 from oauth2_provider.contrib.rest_framework import OAuth2Authentication
 from oauth2_provider.models import get_access_token_model
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication, get_authorization_header
@@ -23,14 +26,18 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
 from accounts.caller import ALL_SCOPES, Caller
-from accounts.models import PersonalAccessToken, User
-from accounts.tokens import TOKEN_PREFIX, pat_authenticate
+from accounts.models import TOKEN_PREFIX, PersonalAccessToken, User, token_hash
 from memories.errors import AppError
 
 NOT_AUTHENTICATED = "not_authenticated"
+
+
 INSUFFICIENT_SCOPE = "insufficient_scope"
 
+
 _BEARER = b"bearer"
+
+
 _PAT_PREFIX = TOKEN_PREFIX.encode("ascii")
 
 
@@ -121,7 +128,7 @@ def caller_from_request(request: Request | HttpRequest) -> Caller:
         )
     # A grant that ran switch_space keeps using that space on every surface (MCP, the
     # stdio proxy over REST, REST itself).
-    from memories.selectors import grant_space_id
+    from memories.selectors.spaces import grant_space_id
 
     if isinstance(auth, PersonalAccessToken):
         return Caller(
@@ -162,3 +169,39 @@ def require_scope(caller: Caller, scope: str) -> None:
             agent_action=f"ask the user to grant {scope}",
             details={"required_scope": scope},
         )
+
+
+# Writing last_used_at on every request would turn every API read into a write;
+# a minute is precise enough to tell a person whether a token is still in use.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+# A real token is 47 characters; anything much longer is not worth hashing.
+_RAW_MAX_LENGTH = 200
+
+
+def pat_authenticate(raw: str) -> PersonalAccessToken | None:
+    """The live token whose plaintext is `raw`, with its user loaded; else None.
+
+    None for an unknown, revoked or expired token and for an inactive user. The
+    lookup is by the sha256 of `raw`, so timing says nothing about how much of a
+    guess matched. `last_used_at` is written at most once a minute.
+    """
+    if not isinstance(raw, str) or not raw.startswith(TOKEN_PREFIX) or len(raw) > _RAW_MAX_LENGTH:
+        return None
+    token = PersonalAccessToken.objects.select_related("user").filter(token_hash=token_hash(raw)).first()
+    now = timezone.now()
+    if (
+        token is None
+        or token.revoked_at is not None
+        or (token.expires_at is not None and token.expires_at <= now)
+        or not token.user.is_active
+    ):
+        return None
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
+        # The condition is repeated in the UPDATE so that a burst of parallel
+        # requests writes the row once, not once per request.
+        stale = Q(last_used_at__isnull=True) | Q(last_used_at__lte=now - LAST_USED_RESOLUTION)
+        PersonalAccessToken.objects.filter(stale, pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+    return token

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from typing import Any, ClassVar
 
@@ -91,3 +92,10 @@ class PersonalAccessToken(models.Model):
     @property
     def scope_set(self) -> frozenset[str]:
         return frozenset(self.scopes.split())
+
+
+TOKEN_PREFIX = "drp_"  # noqa: S105 - a public marker, not a secret
+
+
+def token_hash(raw: str) -> str:
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()

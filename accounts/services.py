@@ -1,16 +1,150 @@
-"""Writes for accounts. Views call these; nothing else creates users."""
+"""Writes of credentials: personal access tokens. Audited entry points that surfaces call are in
+`memories.services.account` (the audit trail is the memory's).
+
+A token is shown to its owner once, at creation; only its sha256 is stored, so
+the database never holds a working credential.
+"""
 
 from __future__ import annotations
 
-from django.db import transaction
+import secrets
+import uuid
+from datetime import datetime
 
-from accounts.models import User
-from memories.services import space_create_default
+from django.utils import timezone
+
+from accounts.caller import ALL_SCOPES
+from accounts.models import TOKEN_PREFIX, PersonalAccessToken, User, token_hash
+from memories.errors import AppError
+
+# What a list shows of a token: "drp_" and 8 random characters, too little to guess the rest.
+DISPLAY_PREFIX_LENGTH = 12
 
 
-@transaction.atomic
-def user_sign_up(*, email: str, password: str) -> User:
-    """Create a user with their default space, in one transaction."""
-    user = User.objects.create_user(email=email, password=password)
-    space_create_default(owner=user)
-    return user
+NAME_MAX_LENGTH = 100
+
+
+# Stable error codes (see memories/errors.py: add, never rename).
+INVALID_TOKEN_NAME = "invalid_token_name"  # noqa: S105 - error codes, not secrets
+
+
+INVALID_SCOPE = "invalid_scope"
+
+
+INVALID_EXPIRY = "invalid_expiry"
+
+
+TOKEN_NOT_FOUND = "token_not_found"  # noqa: S105
+
+
+def _clean_name(name: str) -> str:
+    cleaned = name.strip() if isinstance(name, str) else ""
+    if not 1 <= len(cleaned) <= NAME_MAX_LENGTH:
+        raise AppError(
+            INVALID_TOKEN_NAME,
+            f"A token name must be 1 to {NAME_MAX_LENGTH} characters.",
+            agent_action="give the token a short name that says where it is used",
+        )
+    return cleaned
+
+
+def _clean_scopes(scopes: list[str]) -> str:
+    allowed = ", ".join(sorted(ALL_SCOPES))
+    # A bare string is iterable too; "memory:read" must not become eleven one-letter scopes.
+    if isinstance(scopes, str) or not scopes:
+        raise AppError(
+            INVALID_SCOPE,
+            f"Choose at least one scope from: {allowed}.",
+            agent_action=f"pass a list of scopes from: {allowed}",
+        )
+    unknown = sorted({s for s in scopes if s not in ALL_SCOPES}, key=str)
+    if unknown:
+        raise AppError(
+            INVALID_SCOPE,
+            f"Unknown scope {unknown[0]!r}; the scopes are: {allowed}.",
+            agent_action=f"pass a list of scopes from: {allowed}",
+            details={"unknown_scopes": unknown},
+        )
+    if len(set(scopes)) != len(scopes):
+        raise AppError(
+            INVALID_SCOPE,
+            "Each scope may be given only once.",
+            agent_action="remove the repeated scope",
+        )
+    return " ".join(sorted(scopes))
+
+
+def _clean_expiry(expires_at: datetime | None, *, now: datetime) -> datetime | None:
+    if expires_at is None:
+        return None
+    # A naive datetime cannot be compared with the aware clock and would be read
+    # in whatever zone the server runs in.
+    if not isinstance(expires_at, datetime) or timezone.is_naive(expires_at):
+        raise AppError(
+            INVALID_EXPIRY,
+            "The expiry must be a date and time with a time zone.",
+            agent_action="send expires_at as an ISO 8601 time with an offset",
+        )
+    if expires_at <= now:
+        raise AppError(
+            INVALID_EXPIRY,
+            "The expiry must be in the future.",
+            agent_action="choose an expiry later than now, or none",
+        )
+    return expires_at
+
+
+def pat_create(
+    *, user: User, name: str, scopes: list[str], expires_at: datetime | None = None
+) -> tuple[PersonalAccessToken, str]:
+    """Create a personal access token for `user`.
+
+    Returns the stored row and the plaintext token. The plaintext is not kept
+    anywhere: this is the only time anyone sees it. Raises AppError
+    (`invalid_token_name`, `invalid_scope`, `invalid_expiry`) before storing anything.
+    """
+    now = timezone.now()
+    clean_name = _clean_name(name)
+    clean_scopes = _clean_scopes(scopes)
+    clean_expiry = _clean_expiry(expires_at, now=now)
+    raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = PersonalAccessToken.objects.create(
+        user=user,
+        name=clean_name,
+        token_hash=token_hash(raw),
+        prefix=raw[:DISPLAY_PREFIX_LENGTH],
+        scopes=clean_scopes,
+        created_at=now,
+        expires_at=clean_expiry,
+    )
+    return token, raw
+
+
+def pat_revoke(*, user: User, token_id: uuid.UUID | str) -> PersonalAccessToken:
+    """Revoke one of `user`'s tokens; it stops working at once.
+
+    Idempotent: revoking a revoked token keeps the first revocation time. Someone
+    else's token and an unknown id both raise `token_not_found`, so the answer does
+    not reveal whether a token exists.
+    """
+    try:
+        pk = token_id if isinstance(token_id, uuid.UUID) else uuid.UUID(str(token_id))
+    except ValueError:
+        raise _token_not_found() from None
+    mine = PersonalAccessToken.objects.filter(user=user, pk=pk)
+    # One conditional UPDATE rather than read-then-save: two concurrent revokes
+    # cannot overwrite each other's timestamp.
+    mine.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+    token = mine.select_related("user").first()
+    if token is None:
+        raise _token_not_found()
+    return token
+
+
+def _token_not_found() -> AppError:
+    return AppError(
+        TOKEN_NOT_FOUND,
+        "No personal access token with this id exists in your account.",
+        http_status=404,
+        agent_action="list your tokens to find the right id",
+    )

@@ -1,11 +1,10 @@
 from django.urls import path
 
-from accounts import views
+from accounts.views import LoginView, LogoutView
 
 app_name = "accounts"
 
 urlpatterns = [
-    path("signup/", views.signup, name="signup"),
-    path("login/", views.LoginView.as_view(), name="login"),
-    path("logout/", views.LogoutView.as_view(), name="logout"),
+    path("login/", LoginView.as_view(), name="login"),
+    path("logout/", LogoutView.as_view(), name="logout"),
 ]

@@ -60,7 +60,8 @@ def running_service(*, keep: bool = False) -> Iterator[tuple[str, str]]:
                     str(ROOT / "manage.py"),
                     "shell",
                     "-c",
-                    "from accounts.services import user_sign_up; from accounts.tokens import pat_create;"
+                    "from memories.services.account import user_sign_up;"
+                    "from accounts.services import pat_create;"
                     "u = user_sign_up(email='bench@example.com', password='bench-password-123');"
                     "print(pat_create(user=u, name='bench', scopes=['memory:read','memory:write'])[1])",
                 ],

@@ -87,7 +87,7 @@ def create_users(data_dir: Path, emails: list[str]) -> list[str]:
     code = (
         "import json, sys\n"
         "from accounts.services import user_sign_up\n"
-        "from accounts.tokens import pat_create\n"
+        "from accounts.services import pat_create\n"
         f"emails = {json.dumps(emails)}\n"
         "tokens = []\n"
         "for email in emails:\n"

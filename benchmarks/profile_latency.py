@@ -171,7 +171,7 @@ class Rows:
     evidence: list[tuple[Any, ...]] = field(default_factory=list)
 
     def entity(self, name: str, entity_type: str) -> uuid.UUID:
-        from memories.ingest import normalize_entity_name
+        from memories.pipeline.entities import normalize_entity_name
 
         key = (normalize_entity_name(name), entity_type)
         if key not in self.entities:
@@ -559,8 +559,8 @@ def main() -> None:
         use_service_database(data_dir)
         from django.db import connection
 
-        from accounts.services import user_sign_up
-        from accounts.tokens import pat_create
+        from accounts.services import pat_create
+        from memories.services.account import user_sign_up
 
         user = user_sign_up(email="profiles@example.com", password="bench-password-123")  # noqa: S106
         scopes = ["memory:read", "memory:write"]

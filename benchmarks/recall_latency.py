@@ -201,8 +201,8 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
     import numpy
     from django.db import connection
 
-    from memories.ingest import normalize_entity_name
     from memories.models import Space
+    from memories.pipeline.entities import normalize_entity_name
 
     matrix = numpy.array([b.vector for b in bases], dtype=numpy.float32)
     noise_rng = numpy.random.default_rng(7)
@@ -334,9 +334,9 @@ def main() -> None:
         use_service_database(data_dir)
         from django.db import connection
 
-        from accounts.services import user_sign_up
-        from accounts.tokens import pat_create
+        from accounts.services import pat_create
         from memories import embeddings
+        from memories.services.account import user_sign_up
 
         users = [
             user_sign_up(email=f"latency-{i}@example.com", password="bench-password-123")  # noqa: S106

@@ -2,8 +2,8 @@ from django.contrib import admin
 from django.urls import include, path
 from oauth2_provider import views as oauth_views
 
-from accounts import views as account_views
 from mcp_gateway import views as mcp_views
+from mcp_gateway.views import ConsentView
 from memories import views as memory_views
 
 admin.site.site_header = "Deep Recall operations"
@@ -14,7 +14,7 @@ urlpatterns = [
     path("healthz", memory_views.healthz, name="healthz"),
     path("accounts/", include("accounts.urls")),
     path("", include("memories.dashboard.urls")),
-    path("", include("accounts.dashboard_urls")),
+    path("", include("memories.dashboard.account_urls")),
     path("api/", include("memories.api.urls")),
     path("admin/", admin.site.urls),
     # OAuth 2.1 authorization server (django-oauth-toolkit) for MCP clients.
@@ -23,7 +23,7 @@ urlpatterns = [
         include(
             (
                 [
-                    path("authorize/", account_views.ConsentView.as_view(), name="authorize"),
+                    path("authorize/", ConsentView.as_view(), name="authorize"),
                     path("token/", mcp_views.with_cors(oauth_views.TokenView.as_view()), name="token"),
                     path(
                         "revoke_token/",

@@ -7,9 +7,10 @@ import hashlib
 from django.conf import settings
 from oauth2_provider.models import get_access_token_model
 
+from accounts.authentication import pat_authenticate
 from accounts.caller import ALL_SCOPES, Caller
-from accounts.tokens import TOKEN_PREFIX, pat_authenticate
-from memories.selectors import grant_space_id
+from accounts.models import TOKEN_PREFIX
+from memories.selectors.spaces import grant_space_id
 
 
 def resource_url(path: str = "/mcp") -> str:

@@ -10,11 +10,13 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
+from oauth2_provider import views as oauth_views
 from oauth2_provider.views import DynamicClientRegistrationView
 
 from accounts.caller import ALL_SCOPES
 from mcp_gateway.auth import resource_url
 from memories.operations.registry import PROFILES
+from memories.selectors.spaces import space_default
 
 CORS_HEADERS = {
     "Access-Control-Allow-Origin": "*",
@@ -22,6 +24,8 @@ CORS_HEADERS = {
     "Access-Control-Allow-Headers": "Authorization, Content-Type, MCP-Protocol-Version",
     "Access-Control-Max-Age": "86400",
 }
+
+
 # Anonymous client registration is open (MCP clients register themselves), so it
 # is rate limited per client address.
 REGISTRATIONS_PER_HOUR = 30
@@ -85,3 +89,36 @@ def register_client(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResp
             cache.set(key, 1, timeout=3600)
     view = DynamicClientRegistrationView.as_view()
     return view(request, *args, **kwargs)
+
+
+class ConsentView(oauth_views.AuthorizationView):
+    """The OAuth consent page: which app, which scopes, which space."""
+
+    template_name = "accounts/consent.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        if self.request.user.is_authenticated:
+            context["space"] = self._space(context.get("application"))
+        context["profile"] = self._profile()
+        return context
+
+    def _space(self, application: Any) -> Any:
+        """The space the app will use: the one this app's grant switched to, else the default."""
+        from memories.models import Space
+        from memories.selectors.spaces import grant_space_id
+
+        user = self.request.user
+        if application is not None:
+            chosen = grant_space_id(user=user, application_id=application.pk)
+            if chosen is not None:
+                return Space.objects.filter(owner=user, id=chosen).first()
+        return space_default(owner=user)
+
+    def _profile(self) -> Any:
+        """The MCP tool profile the token is for (its `resource`), so the person sees what they allow."""
+        from mcp_gateway.auth import resource_url
+        from memories.operations.registry import PROFILES
+
+        resource = (self.request.GET.get("resource") or self.request.POST.get("resource") or "").rstrip("/")
+        return next((p for p in PROFILES.values() if resource_url(p.path) == resource), None)

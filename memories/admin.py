@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.contrib.auth.forms import BaseUserCreationForm, UserChangeForm
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 
-from memories import services
+from accounts.models import User
 from memories.models import AuditEvent, Entity, Evidence, GrantSpace, Job, Memory, Relation, Source, Space
+from memories.services.memories import memory_restore, memory_suppress
+from memories.services.spaces import space_create_default
 
 
 @admin.register(Space)
@@ -94,7 +101,7 @@ class MemoryAdmin(admin.ModelAdmin):
     def suppress_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
         count = 0
         for memory in queryset.select_related("owner"):
-            services.memory_suppress(
+            memory_suppress(
                 owner=memory.owner,
                 memory_id=memory.id,
                 reason="operator",
@@ -107,7 +114,7 @@ class MemoryAdmin(admin.ModelAdmin):
     def restore_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
         count = 0
         for memory in queryset.select_related("owner"):
-            services.memory_restore(
+            memory_restore(
                 owner=memory.owner,
                 memory_id=memory.id,
                 actor_user=request.user if request.user.is_authenticated else None,
@@ -177,3 +184,45 @@ class AuditEventAdmin(admin.ModelAdmin):
     def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
         # The audit trail is append-only.
         return False
+
+
+class UserCreationForm(BaseUserCreationForm):
+    class Meta:
+        model = User
+        fields = ("email",)
+
+    def clean_email(self) -> str:
+        email = self.cleaned_data["email"].strip().lower()
+        if User.objects.filter(email=email).exists():
+            raise forms.ValidationError("A user with this email already exists.")
+        return str(email)
+
+
+class UserEditForm(UserChangeForm):
+    class Meta:
+        model = User
+        fields = "__all__"
+
+
+@admin.register(User)
+class UserAdmin(BaseUserAdmin):
+    form = UserEditForm
+    add_form = UserCreationForm
+    ordering = ("email",)
+    list_display = ("email", "display_name", "is_active", "is_staff", "date_joined", "last_login")
+    list_filter = ("is_active", "is_staff", "is_superuser")
+    search_fields = ("email", "display_name")
+    readonly_fields = ("id", "date_joined", "last_login")
+    fieldsets = (
+        (None, {"fields": ("id", "email", "password")}),
+        ("Profile", {"fields": ("display_name",)}),
+        ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
+        ("Dates", {"fields": ("date_joined", "last_login")}),
+    )
+    add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if not change:
+            # Every user has a default space, however they were created.
+            space_create_default(owner=obj)

@@ -11,8 +11,8 @@ from celery.signals import worker_process_init, worker_ready, worker_shutdown
 from django.db import InterfaceError, OperationalError
 
 from config.celery import app
-from memories.ingest import job_fail, job_process, jobs_to_recover
 from memories.outbound import OutboundError
+from memories.pipeline.worker import job_fail, job_process, jobs_to_recover
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import connection
 
 from accounts.models import User
-from accounts.services import user_sign_up
+from memories.services.account import user_sign_up
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct horse battery staple"

@@ -12,7 +12,7 @@ from oauth2_provider.models import get_access_token_model, get_application_model
 from rest_framework.test import APIClient
 
 from accounts.models import User
-from accounts.tokens import pat_create
+from accounts.services import pat_create
 from memories.models import Job
 
 READ = "memory:read"

@@ -26,12 +26,29 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.http import AuthedHttpRequest
-from memories import graph_services, read_selectors, selectors, services, space_services
 from memories.api.base import request_id_of
 from memories.dashboard import forms
-from memories.dashboard import selectors as dashboard_selectors
 from memories.errors import AppError
 from memories.models import Job, Memory
+from memories.selectors import graph as graph_selectors
+from memories.selectors import jobs as job_selectors
+from memories.selectors.audit import purge_receipt_get
+from memories.selectors.graph import relation_get
+from memories.selectors.jobs import job_get, job_memory_list
+from memories.selectors.memories import (
+    memory_filtered_list,
+    memory_get,
+    memory_history,
+    memory_search,
+    memory_search_list,
+)
+from memories.selectors.spaces import space_default, space_get, space_list_with_counts
+from memories.services import memories as memory_services
+from memories.services import spaces as space_services
+from memories.services.documents import document_ingest
+from memories.services.memories import memory_hard_delete, memory_set_pinned, remember
+from memories.services.relations import relation_hard_delete
+from memories.services.spaces import space_create, space_set_default
 
 PAGE_SIZE = 25
 T = TypeVar("T")
@@ -82,12 +99,10 @@ def memory_list(request: AuthedHttpRequest) -> HttpResponse:
         return render(request, "dashboard/memories/list.html", context, status=400)
     filters = form.filters()
     if form.query:
-        result = dashboard_selectors.memory_search(owner=owner, query=form.query, filters=filters)
+        result = memory_search(owner=owner, query=form.query, filters=filters)
         context.update(results=result.memories, method=result.method)
     else:
-        context["page"] = _page(
-            request, dashboard_selectors.memory_filtered_list(owner=owner, filters=filters)
-        )
+        context["page"] = _page(request, memory_filtered_list(owner=owner, filters=filters))
     return render(request, "dashboard/memories/list.html", context)
 
 
@@ -100,8 +115,8 @@ def memory_detail(request: AuthedHttpRequest, memory_id: uuid.UUID) -> HttpRespo
 def _render_memory(
     request: AuthedHttpRequest, memory_id: uuid.UUID, suppress_form: forms.SuppressForm, status: int = 200
 ) -> HttpResponse:
-    memory = _or_404(read_selectors.memory_get, owner=request.user, memory_id=memory_id)
-    history = read_selectors.memory_history(owner=request.user, memory=memory)
+    memory = _or_404(memory_get, owner=request.user, memory_id=memory_id)
+    history = memory_history(owner=request.user, memory=memory)
     context = {
         "memory": memory,
         "earlier": [m for m in history if m.recorded_at <= memory.recorded_at],
@@ -114,7 +129,7 @@ def _render_memory(
 @login_required
 @require_POST
 def memory_pin(request: AuthedHttpRequest, memory_id: uuid.UUID, pinned: bool) -> HttpResponse:
-    _or_404(services.memory_set_pinned, memory_id=memory_id, pinned=pinned, **_actor(request))
+    _or_404(memory_set_pinned, memory_id=memory_id, pinned=pinned, **_actor(request))
     messages.success(request, "Pinned: recall ranks it higher." if pinned else "Unpinned.")
     return _back(request, reverse("dashboard:memory", args=[memory_id]))
 
@@ -126,7 +141,10 @@ def memory_suppress(request: AuthedHttpRequest, memory_id: uuid.UUID) -> HttpRes
     if not form.is_valid():
         return _render_memory(request, memory_id, form, status=400)
     _or_404(
-        services.memory_suppress, memory_id=memory_id, reason=form.cleaned_data["reason"], **_actor(request)
+        memory_services.memory_suppress,
+        memory_id=memory_id,
+        reason=form.cleaned_data["reason"],
+        **_actor(request),
     )
     messages.success(request, "Suppressed: agents no longer see it. You can restore it from Suppressed.")
     return redirect("dashboard:memory", memory_id=memory_id)
@@ -135,7 +153,7 @@ def memory_suppress(request: AuthedHttpRequest, memory_id: uuid.UUID) -> HttpRes
 @login_required
 @require_POST
 def memory_restore(request: AuthedHttpRequest, memory_id: uuid.UUID) -> HttpResponse:
-    _or_404(services.memory_restore, memory_id=memory_id, **_actor(request))
+    _or_404(memory_services.memory_restore, memory_id=memory_id, **_actor(request))
     messages.success(request, "Restored: agents can recall it again.")
     return _back(request, reverse("dashboard:memory", args=[memory_id]))
 
@@ -144,10 +162,10 @@ def memory_restore(request: AuthedHttpRequest, memory_id: uuid.UUID) -> HttpResp
 @require_http_methods(["GET", "POST"])
 def memory_delete(request: AuthedHttpRequest, memory_id: uuid.UUID) -> HttpResponse:
     """Hard delete after the person types the confirmation word; then show the purge receipt."""
-    memory = _or_404(read_selectors.memory_get, owner=request.user, memory_id=memory_id)
+    memory = _or_404(memory_get, owner=request.user, memory_id=memory_id)
     form = forms.HardDeleteForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        receipt = _or_404(services.memory_hard_delete, memory_id=memory_id, reason="other", **_actor(request))
+        receipt = _or_404(memory_hard_delete, memory_id=memory_id, reason="other", **_actor(request))
         return redirect("dashboard:receipt", event_id=receipt["audit_event_id"])
     context = {"memory": memory, "form": form}
     return render(request, "dashboard/memories/delete.html", context, status=400 if form.errors else 200)
@@ -157,7 +175,7 @@ def memory_delete(request: AuthedHttpRequest, memory_id: uuid.UUID) -> HttpRespo
 @require_GET
 def relation_list(request: AuthedHttpRequest) -> HttpResponse:
     """The relations agents recorded (graph profile `relate`), current and superseded."""
-    rows = dashboard_selectors.relation_list(owner=request.user)
+    rows = graph_selectors.relation_list(owner=request.user)
     return render(request, "dashboard/relations/list.html", {"page": _page(request, rows)})
 
 
@@ -165,10 +183,10 @@ def relation_list(request: AuthedHttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def relation_delete(request: AuthedHttpRequest, relation_id: uuid.UUID) -> HttpResponse:
     """Hard delete of a relation after the typed confirmation; then the purge receipt."""
-    relation = _or_404(dashboard_selectors.relation_get, owner=request.user, relation_id=relation_id)
+    relation = _or_404(relation_get, owner=request.user, relation_id=relation_id)
     form = forms.HardDeleteForm(request.POST if request.method == "POST" else None, thing="relation")
     if request.method == "POST" and form.is_valid():
-        receipt = _or_404(graph_services.relation_hard_delete, relation_id=relation_id, **_actor(request))
+        receipt = _or_404(relation_hard_delete, relation_id=relation_id, **_actor(request))
         return redirect("dashboard:receipt", event_id=receipt["audit_event_id"])
     context = {"relation": relation, "form": form}
     return render(request, "dashboard/relations/delete.html", context, status=400 if form.errors else 200)
@@ -177,14 +195,14 @@ def relation_delete(request: AuthedHttpRequest, relation_id: uuid.UUID) -> HttpR
 @login_required
 @require_GET
 def receipt(request: AuthedHttpRequest, event_id: uuid.UUID) -> HttpResponse:
-    found = _or_404(dashboard_selectors.purge_receipt_get, owner=request.user, event_id=event_id)
+    found = _or_404(purge_receipt_get, owner=request.user, event_id=event_id)
     return render(request, "dashboard/memories/receipt.html", {"receipt": found})
 
 
 @login_required
 @require_GET
 def suppressed_list(request: AuthedHttpRequest) -> HttpResponse:
-    rows = read_selectors.memory_search_list(owner=request.user, status=Memory.Status.SUPPRESSED)
+    rows = memory_search_list(owner=request.user, status=Memory.Status.SUPPRESSED)
     return render(request, "dashboard/memories/suppressed.html", {"page": _page(request, rows)})
 
 
@@ -197,7 +215,7 @@ def note_save(request: AuthedHttpRequest) -> HttpResponse:
     form = forms.NoteForm(request.POST if request.method == "POST" else None, owner=request.user)
     if request.method == "POST" and form.is_valid():
         try:
-            job = services.remember(
+            job = remember(
                 caller=_caller(request),
                 content=form.cleaned_data["content"],
                 occurred_at=form.occurred_at,
@@ -221,7 +239,7 @@ def document_upload(request: AuthedHttpRequest) -> HttpResponse:
     if post and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            _, job, created = services.document_ingest(
+            _, job, created = document_ingest(
                 caller=_caller(request),
                 filename=upload.name or "document",
                 data=upload.read(),
@@ -246,7 +264,7 @@ def document_upload(request: AuthedHttpRequest) -> HttpResponse:
 @require_GET
 def job_list(request: AuthedHttpRequest) -> HttpResponse:
     page = _page(
-        request, read_selectors.job_list(owner=request.user).select_related("source").defer("source__content")
+        request, job_selectors.job_list(owner=request.user).select_related("source").defer("source__content")
     )
     running = sum(1 for job in page if job.status in (Job.Status.QUEUED, Job.Status.RUNNING))
     rows = [(job, _seconds(job)) for job in page]
@@ -263,9 +281,9 @@ def _seconds(job: Job) -> float | None:
 @require_GET
 def job_detail(request: AuthedHttpRequest, job_id: uuid.UUID) -> HttpResponse:
     """One job; while it runs, dashboard.js polls GET /api/v1/jobs/{id} with the session."""
-    job = _or_404(read_selectors.job_get, owner=request.user, job_id=job_id)
+    job = _or_404(job_get, owner=request.user, job_id=job_id)
     done = job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED)
-    memories = list(read_selectors.job_memory_list(owner=request.user, job=job)) if done else []
+    memories = list(job_memory_list(owner=request.user, job=job)) if done else []
     return render(request, "dashboard/jobs/detail.html", {"job": job, "done": done, "memories": memories})
 
 
@@ -279,7 +297,7 @@ def _render_spaces(
     rename: tuple[str, forms.SpaceNameForm] | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    spaces = list(read_selectors.space_list_with_counts(owner=request.user))
+    spaces = list(space_list_with_counts(owner=request.user))
     rows = []
     for space in spaces:
         form = forms.SpaceNameForm(initial={"name": space.name}, prefix=f"rename-{space.id}")
@@ -299,7 +317,7 @@ def space_list(request: AuthedHttpRequest) -> HttpResponse:
     form = forms.SpaceNameForm(request.POST, prefix="create")
     if form.is_valid():
         try:
-            space = services.space_create(owner=request.user, name=form.cleaned_data["name"])
+            space = space_create(owner=request.user, name=form.cleaned_data["name"])
         except AppError as exc:
             form.add_error("name", exc.message)
         else:
@@ -311,7 +329,7 @@ def space_list(request: AuthedHttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def space_rename(request: AuthedHttpRequest, space_id: uuid.UUID) -> HttpResponse:
-    _or_404(read_selectors.space_get, owner=request.user, space_id=space_id)
+    _or_404(space_get, owner=request.user, space_id=space_id)
     form = forms.SpaceNameForm(request.POST, prefix=f"rename-{space_id}")
     if form.is_valid():
         try:
@@ -332,7 +350,7 @@ def space_rename(request: AuthedHttpRequest, space_id: uuid.UUID) -> HttpRespons
 @login_required
 @require_POST
 def space_make_default(request: AuthedHttpRequest, space_id: uuid.UUID) -> HttpResponse:
-    space = _or_404(space_services.space_set_default, space_id=space_id, **_actor(request))
+    space = _or_404(space_set_default, space_id=space_id, **_actor(request))
     messages.success(request, f"“{space.name}” is now the default: new notes and agents' saves go there.")
     return redirect("dashboard:spaces")
 
@@ -341,8 +359,8 @@ def space_make_default(request: AuthedHttpRequest, space_id: uuid.UUID) -> HttpR
 @require_http_methods(["GET", "POST"])
 def space_delete(request: AuthedHttpRequest, space_id: uuid.UUID) -> HttpResponse:
     """Delete a space after the person chooses what happens to its memories (no default choice)."""
-    space = _or_404(read_selectors.space_get, owner=request.user, space_id=space_id)
-    default = selectors.space_default(owner=request.user)
+    space = _or_404(space_get, owner=request.user, space_id=space_id)
+    default = space_default(owner=request.user)
     form = forms.SpaceDeleteForm(
         request.POST if request.method == "POST" else None,
         space_name=space.name,

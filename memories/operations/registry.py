@@ -183,8 +183,7 @@ def _load() -> None:
     # Operation modules register themselves on import; import them lazily so
     # that importing the registry never pulls in Django models too early.
     # Import order is tools/list order: reads first, as agents use them most.
-    from memories.operations import recall_ops  # noqa: F401, I001
-    from memories.operations import definitions  # noqa: F401
-    from memories.operations import graph_ops  # noqa: F401
-    from memories.operations import evidence_ops  # noqa: F401
-    from memories.operations import ingest_ops  # noqa: F401
+    from memories.operations import core  # noqa: F401, I001
+    from memories.operations import graph  # noqa: F401
+    from memories.operations import evidence  # noqa: F401
+    from memories.operations import ingest  # noqa: F401

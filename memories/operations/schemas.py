@@ -7,7 +7,7 @@ from typing import Any
 UUID: dict[str, Any] = {"type": "string", "format": "uuid"}
 # A datetime (ISO 8601 with offset) or null, in output schemas.
 NULLABLE_TIME: dict[str, Any] = {"type": ["string", "null"]}
-# A memory's two clocks as every surface shows them (see memories.api.representations).
+# A memory's two clocks as every surface shows them (see memories.representations).
 MEMORY_CLOCKS = (
     "occurred_at",
     "valid_from",

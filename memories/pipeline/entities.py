@@ -15,6 +15,7 @@ places; nicknames and names written in non-Latin scripts are missed.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from memories.pipeline.language import (
     IRREGULAR_PAST,
@@ -51,6 +52,7 @@ FIRST_NAMES = word_set(
     """
 )
 
+
 # Capitalised words that are not names by themselves: pronouns, determiners, sentence openers, titles,
 # kinship words, weekdays and months. Lower-case.
 COMMON_WORDS = (
@@ -79,6 +81,7 @@ COMMON_WORDS = (
     | frozenset(MONTHS_FULL)
 )
 
+
 _ORG_SUFFIXES = word_set(
     """
     inc incorporated ltd llc llp plc corp corporation gmbh ag sa university college bank company co group
@@ -86,7 +89,11 @@ _ORG_SUFFIXES = word_set(
     capital ventures holdings association agency council ministry
     """
 )
+
+
 _ORG_HEADS = frozenset({"university", "bank", "institute", "college", "museum", "ministry", "department"})
+
+
 # Verbs that open notes-to-self ("Call Anna", "Ask Tom about the keys").
 _IMPERATIVES = word_set(
     """
@@ -94,20 +101,34 @@ _IMPERATIVES = word_set(
     invite pay order schedule cancel follow contact message write read watch try
     """
 )
+
+
 _CONNECTORS = frozenset(
     {"of", "de", "da", "del", "della", "di", "du", "van", "von", "der", "den", "la", "le", "&"}
 )
 
+
 _UPPER = "A-Z\u00c0-\u00d6\u00d8-\u00de"
+
+
 _TOKEN = rf"(?:[{_UPPER}][\w'\u2019\-]*|[a-z]+[A-Z][\w\-]*)"
+
+
 _NAME_RE = re.compile(
     rf"(?<![\w'\u2019#@&/.\-]){_TOKEN}(?:(?:[ \t]+(?:of|de|da|del|della|di|du|van|von|der|den|la|le|&))*"
     rf"[ \t]+{_TOKEN})*"
 )
+
+
 _WORD_RE = re.compile(r"[^ \t]+")
+
+
 _POSSESSIVE_RE = re.compile(r"['\u2019]s?$")
 
+
 _HONORIFIC_BEFORE_RE = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr|Prof|Sir|Dame|Uncle|Aunt|Auntie)\.?[ \t]+$")
+
+
 _KIN_BEFORE_RE = re.compile(
     r"\b(?:my|our|his|her|their|your)\s+(?:(?:best|old|close|new|little|big|younger|older|twin|step|ex|late"
     r"|dear|good)[\s-]+)*(?:friend|sister|brother|sis|bro|mom|mum|mother|dad|father|wife|husband|boss"
@@ -117,35 +138,49 @@ _KIN_BEFORE_RE = re.compile(
     r"\s+$",
     re.IGNORECASE,
 )
+
+
 _ORG_BEFORE_RE = re.compile(
     r"\b(?:work(?:s|ed|ing)?\s+(?:at|for)|join(?:s|ed|ing)?|hired\s+by|employed\s+(?:at|by)|job\s+(?:at|with)"
     r"|intern(?:ship|ing)?\s+(?:at|with)|interview(?:ed|ing)?\s+(?:at|with)|position\s+at|role\s+at"
     r"|offer\s+from|promoted\s+at|quit|resigned\s+from)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
+
+
 _PRODUCT_BEFORE_RE = re.compile(
     r"\b(?:(?:my|a|an|the|his|her|our|their)\s+(?:brand\s+)?(?:new|old|first|favou?rite)"
     r"|bought|ordered|purchased|installed|downloaded|upgraded\s+to|got\s+(?:a|an|the|my)(?:\s+new)?"
     r"|(?:bought|drive|drives|driving|drove|own|owns)\s+(?:a|an|the|my)(?:\s+new)?|using|use|uses)\s+$",
     re.IGNORECASE,
 )
+
+
 _PRODUCT_AFTER_RE = re.compile(
     r"^\s+(?:app|application|phone|smartphone|car|laptop|tablet|watch|console|headphones|earbuds|camera"
     r"|bike|software|game|device|tv|speaker|subscription|model|tool|plugin|extension)\b",
     re.IGNORECASE,
 )
+
+
 _PRODUCT_TAIL_RE = re.compile(r"(?:[ \t]+(?:\d{1,4}[A-Za-z]{0,2}|Pro|Max|Plus|Mini|Ultra|Air|SE|XL|Lite))+")
+
+
 _PLACE_BEFORE_RE = re.compile(
     r"\b(?:in|to|from|at|near|visit|visits|visited|visiting|moved\s+to|live\s+in|lives\s+in|living\s+in"
     r"|flew\s+to|trip\s+to|back\s+(?:to|from)|around|across|into|through|via|based\s+in|outside|toward)"
     r"\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
+
+
 _PERSON_BEFORE_RE = re.compile(
     r"\b(?:with|met|meet|meeting|told|tell|asked|ask|called|call|texted|text|messaged|message|hey|hi|hello"
     r"|thanks|thank\s+you|dear|congrats|congratulations|dating|married|hugged|named)\s*,?\s+$",
     re.IGNORECASE,
 )
+
+
 _PERSON_AFTER_RE = re.compile(
     r"^(?:['\u2019]s)?\s+(?:said|says|told|tells|asked|asks|thinks|thought|mentioned|replied|wrote|texted"
     r"|called|laughed|smiled|agreed|suggested|recommended)\b"
@@ -153,6 +188,8 @@ _PERSON_AFTER_RE = re.compile(
     r"|kids?|children|family|boyfriend|girlfriend|partner|friend|house|place|party)\b",
     re.IGNORECASE,
 )
+
+
 # After a sentence-initial word: a verb that people do, or "is my <relation>".
 _ANIMATE_AFTER_RE = re.compile(
     r"^\s+(?:said|says|told|tells|went|goes|works|worked|lives|lived|thinks|thought|asked|wants|wanted|loves"
@@ -161,11 +198,16 @@ _ANIMATE_AFTER_RE = re.compile(
     r"|father|wife|husband|boss|colleague|partner|girlfriend|boyfriend|son|daughter|cousin|neighbou?r)\b",
     re.IGNORECASE,
 )
+
+
 _COPULA_AFTER_RE = re.compile(r"^\s+(?:is|was)\s+(?:my|our|a|an|the)\b", re.IGNORECASE)
+
+
 # A sentence-initial first name followed by these is more likely the word ("Mark the date", "Jack up").
 _NOT_A_NAME_AFTER_RE = re.compile(
     r"^\s+(?:the|a|an|my|your|it|this|that|these|those|me|us|them|down|up|out|off|as)\b", re.IGNORECASE
 )
+
 
 _AMOUNT_RE = re.compile(
     r"(?<![\w$\u20ac\u00a3\u00a5])(?:US\$|A\$|C\$|[$\u20ac\u00a3\u00a5])\s?\d[\d,]*(?:\.\d+)?"
@@ -175,6 +217,8 @@ _AMOUNT_RE = re.compile(
     r"|\b\d+(?:\.\d+)?k\b(?!\s*(?:run|race|runs|races|steps|followers|views|subscribers|resolution|monitor))",
     re.IGNORECASE,
 )
+
+
 _MASKED_RE = re.compile(r"https?://\S+|www\.\S+|[\w.+-]+@[\w-]+\.[\w.-]+|[#@][\w-]+")
 
 
@@ -352,3 +396,9 @@ def _dedupe(found: list[tuple[int, str, str]]) -> list[tuple[str, str]]:
         seen[key] = len(result)
         result.append((display, kind))
     return result
+
+
+def normalize_entity_name(name: str) -> str:
+    folded = unicodedata.normalize("NFKD", name.casefold())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return " ".join(folded.split())[:200]

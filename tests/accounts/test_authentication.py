@@ -21,7 +21,7 @@ from accounts.authentication import (
     require_scope,
 )
 from accounts.caller import Caller
-from accounts.tokens import pat_create, pat_revoke
+from accounts.services import pat_create, pat_revoke
 from memories.errors import AppError
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.accounts.test_authentication")]

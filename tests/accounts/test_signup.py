@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 class TestSignUp:
     def test_it_creates_the_user_with_a_default_space_and_logs_them_in(self, client):
         response = client.post(
-            reverse("accounts:signup"), {"email": " New@Example.com ", "password": PASSWORD}
+            reverse("account:signup"), {"email": " New@Example.com ", "password": PASSWORD}
         )
         assert response.status_code == 302
         user = User.objects.get(email="new@example.com")
@@ -27,21 +27,21 @@ class TestSignUp:
 
     def test_it_rejects_an_email_that_is_taken_in_any_case(self, client, alice):
         response = client.post(
-            reverse("accounts:signup"), {"email": "ALICE@example.com", "password": PASSWORD}
+            reverse("account:signup"), {"email": "ALICE@example.com", "password": PASSWORD}
         )
         assert response.status_code == 400
         assert b"already exists" in response.content
         assert User.objects.filter(email__iexact="alice@example.com").count() == 1
 
     def test_it_rejects_a_weak_password_and_stores_nothing(self, client):
-        response = client.post(reverse("accounts:signup"), {"email": "weak@example.com", "password": "123"})
+        response = client.post(reverse("account:signup"), {"email": "weak@example.com", "password": "123"})
         assert response.status_code == 400
         assert b"too short" in response.content
         assert not User.objects.filter(email="weak@example.com").exists()
         assert not Space.objects.exists()
 
     def test_it_rejects_a_malformed_email(self, client):
-        response = client.post(reverse("accounts:signup"), {"email": "not-an-email", "password": PASSWORD})
+        response = client.post(reverse("account:signup"), {"email": "not-an-email", "password": PASSWORD})
         assert response.status_code == 400
         assert b"valid email" in response.content
         assert not User.objects.exists()
@@ -75,7 +75,7 @@ class TestLogInOut:
 
 class TestHomeTenancy:
     def test_it_shows_only_the_users_own_spaces(self, client, alice, charlie):
-        from memories.services import space_create
+        from memories.services.spaces import space_create
 
         space_create(owner=alice, name="Alice secret project")
         client.force_login(charlie)

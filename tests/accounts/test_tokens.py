@@ -7,8 +7,10 @@ import pytest
 import time_machine
 from django.db import connection
 
+from accounts.authentication import pat_authenticate
 from accounts.models import PersonalAccessToken
-from accounts.tokens import pat_authenticate, pat_create, pat_list, pat_revoke
+from accounts.selectors import pat_list
+from accounts.services import pat_create, pat_revoke
 from memories.errors import AppError
 
 pytestmark = pytest.mark.django_db

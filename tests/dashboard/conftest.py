@@ -13,7 +13,7 @@ from django.test import Client
 
 from accounts.models import User
 from memories.models import Evidence, Memory, Source
-from memories.services import space_create_default
+from memories.services.spaces import space_create_default
 
 SCREENSHOT_DIR = Path(settings.VAR_DIR) / "screenshots" / "dashboard"
 _screenshots_taken: list[Path] = []

@@ -25,7 +25,7 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from memories.dashboard.selectors import recall_available
+from memories.selectors.memories import recall_available
 from tests.conftest import LiveServer
 from tests.dashboard.conftest import SCREENSHOT_DIR, record_screenshot
 

@@ -19,11 +19,12 @@ from django.urls import reverse
 from oauth2_provider.models import get_access_token_model, get_application_model, get_refresh_token_model
 
 from accounts.models import PersonalAccessToken, User
-from accounts.tokens import pat_create
+from accounts.services import pat_create
 from memories.dashboard import views as dashboard_views
 from memories.dashboard.csp import POLICY
 from memories.models import AuditEvent, Entity, Job, Memory, Source, Space
-from memories.services import space_create
+from memories.selectors import memories as memory_selectors
+from memories.services.spaces import space_create
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -305,9 +306,7 @@ class TestMemoryList:
     def test_without_recall_the_search_box_matches_every_word(
         self, alice_client, alice, bob, make_memory, monkeypatch
     ):
-        from memories.dashboard import selectors as dashboard_selectors
-
-        monkeypatch.setattr(dashboard_selectors, "recall_available", lambda: False)
+        monkeypatch.setattr(memory_selectors, "recall_available", lambda: False)
         make_memory(alice, "Ana moved to Lisbon in May")
         make_memory(alice, "Coffee with Tom")
         make_memory(alice, "Ana suppressed note about Lisbon", status="suppressed")
@@ -325,8 +324,6 @@ class TestMemoryList:
     def test_the_search_box_uses_recall_when_the_registry_has_it(
         self, alice_client, alice, make_memory, monkeypatch
     ):
-        from memories.dashboard import selectors as dashboard_selectors
-
         wanted = make_memory(alice, "Ana lives in Lisbon")
         make_memory(alice, "Unrelated")
         calls = []
@@ -335,8 +332,8 @@ class TestMemoryList:
             calls.append((name, caller, arguments))
             return {"memories": [{"id": str(wanted.id), "score": 0.9}]}
 
-        monkeypatch.setattr(dashboard_selectors, "recall_available", lambda: True)
-        monkeypatch.setattr(dashboard_selectors.registry, "run", fake_run)
+        monkeypatch.setattr(memory_selectors, "recall_available", lambda: True)
+        monkeypatch.setattr(memory_selectors.registry, "run", fake_run)
         html = _html(
             alice_client.get(reverse("dashboard:memories"), {"q": "where does Ana live", "kind": "fact"})
         )

@@ -21,7 +21,7 @@ from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_application_model, set_token_value
 
 from accounts.models import User
-from accounts.tokens import pat_create
+from accounts.services import pat_create
 from memories.models import Job, Memory, Source
 from tests.helpers import READ, WRITE
 

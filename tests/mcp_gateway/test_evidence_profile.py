@@ -23,8 +23,9 @@ from mcp import ClientSession
 
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.models import User
-from memories import services
 from memories.models import Entity, Evidence, Job, Memory, Relation, Source
+from memories.services import memories as memory_services
+from memories.services.spaces import space_create_default
 from tests.helpers import READ, WRITE, wait_for_job
 from tests.mcp_gateway import rpc
 from tests.mcp_gateway.sdk import call, error_code, session_run, structured
@@ -273,7 +274,7 @@ def test_resolve_entity_returns_candidates_with_ids_and_match_reasons(asgi_serve
 
 def _relation_rows(owner: User, app: Any) -> dict[str, Any]:
     """What the graph profile's `relate` writes for "Alice Martin lives_in Paris", then "... Berlin"."""
-    space = services.space_create_default(owner=owner)
+    space = space_create_default(owner=owner)
     moved = timezone.now() - timedelta(days=1)
     start = moved - timedelta(days=30)
 
@@ -408,7 +409,7 @@ def test_saves_still_processing_answer_not_yet_processed(asgi_server, bob, no_wo
     token = agent_token(bob, asgi_server, "Eager Agent")
     caller = Caller(user=bob, scopes=ALL_SCOPES)
     # Saved, but no worker listens on this broker: the job stays queued.
-    services.remember(caller=caller, content="I collect vintage typewriters.")
+    memory_services.remember(caller=caller, content="I collect vintage typewriters.")
     for tool in EVIDENCE_TOOLS:
         answer = ok(asgi_server, token, tool, {"query": "typewriters"})
         assert items(answer) == [], tool
@@ -426,7 +427,9 @@ def test_a_pending_save_while_nothing_matched_is_not_yet_processed(asgi_server, 
     # Through the server, processed by its worker: a real memory in the space.
     remember(asgi_server, token, "I love green tea.")
     # Saved here, where no worker listens: it stays queued.
-    services.remember(caller=Caller(user=bob, scopes=ALL_SCOPES), content="I collect vintage typewriters.")
+    memory_services.remember(
+        caller=Caller(user=bob, scopes=ALL_SCOPES), content="I collect vintage typewriters."
+    )
     for tool in EVIDENCE_TOOLS:
         answer = ok(asgi_server, token, tool, {"query": "typewriters"})
         assert items(answer) == [] and answer["negative"]["code"] == "not_yet_processed", tool

@@ -22,7 +22,6 @@ from mcp.shared.exceptions import MCPError
 
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.models import User
-from memories import services
 from memories.errors import AppError
 from memories.models import (
     AuditEvent,
@@ -36,6 +35,7 @@ from memories.models import (
     Space,
 )
 from memories.operations import registry
+from memories.services.spaces import space_create, space_create_default
 from tests.helpers import READ, WRITE, wait_for_job
 from tests.mcp_gateway import rpc
 from tests.mcp_gateway.sdk import call, error_code, session_run, structured
@@ -387,8 +387,8 @@ def test_it_pages_list_entities_by_name_and_type(asgi_server, alice):
 
 
 def test_switch_space_moves_one_grant_and_later_calls_use_it(asgi_server, alice):
-    default = services.space_create_default(owner=alice)
-    work = services.space_create(owner=alice, name="Work")
+    default = space_create_default(owner=alice)
+    work = space_create(owner=alice, name="Work")
     url = graph_url(asgi_server)
     first, first_app = grant(asgi_server, alice, "Work Agent")
     second, _ = grant(asgi_server, alice, "Home Agent")
@@ -453,8 +453,8 @@ def charlie_token(request, asgi_server, charlie) -> str:
 def test_switch_space_to_a_space_not_of_the_caller_changes_nothing(
     asgi_server, alice, charlie, charlie_token
 ):
-    alice_space = services.space_create(owner=alice, name="Secret Project")
-    services.space_create_default(owner=alice)
+    alice_space = space_create(owner=alice, name="Secret Project")
+    space_create_default(owner=alice)
     url = graph_url(asgi_server)
     before = graph_rows()
     for space_id in (str(alice_space.id), str(uuid.uuid4())):
@@ -469,7 +469,7 @@ def test_switch_space_to_a_space_not_of_the_caller_changes_nothing(
 
 
 def test_switch_space_needs_a_grant(alice):
-    work = services.space_create(owner=alice, name="Work")
+    work = space_create(owner=alice, name="Work")
     session = Caller(user=alice, scopes=ALL_SCOPES, via="session")
     with pytest.raises(AppError) as raised:
         registry.run("switch_space", session, {"space_id": str(work.id)})
@@ -603,7 +603,7 @@ def expected_stats(owner: User, space: Space) -> dict[str, Any]:
 def test_graph_stats_match_the_database_for_that_user_and_space_only(asgi_server, alice, bob):
     url = graph_url(asgi_server)
     token, _ = grant(asgi_server, alice, "Alice's Graph Agent")
-    alice_space = services.space_create_default(owner=alice)
+    alice_space = space_create_default(owner=alice)
     remembered(url, token, "Alice Novak lives in Paris.")
     remembered(url, token, "Alice Novak lives in Berlin.")
     private = remembered(url, token, "My locker code is 4471.")
@@ -612,7 +612,7 @@ def test_graph_stats_match_the_database_for_that_user_and_space_only(asgi_server
     ok(url, token, "relate", {"source": "Alice Novak", "target": "Globex", "relation_type": "works_at"})
     # Alice's other space and Bob's graph are in the same database.
     pat = rpc.pat_token(alice)
-    work = services.space_create(owner=alice, name="Work")
+    work = space_create(owner=alice, name="Work")
     ok(url, pat, "switch_space", {"space_id": str(work.id)})
     ok(url, pat, "relate", {"source": "Team Alpha", "target": "Project Kite", "relation_type": "has"})
     remembered(url, pat, "Project Kite ships in May.")
@@ -711,7 +711,7 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
 @pytest.mark.parametrize("kind", ["oauth", "pat"])
 def test_strict_schemas_reject_bad_arguments_and_store_nothing(asgi_server, alice, kind):
     token = grant(asgi_server, alice, "Strict Agent")[0] if kind == "oauth" else rpc.pat_token(alice)
-    services.space_create_default(owner=alice)
+    space_create_default(owner=alice)
     before = graph_rows()
 
     async def steps(session: ClientSession) -> list[tuple[str, str, str]]:

@@ -23,8 +23,8 @@ from django.utils import timezone
 from mcp import ClientSession
 
 from accounts.caller import Caller
-from memories import services
 from memories.models import Job, Memory, Source
+from memories.services.memories import remember
 from tests.conftest import start_live_server, stop_live_server
 from tests.helpers import READ, WRITE, wait_for_job
 from tests.mcp_gateway import rpc
@@ -300,7 +300,7 @@ def test_it_reports_queued_and_running_jobs_honestly_and_says_to_keep_polling(
 ):
     # A save whose message goes to a broker no worker reads: it stays queued while we look.
     caller = Caller(user=alice, scopes=frozenset({READ, WRITE}), via="pat")
-    job = services.remember(caller=caller, content="The boiler was serviced in March.")
+    job = remember(caller=caller, content="The boiler was serviced in March.")
     token = rpc.pat_token(alice, scopes=(READ,))
     url = ingest_url(asgi_server)
 

@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from accounts.tokens import pat_create
+from accounts.services import pat_create
 from memories.models import Source
 from memories.operations import registry
 from tests.helpers import pat_client, wait_for_job

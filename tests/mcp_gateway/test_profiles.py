@@ -190,7 +190,7 @@ def test_a_client_signs_in_with_oauth_for_a_profile_url_and_gets_a_token_for_it(
     # After the app switched its space, asking again names that space on the consent page.
     from urllib.parse import urlencode
 
-    from memories.services import space_create
+    from memories.services.spaces import space_create
 
     work = space_create(owner=browser_user, name="Work")
     switched = sdk.call(asgi_server.url + "/mcp/graph", raw, "switch_space", {"space_id": str(work.id)})

@@ -665,7 +665,8 @@ def service() -> Iterator[tuple[str, str, str]]:
                 str(ROOT / "manage.py"),
                 "shell",
                 "-c",
-                "from accounts.services import user_sign_up; from accounts.tokens import pat_create;"
+                "from memories.services.account import user_sign_up;"
+                "from accounts.services import pat_create;"
                 "u = user_sign_up(email='stdio@example.com', password='stdio-password-123');"
                 "print(pat_create(user=u, name='rw', scopes=['memory:read','memory:write'])[1],"
                 " pat_create(user=u, name='ro', scopes=['memory:read'])[1])",

@@ -25,7 +25,7 @@ from django.utils import timezone
 from oauth2_provider.models import get_access_token_model
 
 from accounts.models import PersonalAccessToken, User
-from accounts.tokens import pat_create, pat_revoke
+from accounts.services import pat_create, pat_revoke
 from memories.models import Job, Memory, Source
 from tests.conftest import start_live_server, stop_live_server
 from tests.helpers import READ, WRITE, wait_for_job

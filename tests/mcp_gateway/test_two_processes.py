@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from accounts.models import PersonalAccessToken
-from accounts.tokens import pat_revoke
+from accounts.services import pat_revoke
 from memories.models import Job, Memory
 from tests.conftest import LiveServer, start_live_server, stop_live_server
 from tests.helpers import wait_for_job

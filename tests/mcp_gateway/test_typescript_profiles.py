@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from memories.models import Job, Memory, Relation
-from memories.selectors import space_default
+from memories.selectors.spaces import space_default
 from tests.helpers import wait_for_job
 from tests.mcp_gateway import rpc
 from tests.mcp_gateway.node import node_tools

@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from accounts.models import User
 from memories.models import AuditEvent, Memory, Source
-from memories.services import space_create_default
+from memories.services.spaces import space_create_default
 
 pytestmark = pytest.mark.django_db
 

@@ -16,9 +16,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-import memories.operations.recall_ops  # noqa: F401 - registers recall and answer
-from memories.answering import NO_EVIDENCE
+import memories.operations.core  # noqa: F401 - registers recall and answer
 from memories.operations import registry
+from memories.retrieval.answer import NO_EVIDENCE
 from tests.fake_openai import fake_openai_server
 from tests.helpers import error_of, pat_client
 from tests.memories.test_recall import _ids, _recall, _save

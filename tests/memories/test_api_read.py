@@ -17,9 +17,9 @@ from oauth2_provider.models import get_application_model
 from rest_framework.test import APIClient
 
 from accounts.models import User
-from accounts.tokens import pat_create
-from memories import selectors
+from accounts.services import pat_create
 from memories.models import Entity, Evidence, Job, Memory, Source, Space
+from memories.selectors.spaces import space_default
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +31,7 @@ ERROR_KEYS = {"code", "message", "retryable", "agent_action", "request_id"}
 
 
 def default_space(owner: User) -> Space:
-    space = selectors.space_default(owner=owner)
+    space = space_default(owner=owner)
     assert space is not None
     return space
 

@@ -10,9 +10,9 @@ import sys
 import pypdf
 import pytest
 
-from memories import documents
-from memories.documents import ExtractedDocument, detect_media_type, extract_text
 from memories.errors import AppError
+from memories.pipeline import parse as documents
+from memories.pipeline.parse import ExtractedDocument, detect_media_type, extract_text
 
 MB = 1024 * 1024
 LIMIT = 10 * MB
@@ -361,12 +361,12 @@ class TestPdf:
 
     def test_it_rejects_a_corrupt_pdf_and_logs_why(self, caplog):
         data = build_pdf(["Hello"])
-        with caplog.at_level(logging.INFO, logger="memories.documents"):
+        with caplog.at_level(logging.INFO, logger="memories.pipeline.parse"):
             error = failure("broken.pdf", data[: len(data) // 2])
         assert error.code == "document_unreadable"
         assert "damaged" in error.message
         assert "Stream" not in error.message and "pypdf" not in error.message
-        logged = [record for record in caplog.records if record.name == "memories.documents"]
+        logged = [record for record in caplog.records if record.name == "memories.pipeline.parse"]
         assert logged and logged[0].exc_info is not None
 
     def test_it_rejects_a_pdf_without_text_saying_ocr_is_not_supported(self):

@@ -12,10 +12,10 @@ from django.test import AsyncClient
 from rest_framework.test import APIClient
 
 from accounts.models import User
-from accounts.tokens import pat_create
-from memories import export
+from accounts.services import pat_create
 from memories.models import AuditEvent, Entity, Evidence, Relation, Space
-from memories.services import audit_record
+from memories.selectors.export import export_lines
+from memories.services.audit import audit_record
 from tests.memories.test_api_read import (
     assert_error,
     default_space,
@@ -158,7 +158,7 @@ class TestExport:
             from django.test.utils import CaptureQueriesContext
 
             with CaptureQueriesContext(connection) as captured:
-                list(export.export_lines(owner=alice))
+                list(export_lines(owner=alice))
             return len(captured)
 
         build_account(alice, "Alice")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from memories import selectors
 from memories.models import Evidence, Memory, Source, Space
-from memories.services import space_create, space_create_default
+from memories.selectors.memories import memory_list
+from memories.selectors.spaces import space_list
+from memories.services.spaces import space_create, space_create_default
 
 pytestmark = pytest.mark.django_db
 
@@ -119,6 +120,6 @@ class TestSpaces:
 class TestSelectorsTenancy:
     def test_it_never_lists_another_owners_memories(self, alice, charlie):
         mine = _memory(alice, space_create_default(owner=alice))
-        assert list(selectors.memory_list(owner=alice)) == [mine]
-        assert list(selectors.memory_list(owner=charlie)) == []
-        assert list(selectors.space_list(owner=charlie).values_list("owner", flat=True)) == [charlie.id]
+        assert list(memory_list(owner=alice)) == [mine]
+        assert list(memory_list(owner=charlie)) == []
+        assert list(space_list(owner=charlie).values_list("owner", flat=True)) == [charlie.id]

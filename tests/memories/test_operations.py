@@ -137,7 +137,7 @@ class TestUnroutedApiPaths:
 
 class TestForeignSpaces:
     def test_it_refuses_to_save_into_someone_elses_space(self, alice, charlie):
-        from memories.selectors import space_default
+        from memories.selectors.spaces import space_default
 
         alices_space = space_default(owner=alice)
         assert alices_space is not None
@@ -151,7 +151,7 @@ class TestForeignSpaces:
     def test_it_refuses_to_upload_into_someone_elses_space(self, alice, charlie):
         from django.core.files.uploadedfile import SimpleUploadedFile
 
-        from memories.selectors import space_default
+        from memories.selectors.spaces import space_default
 
         alices_space = space_default(owner=alice)
         assert alices_space is not None

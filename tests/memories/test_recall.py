@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import jsonschema
 import pytest
 
-import memories.operations.recall_ops  # noqa: F401 - registers recall and answer
+import memories.operations.core  # noqa: F401 - registers recall and answer
 from memories.models import Job, Memory
 from memories.operations import registry
 from tests.helpers import READ, WRITE, error_of, pat_client, wait_for_job

@@ -16,8 +16,8 @@ from django.urls import reverse
 
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.models import User
-from memories import graph_services
 from memories.models import AuditEvent, Entity, Evidence, Relation, Source
+from memories.services.relations import relation_record
 from tests.helpers import READ, error_of, pat_client
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db
 
 def relate(user: User, source: str, target: str, relation_type: str = "lives_in") -> Relation:
     caller = Caller(user=user, scopes=ALL_SCOPES, via="session")
-    return graph_services.relation_record(
+    return relation_record(
         caller=caller, source_name=source, target_name=target, relation_type=relation_type
     ).relation
 

@@ -11,9 +11,11 @@ import math
 import pytest
 
 from accounts.caller import ALL_SCOPES, Caller
-from memories import embeddings, evidence, graph_services
+from memories import embeddings
 from memories.models import Relation
-from memories.services import space_create_default
+from memories.selectors import evidence
+from memories.services.relations import relation_record
+from memories.services.spaces import space_create_default
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +27,7 @@ def _cosine(a, b) -> float:
 
 def test_relate_stores_the_embedding_of_the_relation_sentence(alice):
     caller = Caller(user=alice, scopes=ALL_SCOPES, via="session")
-    relation = graph_services.relation_record(
+    relation = relation_record(
         caller=caller, source_name="Mara Lind", target_name="Paris", relation_type="lives_in"
     ).relation
     stored = Relation.objects.get(id=relation.id).embedding
@@ -35,9 +37,7 @@ def test_relate_stores_the_embedding_of_the_relation_sentence(alice):
 
 def test_a_relation_without_a_stored_embedding_ranks_as_one_with_it(alice):
     caller = Caller(user=alice, scopes=ALL_SCOPES, via="session")
-    graph_services.relation_record(
-        caller=caller, source_name="Mara Lind", target_name="Paris", relation_type="lives_in"
-    )
+    relation_record(caller=caller, source_name="Mara Lind", target_name="Paris", relation_type="lives_in")
     space = space_create_default(owner=alice)
     query = "Where does Mara Lind live?"
     with_stored = evidence.fact_search(owner=alice, space=space, query=query)

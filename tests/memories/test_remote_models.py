@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from accounts.caller import ALL_SCOPES, Caller
-from memories import services
-from memories.ingest import job_process
 from memories.models import Memory
+from memories.pipeline.worker import job_process
+from memories.services.memories import remember
 from tests.fake_openai import fake_openai_server
 
 pytestmark = pytest.mark.django_db
@@ -49,7 +49,7 @@ def fake_openai() -> Iterator[tuple[str, FakeOpenAI]]:
 
 def _job(user, content: str):
     caller = Caller(user=user, scopes=ALL_SCOPES)
-    return services.remember(caller=caller, content=content)
+    return remember(caller=caller, content=content)
 
 
 class TestLLMExtraction:

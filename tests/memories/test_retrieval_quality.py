@@ -15,9 +15,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memories import embeddings, retrieval
+from memories import embeddings
 from memories.models import Entity, Memory, Source
-from memories.services import space_create_default
+from memories.retrieval.recall import RecallRequest, memory_recall, query_names, query_periods, query_words
+from memories.services.spaces import space_create_default
 
 pytestmark = pytest.mark.django_db
 
@@ -36,9 +37,7 @@ def _memories(owner, texts: list[str], **fields) -> list[Memory]:
 
 def _recall(owner, query: str, **options) -> list[str]:
     space = space_create_default(owner=owner)
-    result = retrieval.memory_recall(
-        owner=owner, space=space, request=retrieval.RecallRequest(query=query, **options)
-    )
+    result = memory_recall(owner=owner, space=space, request=RecallRequest(query=query, **options))
     return [hit.memory.content for hit in result.hits]
 
 
@@ -142,7 +141,7 @@ class TestBoosts:
 
 class TestQueryParsing:
     def test_words_keep_accents_and_drop_request_words(self):
-        assert retrieval.query_words("Tell me about the Café José runs") == [
+        assert query_words("Tell me about the Café José runs") == [
             "me",
             "about",
             "the",
@@ -152,15 +151,15 @@ class TestQueryParsing:
         ]
 
     def test_names_are_phrases_of_up_to_three_words(self):
-        names = retrieval.query_names("Where does Anna Maria's sister live?")
+        names = query_names("Where does Anna Maria's sister live?")
         assert {"anna", "anna maria", "maria", "does anna maria"} <= set(names)
-        assert "jose" in retrieval.query_names("José", fold_accents=True)
+        assert "jose" in query_names("José", fold_accents=True)
 
     def test_periods_cover_the_day_week_month_or_year_named(self):
         reference = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
         def days(query: str) -> list[tuple[str, str]]:
-            periods = retrieval.query_periods(query, reference=reference)
+            periods = query_periods(query, reference=reference)
             return [(start.date().isoformat(), end.date().isoformat()) for start, end in periods]
 
         assert days("what happened yesterday") == [("2023-05-06", "2023-05-08")]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from memories import selectors, services
 from memories.errors import AppError
 from memories.models import AuditEvent, Memory, Source
-from memories.services import space_create_default
+from memories.selectors.memories import memory_list
+from memories.services.memories import memory_restore, memory_suppress
+from memories.services.spaces import space_create_default
 
 pytestmark = pytest.mark.django_db
 
@@ -23,29 +24,29 @@ def memory(alice) -> Memory:
 
 class TestSuppress:
     def test_it_hides_the_memory_and_audits_without_content(self, alice, memory):
-        services.memory_suppress(owner=alice, memory_id=memory.id, reason="wrong", actor_user=alice)
+        memory_suppress(owner=alice, memory_id=memory.id, reason="wrong", actor_user=alice)
         memory.refresh_from_db()
         assert memory.status == "suppressed" and memory.suppressed_reason == "wrong"
-        assert memory not in selectors.memory_list(owner=alice)
+        assert memory not in memory_list(owner=alice)
         event = AuditEvent.objects.get(target_id=memory.id)
         assert event.action == "suppressed" and event.owner_id_snapshot == alice.id
         assert "tea" not in str(event.detail)
 
     def test_it_is_idempotent(self, alice, memory):
-        services.memory_suppress(owner=alice, memory_id=memory.id)
-        services.memory_suppress(owner=alice, memory_id=memory.id)
+        memory_suppress(owner=alice, memory_id=memory.id)
+        memory_suppress(owner=alice, memory_id=memory.id)
         assert AuditEvent.objects.filter(target_id=memory.id, action="suppressed").count() == 1
 
     def test_it_restores(self, alice, memory):
-        services.memory_suppress(owner=alice, memory_id=memory.id)
-        services.memory_restore(owner=alice, memory_id=memory.id)
+        memory_suppress(owner=alice, memory_id=memory.id)
+        memory_restore(owner=alice, memory_id=memory.id)
         memory.refresh_from_db()
         assert memory.status == "active" and memory.suppressed_at is None
-        assert list(selectors.memory_list(owner=alice)) == [memory]
+        assert list(memory_list(owner=alice)) == [memory]
 
     def test_it_refuses_an_outsider_as_not_found(self, charlie, memory):
         with pytest.raises(AppError) as exc:
-            services.memory_suppress(owner=charlie, memory_id=memory.id)
+            memory_suppress(owner=charlie, memory_id=memory.id)
         assert exc.value.code == "memory_not_found" and exc.value.http_status == 404
         memory.refresh_from_db()
         assert memory.status == "active"

@@ -8,8 +8,8 @@ import time
 import psutil
 import pytest
 
-from memories.ingest import fingerprint_of
 from memories.models import Job, Memory
+from memories.pipeline.dedupe import fingerprint_of
 from tests.helpers import pat_client, wait_for_job
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

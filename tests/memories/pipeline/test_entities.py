@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.pipeline.rules import extract_entities
+from memories.pipeline.entities import extract_entities
 
 
 def types_of(text: str) -> dict[str, str]:

@@ -7,16 +7,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memories.pipeline.rules import (
-    Candidate,
-    classify,
-    extract,
-    extract_tags,
-    normalize_for_fingerprint,
-    resolve_times,
-    segment,
-    slot_of,
-)
+from memories.pipeline.dedupe import normalize_for_fingerprint
+from memories.pipeline.extract import Candidate, classify, extract, extract_tags, slot_of
+from memories.pipeline.segment import segment
+from memories.pipeline.timeparse import resolve_times
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # A Wednesday afternoon.

@@ -7,8 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memories.pipeline.rules import leading_date, resolve_times
-from memories.pipeline.timeparse import explicit_dates
+from memories.pipeline.timeparse import explicit_dates, leading_date, resolve_times
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # A Wednesday afternoon.

@@ -1,0 +1,272 @@
+"""REST endpoints of memories: list and save, one memory and its hard delete, pin, unpin,
+suppress, restore. Thin: validate strictly, call one service or selector, render.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from accounts.caller import SCOPE_READ, SCOPE_WRITE
+from memories.api.base import ApiView, request_id_of
+from memories.api.jobs import job_response, job_wait
+from memories.api.query import (
+    OBJECT_RESPONSE,
+    PAGE,
+    PAGE_SIZE_DEFAULT,
+    PAGE_SIZE_MAX,
+    TAG_MAX_LENGTH,
+    TAGS_MAX,
+    WAIT,
+    StrictQuery,
+    _when,
+    invalid_parameter,
+    json_body,
+    page_params,
+    paginate,
+    time_range,
+    ts_param,
+)
+from memories.models import Entity, Memory, Source
+from memories.operations.validation import validate_arguments
+from memories.representations import memory_dict
+from memories.selectors.memories import STATUS_CHOICES, memory_get, memory_search_list
+from memories.services.memories import (
+    memory_hard_delete,
+    memory_restore,
+    memory_set_pinned,
+    memory_suppress,
+    remember,
+)
+
+MEMORY_LIST_PARAMS = frozenset(
+    {
+        "kind",
+        "tag",
+        "status",
+        "pinned",
+        "space",
+        "recorded_from",
+        "recorded_to",
+        "occurred_from",
+        "occurred_to",
+        "at",
+        "include_superseded",
+        *PAGE,
+    }
+)
+
+
+class MemoryListView(ApiView):
+    @extend_schema(
+        operation_id="memories_list",
+        summary="List memories, newest first, with filters and cursor pagination",
+        parameters=[
+            OpenApiParameter("kind", str, enum=Memory.Kind.values),
+            OpenApiParameter(
+                "tag", str, many=True, description="Repeatable; the memory must carry every tag."
+            ),
+            OpenApiParameter("status", str, enum=STATUS_CHOICES, description="Default active."),
+            OpenApiParameter("pinned", bool),
+            OpenApiParameter("space", OpenApiTypes.UUID),
+            ts_param("recorded_from", "Recorded at or after (system time)."),
+            ts_param("recorded_to", "Recorded before (system time)."),
+            ts_param("occurred_from", "occurred_at, valid_from or due_at at or after (world time)."),
+            ts_param("occurred_to", "occurred_at, valid_from or due_at before (world time)."),
+            ts_param("at", "What was known at this time: recorded by then and not yet superseded."),
+            OpenApiParameter("include_superseded", bool, description="Also list superseded memories."),
+            *page_params(),
+        ],
+        responses=OBJECT_RESPONSE,
+    )
+    def get(self, request: Request) -> Response:
+        caller = self.caller(request, SCOPE_READ)
+        query = StrictQuery(request, MEMORY_LIST_PARAMS, repeatable={"tag"})
+        tags = query.texts("tag")
+        if len(tags) > TAGS_MAX or any(len(tag) > TAG_MAX_LENGTH for tag in tags):
+            raise invalid_parameter(
+                "tag", f"Give at most {TAGS_MAX} tags of up to {TAG_MAX_LENGTH} characters."
+            )
+        recorded_from, recorded_to = time_range(query, "recorded_from", "recorded_to")
+        occurred_from, occurred_to = time_range(query, "occurred_from", "occurred_to")
+        status = query.choice("status", STATUS_CHOICES) or Memory.Status.ACTIVE
+        page_size = query.integer("page_size", default=PAGE_SIZE_DEFAULT, minimum=1, maximum=PAGE_SIZE_MAX)
+        memories = memory_search_list(
+            owner=caller.user,
+            kind=query.choice("kind", Memory.Kind.values),
+            tags=tags,
+            status=status,
+            pinned=query.boolean("pinned"),
+            space_id=query.uuid("space"),
+            recorded_from=recorded_from,
+            recorded_to=recorded_to,
+            occurred_from=occurred_from,
+            occurred_to=occurred_to,
+            at=query.timestamp("at"),
+            include_superseded=bool(query.boolean("include_superseded")),
+        )
+        page = paginate(
+            request, memories, time_field="recorded_at", page_size=page_size, cursor=query.text("cursor")
+        )
+        return Response(
+            {"results": [memory_dict(m) for m in page.rows], "next": page.next, "previous": page.previous}
+        )
+
+
+class MemoryDetailView(ApiView):
+    @extend_schema(
+        operation_id="memories_retrieve",
+        summary="One memory with its history and evidence",
+        responses=OBJECT_RESPONSE,
+    )
+    def get(self, request: Request, memory_id: uuid.UUID) -> Response:
+        caller = self.caller(request, SCOPE_READ)
+        StrictQuery(request, ())
+        memory = memory_get(owner=caller.user, memory_id=memory_id)
+        return Response(memory_dict(memory, detail=True))
+
+
+KINDS = ["fact", "episode", "foresight"]
+
+
+TAGS = {
+    "type": "array",
+    "maxItems": 50,
+    "uniqueItems": True,
+    "items": {"type": "string", "minLength": 1, "maxLength": 100},
+}
+
+
+SAVE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["content"],
+    "properties": {
+        "content": {"type": "string", "minLength": 1, "maxLength": 100_000},
+        "occurred_at": {"type": "string", "format": "date-time"},
+        "tags": TAGS,
+        "kind": {"type": "string", "enum": KINDS},
+        "space": {"type": "string", "format": "uuid"},
+        "session_id": {"type": "string", "format": "uuid"},
+        "wait": WAIT,
+        "category": {"type": "string", "enum": [c.value for c in Memory.Category]},
+        "entities": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name", "type"],
+                "properties": {
+                    "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "type": {"type": "string", "enum": [t.value for t in Entity.Type]},
+                },
+            },
+        },
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.9},
+        "source_text": {"type": "string", "minLength": 1, "maxLength": 100_000},
+    },
+}
+
+
+SUPPRESS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "reason_code": {
+            "type": "string",
+            "enum": ["duplicate", "incorrect", "private", "outdated", "other"],
+            "default": "other",
+        }
+    },
+}
+
+
+EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": {}}
+
+
+class MemoryCollectionView(MemoryListView):
+    def post(self, request: Request) -> Response:
+        """REST save: content plus optional occurred_at, tags, kind, category, entities, confidence,
+        source_text, space; `wait` to verify in one call."""
+        caller = self.caller(request, SCOPE_WRITE)
+        args = validate_arguments(SAVE_SCHEMA, json_body(request))
+        job = remember(
+            caller=caller,
+            content=args["content"],
+            origin=Source.Origin.REST,
+            occurred_at=_when(args.get("occurred_at")),
+            tags=args.get("tags"),
+            kind=args.get("kind"),
+            space_id=args.get("space"),
+            session_id=args.get("session_id"),
+            category=args.get("category"),
+            entities=args.get("entities"),
+            confidence=args["confidence"],
+            source_text=args.get("source_text", ""),
+        )
+        return job_response(job_wait(job, args["wait"]))
+
+
+class MemoryItemView(MemoryDetailView):
+    def delete(self, request: Request, memory_id: Any) -> Response:
+        """Hard delete: permanent, with a purge receipt."""
+        caller = self.caller(request, SCOPE_WRITE)
+        reason = request.query_params.get("reason_code", "other")
+        validate_arguments(SUPPRESS_SCHEMA, {"reason_code": reason})
+        receipt = memory_hard_delete(
+            owner=caller.user,
+            memory_id=memory_id,
+            reason=reason,
+            actor_user=caller.user,
+            actor_agent_id=caller.agent_id,
+            request_id=request_id_of(request),
+        )
+        return Response({"action": "hard_deleted", "receipt": receipt})
+
+
+class _MemoryActionView(ApiView):
+    schema_of_body: dict[str, Any] = EMPTY_SCHEMA
+
+    def post(self, request: Request, memory_id: Any) -> Response:
+        caller = self.caller(request, SCOPE_WRITE)
+        args = validate_arguments(self.schema_of_body, json_body(request))
+        common = {
+            "owner": caller.user,
+            "memory_id": memory_id,
+            "actor_user": caller.user,
+            "actor_agent_id": caller.agent_id,
+            "request_id": request_id_of(request),
+        }
+        memory = self.act(common, args)
+        return Response(memory_dict(memory_get(owner=caller.user, memory_id=memory.id)))
+
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+
+class MemoryPinView(_MemoryActionView):
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+        return memory_set_pinned(pinned=True, **common)
+
+
+class MemoryUnpinView(_MemoryActionView):
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+        return memory_set_pinned(pinned=False, **common)
+
+
+class MemorySuppressView(_MemoryActionView):
+    schema_of_body = SUPPRESS_SCHEMA
+
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+        return memory_suppress(reason=args["reason_code"], **common)
+
+
+class MemoryRestoreView(_MemoryActionView):
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+        return memory_restore(**common)

@@ -1,0 +1,415 @@
+"""The read operations agents call every turn: `recall` (search) and `answer` (grounded answer).
+
+Handlers stay thin: resolve the caller's space, call retrieval / answering, render. `agent_id` is a
+legacy input: it is accepted so old clients keep working, and ignored, because who is asking comes
+from the token, never from the request body.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
+from memories.models import Space
+from memories.operations.registry import EVERY_PROFILE, Operation, register
+from memories.operations.schemas import UUID, clocks_schema
+from memories.representations import hit_dict, iso
+from memories.retrieval import answer as answering
+from memories.retrieval.recall import RecallRequest, memory_recall
+from memories.selectors.jobs import pending_saves
+from memories.services.memories import memory_hard_delete, memory_suppress, remember
+from memories.services.spaces import space_for_caller
+
+KINDS = ["fact", "episode", "foresight"]
+
+
+AT = {
+    "type": "string",
+    "format": "date-time",
+    "description": (
+        "Evaluation time, ISO 8601 with an offset (2024-05-08T14:00:00+02:00): what the service knew "
+        "then and what held then, so a memory superseded later is seen as it was. Default: now."
+    ),
+}
+
+
+SESSION_ID = {**UUID, "description": "Only memories saved with this session id."}
+
+
+AGENT_ID = {
+    **UUID,
+    "description": "Legacy, ignored: the calling agent is known from its token and cannot be overridden.",
+}
+
+
+MEMORY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "id",
+        "content",
+        "kind",
+        "tags",
+        "entities",
+        "clocks",
+        "score",
+        "pinned",
+        "space",
+        "provenance",
+    ],
+    "properties": {
+        "id": UUID,
+        "content": {"type": "string"},
+        "kind": {"type": "string", "enum": KINDS},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "entities": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"id": UUID, "name": {"type": "string"}, "type": {"type": "string"}},
+            },
+        },
+        "clocks": clocks_schema(),
+        "score": {"type": "number", "description": "Ranking score; compare only within one response."},
+        "similarity": {"type": "number", "description": "Cosine similarity of the memory to the query."},
+        "pinned": {"type": "boolean"},
+        "status": {"type": "string"},
+        "confidence": {"type": "number"},
+        "space": {"type": "object", "properties": {"id": UUID, "name": {"type": "string"}}},
+        "provenance": {
+            "type": "object",
+            "properties": {
+                "source_id": {"type": ["string", "null"]},
+                "job_id": {"type": ["string", "null"]},
+                "agent": {"type": ["object", "null"]},
+                "session_id": {"type": ["string", "null"]},
+            },
+        },
+        "evidence_count": {"type": "integer"},
+    },
+}
+
+
+FRESHNESS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["pending_jobs", "note"],
+    "properties": {"pending_jobs": {"type": "integer", "minimum": 0}, "note": {"type": "string"}},
+}
+
+
+def _when(value: str | None) -> datetime | None:
+    # The validator has already checked the format and the offset.
+    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+
+
+def freshness(*, caller: Caller, space: Space) -> dict[str, Any]:
+    """How fresh a read is: saves of the caller's space still being processed are not in it yet."""
+    pending = pending_saves(owner=caller.user, space=space)
+    if pending:
+        note = (
+            f"{pending} save(s) are still being processed; what they contain is not recallable yet. "
+            "Poll their jobs or retry in a moment."
+        )
+    else:
+        note = "All saves have been processed; this result includes everything remembered so far."
+    return {"pending_jobs": pending, "note": note}
+
+
+def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    space = space_for_caller(caller=caller)
+    result = memory_recall(
+        owner=caller.user,
+        space=space,
+        request=RecallRequest(
+            query=args["query"],
+            top_k=args["top_k"],
+            kinds=args["types"],
+            tags=args["tags"],
+            expand_entities=args["expand_entities"],
+            at=_when(args.get("at")),
+            session_id=args.get("session_id"),
+        ),
+    )
+    return {
+        "at": iso(result.at),
+        "memories": [hit_dict(hit) for hit in result.hits],
+        "total": len(result.hits),
+        "freshness": freshness(caller=caller, space=space),
+    }
+
+
+register(
+    Operation(
+        name="recall",
+        description=(
+            "Search the user's long-term memory. Returns the most relevant memories (facts, episodes, "
+            "plans) with their dates, entities, score and provenance. Use it before answering anything "
+            "that may depend on what the user told you before. `at` looks at the past: what was known "
+            "and true at that time."
+        ),
+        input_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["query"],
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 2000,
+                    "description": "What to look for, in plain language (trimmed; 1-2,000 characters).",
+                },
+                "top_k": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 50,
+                    "default": 20,
+                    "description": "How many memories to return at most (1-50).",
+                },
+                "types": {
+                    "type": "array",
+                    "uniqueItems": True,
+                    "items": {"type": "string", "enum": KINDS},
+                    "default": [],
+                    "description": "Only these kinds of memory; empty means all.",
+                },
+                "tags": {
+                    "type": "array",
+                    "maxItems": 50,
+                    "uniqueItems": True,
+                    "items": {"type": "string", "minLength": 1, "maxLength": 100},
+                    "default": [],
+                    "description": "Only memories carrying all of these tags (up to 50, 1-100 characters).",
+                },
+                "expand_entities": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": (
+                        "Also bring memories linked to the people, places and things named in the query "
+                        "or in the top hits."
+                    ),
+                },
+                "at": AT,
+                "session_id": SESSION_ID,
+                "agent_id": AGENT_ID,
+            },
+        },
+        output_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["at", "memories", "total", "freshness"],
+            "properties": {
+                "at": {"type": "string", "format": "date-time"},
+                "memories": {"type": "array", "items": MEMORY_SCHEMA},
+                "total": {"type": "integer", "minimum": 0},
+                "freshness": FRESHNESS_SCHEMA,
+            },
+        },
+        scope=SCOPE_READ,
+        profiles=EVERY_PROFILE,
+        handler=_recall,
+        annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},
+    )
+)
+
+
+def _answer(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    space = space_for_caller(caller=caller)
+    result = memory_recall(
+        owner=caller.user,
+        space=space,
+        request=RecallRequest(
+            query=args["question"],
+            top_k=args["top_k"],
+            at=_when(args.get("at")),
+            session_id=args.get("session_id"),
+        ),
+    )
+    answer = answering.answer_question(
+        question=args["question"], hits=result.hits, max_tokens=args.get("max_tokens")
+    )
+    return {
+        "answer": answer.text,
+        "at": iso(result.at),
+        "based_on": [str(hit.memory.id) for hit in answer.sources],
+        "sources": [hit_dict(hit) for hit in answer.sources],
+        "retrieved": len(result.hits),
+        "model": answer.model,
+        "usage": answer.usage,
+        "checks": answer.checks,
+        "freshness": freshness(caller=caller, space=space),
+    }
+
+
+register(
+    Operation(
+        name="answer",
+        description=(
+            "Answer a question from the user's long-term memory, citing the memories it rests on as "
+            "[1], [2] ... in the order of `based_on`. Every citation is checked against the retrieved "
+            "memories; when nothing supports an answer it says so instead of guessing."
+        ),
+        input_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["question"],
+            "properties": {
+                "question": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 4000,
+                    "description": "The question (trimmed; 1-4,000 characters).",
+                },
+                "top_k": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 50,
+                    "default": 30,
+                    "description": "How many memories to retrieve and answer from (1-50).",
+                },
+                "max_tokens": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": answering.MAX_TOKENS,
+                    "description": (
+                        f"Upper bound on the answer's length in tokens (1-{answering.MAX_TOKENS}; about four "
+                        "characters each for the built-in answerer)."
+                    ),
+                },
+                "at": AT,
+                "session_id": SESSION_ID,
+                "agent_id": AGENT_ID,
+            },
+        },
+        output_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["answer", "at", "based_on", "sources", "model", "usage"],
+            "properties": {
+                "answer": {"type": "string"},
+                "at": {"type": "string", "format": "date-time"},
+                "based_on": {"type": "array", "items": UUID},
+                "sources": {"type": "array", "items": MEMORY_SCHEMA},
+                "retrieved": {"type": "integer", "minimum": 0},
+                "model": {"type": "object"},
+                "usage": {"type": "object"},
+                "checks": {"type": "object"},
+                "freshness": FRESHNESS_SCHEMA,
+            },
+        },
+        scope=SCOPE_READ,
+        profiles=EVERY_PROFILE,
+        handler=_answer,
+        annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},
+    )
+)
+
+
+REASON_CODES = ["duplicate", "incorrect", "private", "outdated", "other"]
+
+
+def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    job = remember(caller=caller, content=args["content"], session_id=args.get("session_id"))
+    return {"job_id": str(job.id), "status": job.status}
+
+
+register(
+    Operation(
+        name="remember",
+        description=(
+            "Save something worth remembering about the user: a fact, an event, a plan, or a whole "
+            "conversation. Returns at once with a job id; the memories become recallable when the job "
+            "succeeds (usually within a second)."
+        ),
+        input_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["content"],
+            "properties": {
+                "content": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100_000,
+                    "description": "What to remember, in plain language (trimmed; 1-100,000 characters).",
+                },
+                "session_id": {**UUID, "description": "Optional conversation/session id to group saves."},
+            },
+        },
+        output_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["job_id", "status"],
+            "properties": {"job_id": UUID, "status": {"type": "string", "enum": ["queued"]}},
+        },
+        scope=SCOPE_WRITE,
+        profiles=EVERY_PROFILE,
+        handler=_remember,
+        annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False},
+    )
+)
+
+
+def _forget(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    memory_id = args["memory_id"]
+    if args["hard"]:
+        receipt = memory_hard_delete(
+            owner=caller.user,
+            memory_id=memory_id,
+            reason=args["reason_code"],
+            actor_user=caller.user,
+            actor_agent_id=caller.agent_id,
+        )
+        return {
+            "action": "hard_deleted",
+            "memory_id": memory_id,
+            "message": "The memory and everything derived from it were permanently deleted.",
+            "receipt": receipt,
+        }
+    memory_suppress(
+        owner=caller.user,
+        memory_id=memory_id,
+        reason=args["reason_code"],
+        actor_user=caller.user,
+        actor_agent_id=caller.agent_id,
+    )
+    return {
+        "action": "suppressed",
+        "memory_id": memory_id,
+        "message": (
+            "The memory is hidden from recall and answers; the user can restore it from the dashboard."
+        ),
+    }
+
+
+register(
+    Operation(
+        name="forget",
+        description=(
+            "Forget one of the user's memories. By default it is suppressed (hidden, restorable by the "
+            "user). Use hard=true only when the user explicitly asks for permanent deletion."
+        ),
+        input_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["memory_id"],
+            "properties": {
+                "memory_id": {**UUID, "description": "The id of a memory, as returned by recall."},
+                "hard": {"type": "boolean", "default": False, "description": "Permanent deletion."},
+                "reason_code": {"type": "string", "enum": REASON_CODES, "default": "other"},
+            },
+        },
+        output_schema={
+            "type": "object",
+            "required": ["action", "memory_id", "message"],
+            "properties": {
+                "action": {"type": "string", "enum": ["suppressed", "hard_deleted"]},
+                "memory_id": UUID,
+                "message": {"type": "string"},
+                "receipt": {"type": "object"},
+            },
+        },
+        scope=SCOPE_WRITE,
+        profiles=EVERY_PROFILE,
+        handler=_forget,
+        annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True},
+    )
+)

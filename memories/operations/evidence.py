@@ -1,0 +1,506 @@
+"""The evidence profile (`/mcp/evidence`): facts versus claims, for agents that must say why.
+
+- `resolve_entity`: which entity a name means, with match reasons;
+- `facts_context`: what the service holds true now (or held true at `at`), with evidence and
+  contradiction counts;
+- `claims_and_sources_context`: what sources asserted, by whom, when, and which facts each supports
+  or contradicts;
+- `combined_context`: both, in separate fields.
+
+Every answer is the same self-accounting envelope: `grain` (what one item is), `validity` (the clocks
+it answers for), `freshness` (the newest item and saves still processing) and `negative` (why it is
+empty, typed; null otherwise). Reads live in `memories.selectors.evidence`; handlers only render.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from accounts.caller import SCOPE_READ, Caller
+from memories.models import Entity
+from memories.operations.core import AT
+from memories.operations.registry import Operation, register
+from memories.operations.schemas import UUID, clocks_schema
+from memories.representations import claim_dict, evidence_entity_ref, fact_dict, iso
+from memories.selectors import evidence as selectors
+from memories.services.sources import claimant_of
+from memories.services.spaces import space_for_caller
+
+PROFILES = ("evidence",)
+
+
+READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+
+
+NULLABLE_STRING = {"type": ["string", "null"]}
+
+
+NULLABLE_TIME = {"type": ["string", "null"], "format": "date-time"}
+
+
+QUERY = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 2000,
+    "description": "What to look for, in plain language or a name (trimmed; 1-2,000 characters).",
+}
+
+
+K = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": 50,
+    "default": 10,
+    "description": "How many items to return at most (1-50).",
+}
+
+
+EVIDENCE_AT = {
+    **AT,
+    "description": (
+        "Evaluation time, ISO 8601 with an offset: the facts that held then, as the service knew them "
+        "then, and only the claims recorded by then. Default: now (the current view)."
+    ),
+}
+
+
+ENTITY_REF = {
+    "type": "object",
+    "required": ["id", "name", "type"],
+    "properties": {"id": UUID, "name": {"type": "string"}, "type": {"type": "string"}},
+}
+
+
+VALIDITY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "The clocks this answer is for.",
+    "required": ["view", "at", "world_time", "system_time", "counts_as_of"],
+    "properties": {
+        "view": {
+            "type": "string",
+            "enum": ["current", "as_of"],
+            "description": "current: what holds now; as_of: what held at `at`, as known at `at`.",
+        },
+        "at": NULLABLE_TIME,
+        "world_time": {"type": "string", "format": "date-time", "description": "Facts held at this time."},
+        "system_time": {
+            "type": "string",
+            "format": "date-time",
+            "description": "Facts and claims the service had recorded by this time.",
+        },
+        "counts_as_of": {
+            "type": "string",
+            "format": "date-time",
+            "description": "evidence_count, contradiction_count and status are as known at this time (now).",
+        },
+    },
+}
+
+
+FRESHNESS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["pending_jobs", "note", "latest_recorded_at"],
+    "properties": {
+        "pending_jobs": {"type": "integer", "minimum": 0},
+        "note": {"type": "string"},
+        "latest_recorded_at": {
+            **NULLABLE_TIME,
+            "description": "The newest recorded_at among the returned items (null when there are none).",
+        },
+    },
+}
+
+
+NEGATIVE_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "description": "Null when there are results; otherwise why there are none.",
+    "required": ["code", "message", "agent_action"],
+    "properties": {
+        "code": {"type": "string", "enum": list(selectors.NEGATIVE_CODES)},
+        "message": {"type": "string"},
+        "agent_action": {"type": "string"},
+    },
+}
+
+
+FACT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "id",
+        "fact_type",
+        "content",
+        "clocks",
+        "status",
+        "current",
+        "evidence_count",
+        "contradiction_count",
+        "relevance",
+    ],
+    "properties": {
+        "id": UUID,
+        "fact_type": {"type": "string", "enum": ["memory", "relation"]},
+        "content": {
+            "type": "string",
+            "description": 'The memory, or the relation as "Alice lives_in Berlin".',
+        },
+        "kind": {**NULLABLE_STRING, "description": "fact, episode or foresight (memories only)."},
+        "category": NULLABLE_STRING,
+        "relation": {
+            "type": ["object", "null"],
+            "properties": {"type": {"type": "string"}, "subject": ENTITY_REF, "object": ENTITY_REF},
+        },
+        "entities": {"type": "array", "items": ENTITY_REF},
+        "clocks": clocks_schema(),
+        "status": {"type": "string", "enum": ["current", "superseded", "expired"]},
+        "current": {"type": "boolean", "description": "Whether it still holds now."},
+        "evidence_count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Distinct claimants (agents, tokens, the user, documents) that support it.",
+        },
+        "contradiction_count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Distinct claimants whose later sources contradict it.",
+        },
+        "relevance": {"type": "number", "description": "Cosine similarity to the query."},
+        "confidence": {"type": ["number", "null"]},
+        "source_id": NULLABLE_STRING,
+    },
+}
+
+
+FACT_REF_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "fact_type", "content", "current"],
+    "properties": {
+        "id": UUID,
+        "fact_type": {"type": "string", "enum": ["memory", "relation"]},
+        "content": {"type": "string"},
+        "current": {"type": "boolean"},
+    },
+}
+
+
+CLAIM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "source_id",
+        "origin",
+        "claimant",
+        "recorded_at",
+        "excerpt",
+        "excerpt_status",
+        "supports",
+        "contradicts",
+    ],
+    "properties": {
+        "source_id": UUID,
+        "origin": {"type": "string"},
+        "claimant": {
+            "type": "object",
+            "required": ["kind", "id", "name", "label", "is_caller"],
+            "properties": {
+                "kind": {"type": "string", "enum": ["agent", "token", "user", "document", "unknown"]},
+                "id": NULLABLE_STRING,
+                "name": NULLABLE_STRING,
+                "label": {
+                    "type": "string",
+                    "description": 'Who said it, for people: an agent\'s name or "you".',
+                },
+                "is_caller": {
+                    "type": "boolean",
+                    "description": "Asserted by the very agent (or token) asking.",
+                },
+            },
+        },
+        "recorded_at": {"type": "string", "format": "date-time"},
+        "excerpt": {"type": "string", "description": "The start of what was asserted, as saved."},
+        "excerpt_status": {
+            "type": "string",
+            "enum": ["full", "truncated", "redacted", "withheld", "purged"],
+            "description": (
+                "redacted: a forgotten memory's text was cut out; withheld: it could not be cut out "
+                "reliably, so nothing is shown; purged: the source's content was deleted."
+            ),
+        },
+        "title": NULLABLE_STRING,
+        "document": {
+            "type": ["object", "null"],
+            "properties": {
+                "kind": {"type": "string"},
+                "ref": {"type": "string"},
+                "version": {"type": "integer"},
+            },
+        },
+        "session_id": NULLABLE_STRING,
+        "supports": {"type": "array", "items": FACT_REF_SCHEMA},
+        "contradicts": {"type": "array", "items": FACT_REF_SCHEMA},
+    },
+}
+
+
+ENTITY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "name", "type", "aliases", "score", "match_reasons", "memory_count", "relation_count"],
+    "properties": {
+        "id": UUID,
+        "name": {"type": "string"},
+        "type": {"type": "string", "enum": list(Entity.Type.values)},
+        "aliases": {"type": "array", "items": {"type": "string"}},
+        "attributes": {"type": "object"},
+        "score": {"type": "number", "minimum": 0, "maximum": 1},
+        "match_reasons": {
+            "type": "array",
+            "items": {"type": "string", "enum": list(selectors.ENTITY_REASONS)},
+            "description": "Why it matched, strongest first.",
+        },
+        "memory_count": {"type": "integer", "minimum": 0, "description": "Active memories that mention it."},
+        "relation_count": {"type": "integer", "minimum": 0, "description": "Its current relations."},
+    },
+}
+
+
+def _envelope_schema(grain: str, items: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["grain", "validity", "freshness", "negative", *items],
+        "properties": {
+            "grain": {"type": "string", "enum": [grain]},
+            "validity": VALIDITY_SCHEMA,
+            "freshness": FRESHNESS_SCHEMA,
+            "negative": NEGATIVE_SCHEMA,
+            **items,
+        },
+    }
+
+
+def _input_schema(**extra: Any) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["query"],
+        "properties": {"query": QUERY, **extra},
+    }
+
+
+def _when(value: str | None) -> datetime | None:
+    # The validator has already checked the format and that it carries an offset.
+    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+
+
+def _validity(*, at: datetime | None, now: datetime) -> dict[str, Any]:
+    moment = at or now
+    return {
+        "view": "current" if at is None else "as_of",
+        "at": iso(at),
+        "world_time": iso(moment),
+        "system_time": iso(moment),
+        "counts_as_of": iso(now),
+    }
+
+
+def _freshness(*, pending: int, latest: datetime | None) -> dict[str, Any]:
+    if pending:
+        note = (
+            f"{pending} save(s) are still being processed; what they contain is not in this answer yet. "
+            "Poll their jobs or retry in a moment."
+        )
+    else:
+        note = "All saves have been processed; this answer includes everything remembered so far."
+    return {"pending_jobs": pending, "note": note, "latest_recorded_at": iso(latest)}
+
+
+def _negative(negative: selectors.Negative | None) -> dict[str, Any] | None:
+    if negative is None:
+        return None
+    return {"code": negative.code, "message": negative.message, "agent_action": negative.agent_action}
+
+
+def _latest(*times: datetime | None) -> datetime | None:
+    present = [t for t in times if t is not None]
+    return max(present) if present else None
+
+
+def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    space = space_for_caller(caller=caller)
+    result = selectors.entity_resolve(
+        owner=caller.user, space=space, query=args["query"], limit=args["limit"], entity_type=args.get("type")
+    )
+    entities = [
+        {
+            **evidence_entity_ref(match.entity),
+            "aliases": list(match.entity.aliases),
+            "attributes": dict(match.entity.attributes or {}),
+            "score": round(match.score, 4),
+            "match_reasons": match.reasons,
+            "memory_count": match.memory_count,
+            "relation_count": match.relation_count,
+        }
+        for match in result.matches
+    ]
+    return {
+        "grain": "fact",
+        "validity": _validity(at=None, now=result.now),
+        "freshness": _freshness(
+            pending=result.pending, latest=_latest(*(m.entity.updated_at for m in result.matches))
+        ),
+        "negative": _negative(result.negative),
+        "entities": entities,
+        "total": len(entities),
+    }
+
+
+def _facts_part(result: selectors.EvidenceResult) -> list[dict[str, Any]]:
+    return [fact_dict(fact, now=result.now) for fact in result.facts]
+
+
+def _claims_part(result: selectors.EvidenceResult, caller: Caller) -> list[dict[str, Any]]:
+    caller_claimant = claimant_of(caller)
+    return [claim_dict(claim, caller_claimant=caller_claimant) for claim in result.claims]
+
+
+def _envelope(grain: str, result: selectors.EvidenceResult, **items: Any) -> dict[str, Any]:
+    latest = _latest(
+        *(fact.recorded_at for fact in result.facts), *(claim.source.recorded_at for claim in result.claims)
+    )
+    return {
+        "grain": grain,
+        "validity": _validity(at=result.at, now=result.now),
+        "freshness": _freshness(pending=result.pending, latest=latest),
+        "negative": _negative(result.negative),
+        **items,
+    }
+
+
+def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    space = space_for_caller(caller=caller)
+    result = selectors.fact_search(
+        owner=caller.user, space=space, query=args["query"], k=args["k"], at=_when(args.get("at"))
+    )
+    facts = _facts_part(result)
+    return _envelope("fact", result, facts=facts, total=len(facts))
+
+
+def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    space = space_for_caller(caller=caller)
+    result = selectors.claim_search(
+        owner=caller.user, space=space, query=args["query"], k=args["k"], at=_when(args.get("at"))
+    )
+    claims = _claims_part(result, caller)
+    return _envelope("evidence", result, claims=claims, total=len(claims))
+
+
+def _combined_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    space = space_for_caller(caller=caller)
+    result = selectors.evidence_search(
+        owner=caller.user, space=space, query=args["query"], k=args["k"], at=_when(args.get("at"))
+    )
+    return _envelope("composite", result, facts=_facts_part(result), claims=_claims_part(result, caller))
+
+
+TOTAL = {"type": "integer", "minimum": 0}
+
+
+register(
+    Operation(
+        name="resolve_entity",
+        description=(
+            "Find which person, organisation, place or thing of the user's memory a name means. Returns "
+            "candidate entities best first, each with its id, type, aliases, a score and the reasons it "
+            "matched (exact_name, alias, prefix, name_in_query, word_overlap, substring ...). Use it to "
+            "pick the right entity before asking about it."
+        ),
+        input_schema=_input_schema(
+            limit={
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 50,
+                "default": 10,
+                "description": "How many candidates to return at most (1-50).",
+            },
+            type={
+                "type": "string",
+                "enum": list(Entity.Type.values),
+                "description": "Only entities of this type.",
+            },
+        ),
+        output_schema=_envelope_schema(
+            "fact", {"entities": {"type": "array", "items": ENTITY_SCHEMA}, "total": TOTAL}
+        ),
+        scope=SCOPE_READ,
+        profiles=PROFILES,
+        handler=_resolve_entity,
+        annotations=READ_ONLY,
+    )
+)
+
+
+register(
+    Operation(
+        name="facts_context",
+        description=(
+            "What the service holds true about something: the matching facts (memories, and relations "
+            "of the entities the query names), each with its clocks, whether it still holds, how many "
+            "distinct claimants support it (evidence_count) and how many contradict it "
+            "(contradiction_count). Pass `at` to see what held at an earlier time. An empty answer says "
+            "why in `negative`."
+        ),
+        input_schema=_input_schema(k=K, at=EVIDENCE_AT),
+        output_schema=_envelope_schema(
+            "fact", {"facts": {"type": "array", "items": FACT_SCHEMA}, "total": TOTAL}
+        ),
+        scope=SCOPE_READ,
+        profiles=PROFILES,
+        handler=_facts_context,
+        annotations=READ_ONLY,
+    )
+)
+
+
+register(
+    Operation(
+        name="claims_and_sources_context",
+        description=(
+            "What was asserted about something, and by whom: the sources (saves, documents, relations) "
+            "behind the matching facts and the facts they replaced, each with who said it (an agent's "
+            "name, or you), when, an excerpt, and the facts it supports and contradicts. Sources are "
+            "never edited; a later source that disagrees is listed as contradicting. Most relevant first, "
+            "then most recent."
+        ),
+        input_schema=_input_schema(k=K, at=EVIDENCE_AT),
+        output_schema=_envelope_schema(
+            "evidence", {"claims": {"type": "array", "items": CLAIM_SCHEMA}, "total": TOTAL}
+        ),
+        scope=SCOPE_READ,
+        profiles=PROFILES,
+        handler=_claims_context,
+        annotations=READ_ONLY,
+    )
+)
+
+
+register(
+    Operation(
+        name="combined_context",
+        description=(
+            "Facts and claims together for one query, in two separate lists: `facts` (what holds, with "
+            "evidence and contradiction counts) and `claims` (what sources asserted, by whom, when). "
+            "Use it when you must both answer and justify the answer."
+        ),
+        input_schema=_input_schema(k=K, at=EVIDENCE_AT),
+        output_schema=_envelope_schema(
+            "composite",
+            {
+                "facts": {"type": "array", "items": FACT_SCHEMA},
+                "claims": {"type": "array", "items": CLAIM_SCHEMA},
+            },
+        ),
+        scope=SCOPE_READ,
+        profiles=PROFILES,
+        handler=_combined_context,
+        annotations=READ_ONLY,
+    )
+)

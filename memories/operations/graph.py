@@ -1,0 +1,479 @@
+"""The graph profile (`/mcp/graph`): entities, typed relations, the per-grant space, and the
+graph:// resources. Each tool is one registry row; handlers resolve the caller's space, call
+one service or selector, render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
+from memories.models import Entity, Relation
+from memories.operations.registry import Operation, ResourceDef, ResourceReader, register, register_resource
+from memories.operations.schemas import UUID, clocks_schema
+from memories.representations import entity_ref, relation_dict, space_ref
+from memories.selectors.graph import (
+    CONTEXT_MEMORIES,
+    RESOURCE_LIMIT,
+    entities_payload,
+    entity_context,
+    entity_list,
+    memories_payload,
+    relation_get_with_evidence,
+    relations_payload,
+    space_health,
+    stats_payload,
+)
+from memories.services.relations import relation_record
+from memories.services.spaces import grant_space_switch, space_for_caller
+
+PROFILES = ("graph",)
+ENTITY_TYPES = list(Entity.Type.values)
+RELATION_TYPES = list(Relation.Type.values)
+
+ENTITY_NAME = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 200,
+    "description": (
+        "An entity's name as people write it (trimmed; 1-200 characters); case and accents are ignored."
+    ),
+}
+
+SPACE_REF: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id", "name"],
+    "properties": {"id": UUID, "name": {"type": "string"}},
+}
+ENTITY_REF: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id", "name", "type"],
+    "properties": {"id": UUID, "name": {"type": "string"}, "type": {"type": "string", "enum": ENTITY_TYPES}},
+}
+ENTITY: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id", "name", "type", "aliases", "attributes", "memory_count", "relation_count"],
+    "properties": {
+        **ENTITY_REF["properties"],
+        "aliases": {"type": "array", "items": {"type": "string"}},
+        "attributes": {"type": "object"},
+        "memory_count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Active, current memories linked to it.",
+        },
+        "relation_count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Current relations, either direction.",
+        },
+    },
+}
+MEMORY: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id", "content", "kind", "status", "clocks", "evidence_count", "contradiction_count"],
+    "properties": {
+        "id": UUID,
+        "content": {"type": "string"},
+        "kind": {"type": "string", "enum": ["fact", "episode", "foresight"]},
+        "category": {"type": ["string", "null"]},
+        "status": {"type": "string"},
+        "clocks": clocks_schema(),
+        "evidence_count": {"type": "integer", "minimum": 0},
+        "contradiction_count": {"type": "integer", "minimum": 0},
+        "entities": {"type": "array", "items": ENTITY_REF},
+    },
+}
+RELATION: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": [
+        "id",
+        "type",
+        "statement",
+        "subject",
+        "object",
+        "current",
+        "clocks",
+        "evidence_count",
+        "contradiction_count",
+    ],
+    "properties": {
+        "id": UUID,
+        "type": {"type": "string", "enum": RELATION_TYPES},
+        "statement": {"type": "string", "description": "subject relation_type object, for reading."},
+        "subject": ENTITY_REF,
+        "object": ENTITY_REF,
+        "direction": {"type": "string", "enum": ["outgoing", "incoming"]},
+        "other": ENTITY_REF,
+        "current": {"type": "boolean", "description": "Holds now: not superseded, not past valid_until."},
+        "clocks": clocks_schema(
+            ("valid_from", "valid_until", "recorded_at", "superseded_at", "superseded_by")
+        ),
+        "evidence_count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Distinct claimants (agents, tokens, the user, documents) asserting it.",
+        },
+        "contradiction_count": {"type": "integer", "minimum": 0},
+    },
+}
+READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}
+
+
+def _when(value: str | None) -> datetime | None:
+    # The validator has already checked the format and the offset.
+    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+
+
+# --- get_context ---------------------------------------------------------------------------
+
+
+def _get_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    space = space_for_caller(caller=caller)
+    return entity_context(owner=caller.user, space=space, name=args["entity_name"], at=_when(args.get("at")))
+
+
+register(
+    Operation(
+        name="get_context",
+        description=(
+            "Everything the user's memory holds about one person, place, organisation or thing: the "
+            "entity (type, aliases, attributes), the memories that mention it (newest first, up to "
+            f"{CONTEXT_MEMORIES}) and its relations in both directions, each with its "
+            "clocks and evidence count. Current by default; `at` shows what was known and true then. "
+            "The name is matched ignoring case and accents, and against aliases."
+        ),
+        input_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["entity_name"],
+            "properties": {
+                "entity_name": ENTITY_NAME,
+                "at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "description": (
+                        "Evaluation time, ISO 8601 with an offset: memories and relations recorded by "
+                        "then, not yet superseded then, and valid then. Default: now (current only)."
+                    ),
+                },
+            },
+        },
+        output_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": [
+                "entity",
+                "also_named",
+                "at",
+                "space",
+                "memories",
+                "memory_total",
+                "relations",
+                "relation_total",
+            ],
+            "properties": {
+                "entity": ENTITY,
+                "also_named": {
+                    "type": "array",
+                    "items": ENTITY,
+                    "description": "Other entities of the same name (another type); ask for them by type.",
+                },
+                "at": {"type": ["string", "null"]},
+                "space": SPACE_REF,
+                "memories": {"type": "array", "items": MEMORY},
+                "memory_total": {"type": "integer", "minimum": 0},
+                "relations": {"type": "array", "items": RELATION},
+                "relation_total": {"type": "integer", "minimum": 0},
+            },
+        },
+        scope=SCOPE_READ,
+        profiles=PROFILES,
+        handler=_get_context,
+        annotations=READ_ONLY,
+    )
+)
+
+
+# --- list_entities -------------------------------------------------------------------------
+
+
+def _list_entities(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    space = space_for_caller(caller=caller)
+    return entity_list(
+        owner=caller.user,
+        space=space,
+        entity_type=args.get("type"),
+        limit=args["limit"],
+        cursor=args.get("cursor"),
+    )
+
+
+register(
+    Operation(
+        name="list_entities",
+        description=(
+            "List the people, places, organisations and other entities of the user's current space, by "
+            "name, with how many current memories and relations each has. Page with `cursor`."
+        ),
+        input_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "type": {
+                    "type": "string",
+                    "enum": ENTITY_TYPES,
+                    "description": "Only entities of this type.",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 200,
+                    "default": 50,
+                    "description": "Entities per page (1-200).",
+                },
+                "cursor": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 600,
+                    "description": "The next_cursor of the previous page.",
+                },
+            },
+        },
+        output_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["space", "entities", "next_cursor"],
+            "properties": {
+                "space": SPACE_REF,
+                "entities": {"type": "array", "items": ENTITY},
+                "next_cursor": {"type": ["string", "null"], "description": "null on the last page."},
+            },
+        },
+        scope=SCOPE_READ,
+        profiles=PROFILES,
+        handler=_list_entities,
+        annotations=READ_ONLY,
+    )
+)
+
+
+# --- relate ----------------------------------------------------------------------------------
+
+
+def _relate(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    result = relation_record(
+        caller=caller,
+        source_name=args["source"],
+        target_name=args["target"],
+        relation_type=args["relation_type"],
+        source_type=args.get("source_type"),
+        target_type=args.get("target_type"),
+        valid_from=_when(args.get("valid_from")),
+    )
+    relation = relation_get_with_evidence(
+        owner=caller.user, space=result.relation.space, relation_id=result.relation.id
+    )
+    rendered = relation_dict(relation)
+    return {
+        "relation": rendered,
+        "created": result.created,
+        "superseded": [str(older.id) for older in result.superseded],
+        "evidence_count": rendered["evidence_count"],
+        "source_id": str(result.source.id),
+        "entities_created": [entity_ref(entity) for entity in result.entities_created],
+        "space": space_ref(result.relation.space),
+    }
+
+
+register(
+    Operation(
+        name="relate",
+        description=(
+            "Record that `source` relates to `target` (e.g. Alice lives_in Paris), creating either entity "
+            "if it is new. Saying an existing current relation again adds evidence, not a copy. A new "
+            "lives_in or works_at of the same source replaces the current one, which is kept as history "
+            "(superseded, with this claim as contradicting evidence). Entity types default by relation "
+            "(lives_in: Person -> Location, works_at: Person -> Organization, else Concept); give "
+            "source_type/target_type to choose."
+        ),
+        input_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["source", "target", "relation_type"],
+            "properties": {
+                "source": {**ENTITY_NAME, "description": "The subject's name (1-200 characters)."},
+                "target": {**ENTITY_NAME, "description": "The object's name (1-200 characters)."},
+                "relation_type": {"type": "string", "enum": RELATION_TYPES},
+                "source_type": {
+                    "type": "string",
+                    "enum": ENTITY_TYPES,
+                    "description": "The subject's type; only an entity of this type is matched.",
+                },
+                "target_type": {
+                    "type": "string",
+                    "enum": ENTITY_TYPES,
+                    "description": "The object's type; only an entity of this type is matched.",
+                },
+                "valid_from": {
+                    "type": "string",
+                    "format": "date-time",
+                    "description": "Since when it holds in the world (ISO 8601 with an offset), if known.",
+                },
+            },
+        },
+        output_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": [
+                "relation",
+                "created",
+                "superseded",
+                "evidence_count",
+                "source_id",
+                "entities_created",
+                "space",
+            ],
+            "properties": {
+                "relation": RELATION,
+                "created": {"type": "boolean", "description": "false: an existing relation gained evidence."},
+                "superseded": {"type": "array", "items": UUID, "description": "Relations this one replaced."},
+                "evidence_count": {"type": "integer", "minimum": 1},
+                "source_id": {**UUID, "description": "The stored claim (immutable Source)."},
+                "entities_created": {"type": "array", "items": ENTITY_REF},
+                "space": SPACE_REF,
+            },
+        },
+        scope=SCOPE_WRITE,
+        profiles=PROFILES,
+        handler=_relate,
+        annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False},
+    )
+)
+
+
+# --- switch_space ----------------------------------------------------------------------------
+
+
+def _switch_space(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    switched = grant_space_switch(caller=caller, space_id=args["space_id"])
+    return {
+        "previous": space_ref(switched.previous),
+        "current": space_ref(switched.current),
+        "changed": switched.previous.id != switched.current.id,
+        "health": space_health(owner=caller.user, space=switched.current),
+    }
+
+
+register(
+    Operation(
+        name="switch_space",
+        description=(
+            "Switch the space (a separate memory: work, personal, a project) this connection reads and "
+            "writes. Every later call of this grant (this agent's OAuth authorization, or this personal "
+            "token) uses the new space, on every endpoint, until switched again; other agents keep theirs. "
+            "Returns the previous and the new space and a health check of the new one."
+        ),
+        input_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["space_id"],
+            "properties": {"space_id": {**UUID, "description": "The id of one of the user's spaces."}},
+        },
+        output_schema={
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["previous", "current", "changed", "health"],
+            "properties": {
+                "previous": SPACE_REF,
+                "current": SPACE_REF,
+                "changed": {"type": "boolean"},
+                "health": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["database", "active_memories", "entities", "pending_saves", "failed_jobs"],
+                    "properties": {
+                        "database": {
+                            "type": "object",
+                            "properties": {
+                                "reachable": {"type": "boolean"},
+                                "latency_ms": {"type": "number"},
+                            },
+                        },
+                        "active_memories": {"type": "integer", "minimum": 0},
+                        "entities": {"type": "integer", "minimum": 0},
+                        "pending_saves": {"type": "integer", "minimum": 0},
+                        "failed_jobs": {"type": "integer", "minimum": 0},
+                        "checked_at": {"type": "string"},
+                    },
+                },
+            },
+        },
+        scope=SCOPE_READ,
+        profiles=PROFILES,
+        handler=_switch_space,
+        annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True},
+    )
+)
+
+
+# --- resources -------------------------------------------------------------------------------
+
+PayloadSelector = Callable[..., dict[str, Any]]
+
+
+def _in_current_space(selector: PayloadSelector) -> ResourceReader:
+    # Resources read the caller's current space (switch_space applies), owner-scoped.
+    def read(caller: Caller) -> dict[str, Any]:
+        return selector(owner=caller.user, space=space_for_caller(caller=caller))
+
+    return read
+
+
+RESOURCES: tuple[tuple[str, str, str, PayloadSelector], ...] = (
+    (
+        "graph://entities",
+        "Entities",
+        f"The current space's entities by name, with memory and relation counts (up to "
+        f"{RESOURCE_LIMIT}; `truncated` says when there are more).",
+        entities_payload,
+    ),
+    (
+        "graph://memories",
+        "Memories",
+        f"The current space's active, current memories, newest first, with clocks, entities and "
+        f"evidence counts (up to {RESOURCE_LIMIT}).",
+        memories_payload,
+    ),
+    (
+        "graph://relations",
+        "Relations",
+        f"The current space's current relations, newest first (up to {RESOURCE_LIMIT}).",
+        relations_payload,
+    ),
+    (
+        "graph://stats",
+        "Statistics",
+        "Counts of the current space: entities by type, memories (active, suppressed, superseded, "
+        "expired), relations (current, total), sources, saves pending.",
+        stats_payload,
+    ),
+)
+
+for _uri, _name, _description, _selector in RESOURCES:
+    register_resource(
+        ResourceDef(
+            uri=_uri,
+            name=_name,
+            description=_description,
+            reader=_in_current_space(_selector),
+            profiles=PROFILES,
+        )
+    )

@@ -1,0 +1,404 @@
+"""The built-in extraction rules: text in, memory candidates out, with no language model.
+
+`extract` is the whole pipeline the worker calls: find the date the content states about itself, segment
+it (conversation turns, paragraphs, sentence-bounded chunks), then for each segment resolve the times it
+mentions, classify it as a fact, an episode or a foresight, set its clock, and pick out its entities, tags
+and supersession slot. Every step is a pure function of its input and a reference time, built from regular
+expressions and short word lists, so results are deterministic and a 100,000-character document takes a
+fraction of a second.
+
+Known limits: English only, and rules rather than understanding. A segment gets exactly one kind and one
+slot even when it says several things ("I moved to Berlin and joined Siemens" keeps only the first slot);
+negations are mostly ignored by the classifier ("I didn't go" is an episode); the time and entity rules
+have their own limits, listed in `timeparse` and `entities`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memories.pipeline.entities import COMMON_WORDS, extract_entities
+from memories.pipeline.language import (
+    EXPLICIT_FORESIGHT_RE,
+    FUTURE_GRAMMAR_RE,
+    FUTURE_TIME_WORDS_RE,
+    MONTHS_FULL,
+    WEEKDAYS,
+    has_past_grammar,
+    speaker_subject,
+    split_speaker,
+    statement_sentences,
+)
+from memories.pipeline.segment import segment
+from memories.pipeline.timeparse import is_future, is_past, leading_date, resolve_times
+
+FACT = "fact"
+
+
+EPISODE = "episode"
+
+
+FORESIGHT = "foresight"
+
+
+@dataclass
+class Candidate:
+    """One memory the rules propose; the worker embeds, deduplicates and supersedes it."""
+
+    content: str
+    kind: str
+    occurred_at: datetime | None = None
+    valid_from: datetime | None = None
+    due_at: datetime | None = None
+    entities: list[tuple[str, str]] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    slot: str = ""
+    slot_value: str = ""
+
+
+def extract(text: str, *, reference: datetime) -> tuple[datetime, list[Candidate]]:
+    """Run the whole rule pipeline over `text` saved at `reference` (timezone-aware).
+
+    A date the content states about itself at its start ("On 8 May 2023:") replaces `reference` for
+    everything that follows, and a paragraph that starts with its own date (a journal entry) uses that
+    date. Returns (effective reference, candidates); all datetimes are in `reference`'s timezone.
+    Clocks: a fact is valid from the time of a "since ..." mention, else from the reference; an episode
+    occurred at its first mentioned time that is not after the reference's day, else at the reference;
+    a foresight is due at its first mentioned time that is not before the reference's day, else None.
+    """
+    _require_aware(reference)
+    stated, body = leading_date(text.strip(), reference=reference)
+    effective = stated or reference
+    body, line_tags = _split_tags_line(body)
+    candidates: list[Candidate] = []
+    for piece in segment(body):
+        _, utterance = split_speaker(piece)
+        # The date of a journal entry is its reference, not one of the times the entry talks about.
+        own_date, utterance = leading_date(utterance, reference=effective)
+        piece_reference = own_date or effective
+        times = resolve_times(utterance, reference=piece_reference)
+        kind = classify(piece, reference=piece_reference, times=times)
+        slot, slot_value = slot_of(piece)
+        candidate = Candidate(
+            content=piece,
+            kind=kind,
+            entities=extract_entities(piece),
+            tags=_merge(extract_tags(piece), line_tags),
+            slot=slot,
+            slot_value=slot_value,
+        )
+        _set_clock(candidate, times, piece_reference)
+        candidates.append(candidate)
+    return effective, candidates
+
+
+def _set_clock(candidate: Candidate, times: list[tuple[str, datetime]], reference: datetime) -> None:
+    if candidate.kind == EPISODE:
+        past = [moment for _, moment in times if not is_future(moment, reference)]
+        candidate.occurred_at = past[0] if past else reference
+    elif candidate.kind == FORESIGHT:
+        ahead = [moment for _, moment in times if not is_past(moment, reference)]
+        candidate.due_at = ahead[0] if ahead else None
+    else:
+        # "I've been vegetarian since 2015" has held since 2015, not since the day it was said.
+        since = [m for phrase, m in times if _is_since(phrase) and not is_future(m, reference)]
+        candidate.valid_from = since[0] if since else reference
+
+
+def _merge(first: list[str], second: list[str]) -> list[str]:
+    return list(dict.fromkeys([*first, *second]))
+
+
+# "My birthday is on March 5": a recurring date is a standing fact, not a one-off event or plan.
+_STANDING_DATE_RE = re.compile(
+    r"\b(?:birthday|anniversary|name\s+day)\s+(?:is|['\u2019]s|falls)\b", re.IGNORECASE
+)
+
+
+def classify(text: str, *, reference: datetime, times: list[tuple[str, datetime]]) -> str:
+    """ "fact", "episode" or "foresight" for one segment.
+
+    Order matters, and is why: an explicit task word ("remind me", "deadline", "due") or future grammar
+    ("will", "going to", "plan to", "want to") states intent whatever else the sentence says. A mentioned
+    date after the reference's day is next: "I booked flights for next month" is worth remembering for the
+    trip, not the booking. Then past grammar or a date before the reference's day makes an episode
+    ("went", "met", "yesterday"). What remains describes how things are: a fact ("I like", "I live in").
+    Questions only count when the segment has no statements, because in a conversation they mostly ask
+    about the other person. A "since ..." date marks when a fact began, so it does not make an episode.
+    """
+    _require_aware(reference)
+    _, body = split_speaker(text)
+    statements = statement_sentences(body)
+    stated = " ".join(statements).lower()
+    if any(EXPLICIT_FORESIGHT_RE.search(s) or FUTURE_GRAMMAR_RE.search(s) for s in statements):
+        return FORESIGHT
+    if _STANDING_DATE_RE.search(stated):
+        return FACT
+    # A time named only inside a question ("what are you doing tomorrow?") says nothing about this memory.
+    whole = body.lower()
+    moments = [
+        moment
+        for phrase, moment in times
+        if not _is_since(phrase) and (phrase.lower() in stated or phrase.lower() not in whole)
+    ]
+    if any(is_future(moment, reference) for moment in moments):
+        return FORESIGHT
+    if any(has_past_grammar(s) for s in statements) or any(is_past(m, reference) for m in moments):
+        return EPISODE
+    if any(FUTURE_TIME_WORDS_RE.search(s) for s in statements):
+        # Same-day future words with no past verb: "Dinner with Anna tonight".
+        return FORESIGHT
+    return FACT
+
+
+def _is_since(phrase: str) -> bool:
+    return phrase.lower().startswith("since")
+
+
+_HASHTAG_RE = re.compile(r"(?<![\w&#/])#(\w[\w-]*)")
+
+
+_TAGS_LINE_RE = re.compile(r"^[ \t]*tags?[ \t]*:[ \t]*(?P<tags>\S.*?)[ \t]*$", re.IGNORECASE)
+
+
+_TAG_CHARS_RE = re.compile(r"[^\w-]+")
+
+
+MAX_TAG_CHARS = 100
+
+
+def extract_tags(text: str) -> list[str]:
+    """Hashtags ("#Travel" -> "travel") in order, then the tags of a trailing "tags: a, b" line.
+
+    Tags are lower-cased letters, digits, "-" and "_" of at most 100 characters. All-digit hashtags
+    ("#1", "#2024") are skipped: they are ranks and issue numbers far more often than topics.
+    """
+    body, line_tags = _split_tags_line(text)
+    tags: list[str] = []
+    for match in _HASHTAG_RE.finditer(body):
+        tag = match.group(1).lower()
+        if len(tag) <= MAX_TAG_CHARS and not tag.replace("_", "").replace("-", "").isdigit():
+            tags.append(tag)
+    return _merge(tags, line_tags)
+
+
+def _split_tags_line(text: str) -> tuple[str, list[str]]:
+    """(text without a trailing "tags:" line, the tags it lists)."""
+    stripped = text.rstrip()
+    head, _, last = stripped.rpartition("\n")
+    match = _TAGS_LINE_RE.match(last)
+    if match is None:
+        return text, []
+    raw = match.group("tags")
+    parts = re.split(r"[,;]", raw) if re.search(r"[,;]", raw) else raw.split()
+    tags: list[str] = []
+    for part in parts:
+        tag = _TAG_CHARS_RE.sub("", "-".join(part.strip().lstrip("#").lower().split()))
+        if tag and len(tag) <= MAX_TAG_CHARS:
+            tags.append(tag)
+    return head.rstrip(), _merge(tags, [])
+
+
+_I = r"\bi"
+
+
+_IM = r"\bi(?:['\u2019]m|\s+am)"
+
+
+_IVE = r"\bi(?:['\u2019]ve|\s+have)?"
+
+
+# "I have lived/worked ..." still holds; "I lived in Rome" (without "have") may be over, so it needs "have".
+_HAVE = r"\bi(?:['\u2019]ve|\s+have)"
+
+
+_ADVERBS = (
+    r"(?:(?:now|currently|still|also|just|recently|finally|happily|newly|officially|strictly|fully"
+    r"|mostly|permanently|actually)\s+){0,3}"
+)
+
+
+_VALUE = r"(?P<v>[^\n.,;:!?()\"\u201c\u201d]{1,80})"
+
+
+_AS_ROLE = r"(?:\s+as\s+an?\s+[\w -]{1,40}?)?"
+
+
+_DIETS = r"(?P<v>vegetarian|vegan|pescatarian|pescetarian|flexitarian|carnivore|omnivore|keto|paleo)"
+
+
+# (slot name, pattern). Every pattern is first person; the subject comes from the speaker.
+_SLOT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.IGNORECASE))
+    for name, pattern in (
+        ("lives_in", rf"{_I}\s+{_ADVERBS}live\s+in\s+{_VALUE}"),
+        ("lives_in", rf"{_IM}\s+{_ADVERBS}(?:living|based|located|settled)\s+in\s+{_VALUE}"),
+        ("lives_in", rf"{_IVE}\s+{_ADVERBS}(?:moved|relocated)\s+(?:back\s+)?(?:to|into)\s+{_VALUE}"),
+        ("lives_in", rf"{_HAVE}\s+{_ADVERBS}(?:lived|been\s+living)\s+in\s+{_VALUE}"),
+        ("works_at", rf"{_I}\s+{_ADVERBS}work{_AS_ROLE}\s+(?:at|for)\s+{_VALUE}"),
+        ("works_at", rf"{_IM}\s+{_ADVERBS}(?:working|employed){_AS_ROLE}\s+(?:at|for|by)\s+{_VALUE}"),
+        ("works_at", rf"{_HAVE}\s+{_ADVERBS}(?:worked|been\s+working){_AS_ROLE}\s+(?:at|for)\s+{_VALUE}"),
+        ("works_at", rf"{_IVE}\s+{_ADVERBS}joined\s+(?-i:(?=[A-Z0-9])){_VALUE}"),
+        (
+            "works_at",
+            rf"{_IVE}\s+{_ADVERBS}(?:started|began|got|landed|accepted|took)\s+(?:a\s+|my\s+|the\s+)?"
+            rf"(?:new\s+)?(?:job|position|role|internship|working){_AS_ROLE}\s+(?:at|for|with)\s+{_VALUE}",
+        ),
+        ("works_at", rf"{_I}\s+(?:was|got)\s+hired\s+(?:by|at)\s+{_VALUE}"),
+        (
+            "name",
+            r"\bmy\s+name\s+is\s+(?P<v>[a-z\u00c0-\u00ff][\w'\u2019-]*(?:\s+[a-z\u00c0-\u00ff][\w'\u2019-]*){0,2})",
+        ),
+        (
+            "name",
+            r"\b(?:(?:please|just|you\s+can|everyone|people|friends)\s+)?calls?\s+me\s+"
+            r"(?P<v>(?-i:[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)?))",
+        ),
+        (
+            "age",
+            rf"{_IM}\s+(?P<v>\d{{1,3}})(?:\s*(?:years?|yrs?)(?:\s*old)?|\s*y/?o)?"
+            r"(?=\s*(?:[.,;!?)]|$|(?:now|and|but|this|today|btw|though)\b))",
+        ),
+        ("age", rf"{_I}\s+{_ADVERBS}turned\s+(?P<v>\d{{1,3}})\b(?!\s*(?:%|minutes|hours|dollars|pages|km))"),
+        ("age", rf"{_IM}\s+an?\s+(?P<v>\d{{1,3}})[- ]years?[- ]old\b"),
+        (
+            "favorite",
+            r"\bmy\s+(?:all[- ]time\s+|absolute\s+|current\s+|new\s+)?(?:favou?rite|fave|fav)\s+"
+            r"(?P<thing>[a-z][a-z -]{0,30}?)\s+(?:is|are|would\s+be|has\s+to\s+be|['\u2019]s)\s+"
+            r"(?P<v>[^\n.,;!?()]{1,60})",
+        ),
+        (
+            "favorite",
+            r"(?:^|[.!?]\s+)(?P<v>[\w'\u2019 -]{1,40}?)\s+(?:is|are)\s+my\s+(?:all[- ]time\s+)?"
+            r"(?:favou?rite|fave|fav)\s+(?P<thing>[a-z]+(?:\s+(?:show|food|movie|film|book|band|song|game"
+            r"|sport|team|color|colour|dish|drink|place|city|season))?)\b",
+        ),
+        (
+            "relationship_status",
+            rf"{_IM}\s+{_ADVERBS}(?P<v>married|single|engaged|divorced|separated|widowed"
+            r"|in\s+a\s+relationship)\b",
+        ),
+        (
+            "relationship_status",
+            rf"\b(?:i|we)(?:['\u2019]ve|\s+have)?\s+{_ADVERBS}(?:got|gotten|became)\s+"
+            r"(?P<v>married|engaged|divorced|separated)\b",
+        ),
+        ("diet", rf"{_IM}\s+{_ADVERBS}(?:an?\s+)?{_ADVERBS}{_DIETS}\b"),
+        (
+            "diet",
+            rf"{_IVE}\s+{_ADVERBS}(?:went|gone|became|become|turned|been)\s+(?:an?\s+)?{_ADVERBS}{_DIETS}\b",
+        ),
+    )
+)
+
+
+# Third person with a name as subject: "Melanie moved to Berlin" is about Melanie, not the speaker.
+_NAMED_SLOT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "lives_in",
+        re.compile(
+            rf"(?-i:\b(?P<who>[A-Z][a-z]+))\s+{_ADVERBS}(?:lives\s+in|moved\s+to|relocated\s+to)\s+{_VALUE}",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "works_at",
+        re.compile(
+            rf"(?-i:\b(?P<who>[A-Z][a-z]+))\s+{_ADVERBS}works{_AS_ROLE}\s+(?:at|for)\s+{_VALUE}",
+            re.IGNORECASE,
+        ),
+    ),
+)
+
+
+# Where a captured value stops: "I live in Berlin with my wife now" -> "Berlin".
+_VALUE_END_RE = re.compile(
+    r"\s+(?:now|currently|these\s+days|nowadays|anymore|again|and|but|with|since|for|because|as|when|where"
+    r"|which|who|after|before|last|next|this|that|ago|in|on|at|from|until|recently|lately|full[- ]time"
+    r"|part[- ]time|permanently|temporarily|so|though|too|right|btw|lol|haha|by|to|yet|already|finally"
+    r"|together|forever|alone|ever|myself|and|or)\b.*$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+_BRITISH = {"colour": "color", "colours": "colors", "flavour": "flavor", "theatre": "theater"}
+
+
+_NOT_A_PLACE_OR_EMPLOYER = frozenset({"home", "night", "nights", "the moment", "weekends", "it", "myself"})
+
+
+def slot_of(text: str) -> tuple[str, str]:
+    """(slot, value) for a single-valued fact about the speaker, so a newer value can supersede an older one.
+
+    "I moved to Berlin" -> ("user:lives_in", "berlin"); "Caroline: I work at Acme Corp" ->
+    ("caroline:works_at", "acme corp"); "my favourite colour is blue" -> ("user:favorite:color", "blue").
+    Slots: lives_in, works_at, name, age, favorite:<thing>, relationship_status, diet. ("", "") otherwise.
+    When a segment holds several, the first in the text wins.
+    """
+    speaker, body = split_speaker(text.strip())
+    subject = speaker_subject(speaker)
+    best: tuple[int, str, str] | None = None
+    for name, pattern in _SLOT_PATTERNS:
+        for match in pattern.finditer(body):
+            if best is not None and match.start() >= best[0]:
+                break
+            found = _slot_value(name, match)
+            if found is not None:
+                best = (match.start(), f"{subject}:{found[0]}", found[1])
+                break
+    for name, pattern in _NAMED_SLOT_PATTERNS:
+        for match in pattern.finditer(body):
+            if best is not None and match.start() >= best[0]:
+                break
+            who = match.group("who").lower()
+            value = _clean_value(match.group("v"))
+            if who in COMMON_WORDS or not value or value in _NOT_A_PLACE_OR_EMPLOYER:
+                continue
+            best = (match.start(), f"{who}:{name}", value)
+            break
+    return (best[1], best[2]) if best else ("", "")
+
+
+def _slot_value(name: str, match: re.Match[str]) -> tuple[str, str] | None:
+    raw = match.group("v")
+    if name == "age":
+        return (name, str(int(raw))) if 0 < int(raw) < 130 else None
+    if name == "name":
+        # Up to three words, stopping at the first ordinary word: "my name is john and I ..." -> "john".
+        words: list[str] = []
+        for word in raw.lower().split():
+            if (
+                word in COMMON_WORDS
+                or word in WEEKDAYS
+                or word in MONTHS_FULL
+                or _VALUE_END_RE.match(" " + word)
+            ):
+                break
+            words.append(word)
+        return (name, " ".join(words)) if words else None
+    if name == "diet":
+        return name, raw.lower().replace("pescetarian", "pescatarian")
+    if name == "relationship_status":
+        return name, " ".join(raw.lower().split())
+    if name == "favorite":
+        # "The Office" keeps its article; a place or an employer does not need one to be the same value.
+        value = _clean_value(raw, keep_article=True)
+        thing = "_".join(_BRITISH.get(word, word) for word in match.group("thing").lower().split())
+        return (f"favorite:{thing}", value) if value else None
+    value = _clean_value(raw)
+    if not value or value in _NOT_A_PLACE_OR_EMPLOYER:
+        return None
+    return name, value
+
+
+def _clean_value(raw: str, *, keep_article: bool = False) -> str:
+    value = _VALUE_END_RE.sub("", " " + raw.strip()).strip()
+    value = " ".join(value.lower().split()).strip(" '\"\u2019-")
+    return value if keep_article else value.removeprefix("the ").strip()
+
+
+def _require_aware(reference: datetime) -> None:
+    if reference.tzinfo is None or reference.utcoffset() is None:
+        raise ValueError("reference must be a timezone-aware datetime")

@@ -1,0 +1,244 @@
+"""The worker's side of remember and document ingest: from a Source to Memory rows.
+
+job_process() is idempotent and crash-safe:
+1. claim the job (a short transaction; a job another live process holds is left alone);
+2. extract candidates (rules, or the LLM when configured) and embed them, outside
+   any transaction, since this is the slow part;
+3. write every row and mark the job succeeded in ONE transaction, after checking
+   that the claim is still ours. A crash before step 3 commits leaves nothing
+   behind, and a re-run starts again from the Source.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memories import embeddings
+from memories.models import Entity, Evidence, Job, Memory, Source
+from memories.pipeline.dedupe import fingerprint_of
+from memories.pipeline.entities import normalize_entity_name
+from memories.pipeline.extract import Candidate, extract
+from memories.pipeline.segment import document_blocks
+from memories.pipeline.supersede import document_retire_unsupported, memory_supersede
+
+logger = logging.getLogger(__name__)
+
+
+# A running job whose claimer has not finished within this long is taken over.
+STALE_AFTER = timedelta(minutes=15)
+
+
+class PipelineError(Exception):
+    """A permanent failure: the job fails with this stable code (no retry helps)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Claim:
+    job_id: Any
+    attempt: int
+
+
+def _me() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _claimer_alive(claimed_by: str) -> bool:
+    host, _, pid = claimed_by.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True  # another machine: only the stale timeout can tell
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def job_claim(*, job_id: Any) -> Claim | None:
+    """Mark the job running for this process, unless it is finished or held by a live worker."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(id=job_id).first()
+        if job is None or job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED):
+            return None
+        now = timezone.now()
+        if (
+            job.status == Job.Status.RUNNING
+            and job.claimed_by != _me()
+            and _claimer_alive(job.claimed_by)
+            and job.started_at is not None
+            and job.started_at > now - STALE_AFTER
+        ):
+            return None
+        job.status = Job.Status.RUNNING
+        job.attempts += 1
+        job.started_at = now
+        job.claimed_by = _me()
+        job.save(update_fields=["status", "attempts", "started_at", "claimed_by"])
+        return Claim(job.id, job.attempts)
+
+
+def job_fail(*, job_id: Any, code: str, message: str) -> None:
+    """Record a permanent failure with its stable code (message safe to show the owner)."""
+    Job.objects.filter(id=job_id).exclude(status=Job.Status.SUCCEEDED).update(
+        status=Job.Status.FAILED, error_code=code, error_message=message[:500], finished_at=timezone.now()
+    )
+
+
+def _candidates(source: Source, job: Job) -> list[Candidate]:
+    reference = source.refers_to or source.recorded_at
+    if settings.LLM_BASE_URL:
+        from memories.pipeline.extract_llm import llm_extract
+
+        candidates = llm_extract(source.content, reference=reference)
+    elif source.origin == Source.Origin.DOCUMENT:
+        # A document is a set of statements, however short: one memory per block,
+        # so a later version can change one block without touching the others.
+        candidates = [
+            candidate
+            for block in document_blocks(source.content)
+            for candidate in extract(block, reference=reference)[1]
+        ]
+    else:
+        _, candidates = extract(source.content, reference=reference)
+    kind = job.options.get("kind")
+    tags = job.options.get("tags") or []
+    for candidate in candidates:
+        if kind:
+            candidate.kind = kind
+        if tags:
+            candidate.tags = list(dict.fromkeys([*candidate.tags, *tags]))
+    return candidates
+
+
+def job_process(*, job_id: Any) -> None:
+    """Run one job to completion (or to a permanent failure). Safe to call again."""
+    claim = job_claim(job_id=job_id)
+    if claim is None:
+        return
+    job = Job.objects.select_related("source").get(id=job_id)
+    source = job.source
+    if source is None:
+        job_fail(job_id=job_id, code="source_missing", message="The saved content is gone (deleted).")
+        return
+    try:
+        candidates = _candidates(source, job)
+    except PipelineError as exc:
+        job_fail(job_id=job_id, code=exc.code, message=exc.message)
+        return
+    if not candidates:
+        job_fail(job_id=job_id, code="nothing_to_remember", message="No memory could be derived from it.")
+        return
+    vectors = embeddings.embed([c.content for c in candidates])
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(id=job_id)
+        if job.status != Job.Status.RUNNING or job.attempts != claim.attempt or job.claimed_by != _me():
+            logger.info("job %s was taken over; dropping attempt %s", job_id, claim.attempt)
+            return
+        source = Source.objects.select_for_update().get(id=source.id)
+        stored = [
+            _store(job=job, source=source, candidate=candidate, vector=vector)
+            for candidate, vector in zip(candidates, vectors, strict=True)
+        ]
+        if source.versioning_mode == Source.VersioningMode.LIVING and source.version > 1:
+            document_retire_unsupported(source=source, kept={m.id for m in stored})
+        job.status = Job.Status.SUCCEEDED
+        job.finished_at = timezone.now()
+        job.error_code = job.error_message = ""
+        job.save(update_fields=["status", "finished_at", "error_code", "error_message"])
+
+
+def _store(*, job: Job, source: Source, candidate: Candidate, vector: list[float]) -> Memory:
+    fingerprint = fingerprint_of(candidate.content)
+    # The same fact again (same space, still current): more evidence, not a new row.
+    # A suppressed memory stays suppressed: saying it again must not resurrect it.
+    existing = (
+        Memory.objects.select_for_update()
+        .filter(
+            owner_id=job.owner_id, space_id=job.space_id, fingerprint=fingerprint, superseded_at__isnull=True
+        )
+        .first()
+    )
+    stated = [(e["name"], e["type"]) for e in job.options.get("entities") or []]
+    if existing is not None:
+        Evidence.objects.get_or_create(
+            memory=existing,
+            source=source,
+            stance=Evidence.Stance.SUPPORTS,
+            defaults={"owner_id": job.owner_id},
+        )
+        # The entities a saver names are added; the first claimant's category and
+        # confidence stay (a repetition is evidence, not an edit).
+        _link_entities(job=job, memory=existing, entities=stated)
+        return existing
+    now = timezone.now()
+    memory = Memory.objects.create(
+        owner_id=job.owner_id,
+        space_id=job.space_id,
+        source=source,
+        job=job,
+        agent_id=job.agent_id,
+        session_id=source.session_id,
+        kind=candidate.kind,
+        content=candidate.content[:20000],
+        fingerprint=fingerprint,
+        tags=[t[:100] for t in candidate.tags][:50],
+        embedding=vector,
+        occurred_at=candidate.occurred_at,
+        valid_from=candidate.valid_from,
+        due_at=candidate.due_at,
+        slot=candidate.slot[:200],
+        slot_value=candidate.slot_value[:200],
+        category=str(job.options.get("category", ""))[:20],
+        confidence=float(job.options.get("confidence", 0.9)),
+        recorded_at=now,
+    )
+    Evidence.objects.create(owner_id=job.owner_id, memory=memory, source=source)
+    _link_entities(job=job, memory=memory, entities=[*candidate.entities, *stated])
+    if candidate.slot:
+        memory_supersede(job=job, source=source, memory=memory, now=now)
+    return memory
+
+
+def _link_entities(*, job: Job, memory: Memory, entities: list[tuple[str, str]]) -> None:
+    valid_types = set(Entity.Type.values)
+    for name, type_ in entities:
+        key = normalize_entity_name(name)
+        if not key or type_ not in valid_types:
+            continue
+        entity, _ = Entity.objects.get_or_create(
+            space_id=job.space_id,
+            normalized_name=key,
+            type=type_,
+            defaults={"owner_id": job.owner_id, "name": name.strip()[:200]},
+        )
+        memory.entities.add(entity)
+
+
+def jobs_to_recover(*, queued_older_than: timedelta = timedelta(seconds=30)) -> list[Any]:
+    """Jobs whose message may be lost: long queued, or running for a dead or stale worker."""
+    now = timezone.now()
+    ids = list(
+        Job.objects.filter(status=Job.Status.QUEUED, created_at__lt=now - queued_older_than).values_list(
+            "id", flat=True
+        )
+    )
+    for job in Job.objects.filter(status=Job.Status.RUNNING).only("id", "claimed_by", "started_at"):
+        stale = job.started_at is None or job.started_at < now - STALE_AFTER
+        if stale or not _claimer_alive(job.claimed_by):
+            ids.append(job.id)
+    return ids

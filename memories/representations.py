@@ -1,0 +1,342 @@
+"""Reads of the memory graph: entities, their memories and relations, the graph:// resources.
+
+Every function is keyword-only and takes the owner AND the space explicitly: a row of
+another account (or of another of the owner's spaces) is indistinguishable from a row
+that does not exist. Results are plain dicts in the shape the graph profile puts on the
+wire, so the MCP tools, the resources and any later REST view render them the same way.
+
+"Current" means what the service holds true now: a memory that is active, not
+superseded and not past its `valid_until`; a relation not superseded and not past its
+`valid_until`. "As of `at`" follows the clocks: recorded by `at`, not superseded by
+`at`, and valid at `at` (`valid_from` <= at < `valid_until`, an open end counting as
+valid), so a fact replaced later is seen as it was.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from django.utils import timezone
+
+from memories.models import Entity, Job, Memory, Relation, Space
+from memories.selectors import evidence as selectors
+from memories.selectors.as_of import is_current
+from memories.selectors.memories import SOURCE_EXCERPT_CHARS, evidence_count, memory_history
+
+if TYPE_CHECKING:
+    from memories.retrieval.recall import Hit
+
+
+def space_ref(space: Space) -> dict[str, Any]:
+    return {"id": str(space.id), "name": space.name}
+
+
+def entity_ref(entity: Entity) -> dict[str, Any]:
+    return {"id": str(entity.id), "name": entity.name, "type": entity.type}
+
+
+def entity_dict(entity: Entity) -> dict[str, Any]:
+    """An entity with its aliases, attributes and (when annotated) link counts."""
+    return {
+        **entity_ref(entity),
+        "aliases": list(entity.aliases),
+        "attributes": dict(entity.attributes),
+        "memory_count": int(getattr(entity, "memory_count", 0)),
+        "relation_count": int(getattr(entity, "relation_count", 0)),
+    }
+
+
+def memory_compact(memory: Memory, *, with_entities: bool = False) -> dict[str, Any]:
+    """A memory as the graph shows it: content, kind, clocks and evidence, nothing heavier."""
+    data: dict[str, Any] = {
+        "id": str(memory.id),
+        "content": memory.content,
+        "kind": memory.kind,
+        "category": memory.category or None,
+        "status": memory.status,
+        "clocks": {
+            "occurred_at": iso(memory.occurred_at),
+            "valid_from": iso(memory.valid_from),
+            "valid_until": iso(memory.valid_until),
+            "due_at": iso(memory.due_at),
+            "recorded_at": iso(memory.recorded_at),
+            "superseded_at": iso(memory.superseded_at),
+            "superseded_by": str(memory.superseded_by_id) if memory.superseded_by_id else None,
+        },
+        "evidence_count": int(getattr(memory, "evidence_count", 0)),
+        "contradiction_count": int(getattr(memory, "contradiction_count", 0)),
+    }
+    if with_entities:
+        data["entities"] = [entity_ref(entity) for entity in memory.entities.all()]
+    return data
+
+
+def relation_dict(
+    relation: Relation, *, now: datetime | None = None, perspective: Entity | None = None
+) -> dict[str, Any]:
+    """A relation with both ends, its clocks and evidence. From `perspective` (an entity at one
+    end) it also says `direction` and which end is the `other`."""
+    now = now or timezone.now()
+    data: dict[str, Any] = {
+        "id": str(relation.id),
+        "type": relation.type,
+        "statement": f"{relation.subject.name} {relation.type} {relation.object.name}",
+        "subject": entity_ref(relation.subject),
+        "object": entity_ref(relation.object),
+        "current": is_current(relation, now),
+        "clocks": {
+            "valid_from": iso(relation.valid_from),
+            "valid_until": iso(relation.valid_until),
+            "recorded_at": iso(relation.recorded_at),
+            "superseded_at": iso(relation.superseded_at),
+            "superseded_by": str(relation.superseded_by_id) if relation.superseded_by_id else None,
+        },
+        "evidence_count": int(getattr(relation, "evidence_count", 0)),
+        "contradiction_count": int(getattr(relation, "contradiction_count", 0)),
+    }
+    if perspective is not None:
+        outgoing = relation.subject_id == perspective.id
+        data["direction"] = "outgoing" if outgoing else "incoming"
+        data["other"] = entity_ref(relation.object if outgoing else relation.subject)
+    return data
+
+
+def hit_dict(hit: Hit) -> dict[str, Any]:
+    """A recalled memory as recall and answer show it: the API's memory shape plus its score."""
+    data = memory_dict(hit.memory)
+    data["score"] = round(hit.score, 6)
+    data["similarity"] = round(hit.similarity, 6)
+    return data
+
+
+def evidence_entity_ref(entity: Entity) -> dict[str, Any]:
+    return {"id": str(entity.id), "name": entity.name, "type": entity.type}
+
+
+def row_clocks(row: Any) -> dict[str, Any]:
+    return {
+        "occurred_at": iso(getattr(row, "occurred_at", None)),
+        "valid_from": iso(row.valid_from),
+        "valid_until": iso(row.valid_until),
+        "due_at": iso(getattr(row, "due_at", None)),
+        "recorded_at": iso(row.recorded_at),
+        "superseded_at": iso(row.superseded_at),
+        "superseded_by": str(row.superseded_by_id) if row.superseded_by_id is not None else None,
+    }
+
+
+def fact_dict(fact: selectors.Fact, *, now: datetime) -> dict[str, Any]:
+    """A fact as the evidence profile shows it: memory or relation, same shape."""
+    row: Any = fact.memory if fact.memory is not None else fact.relation
+    status = selectors.fact_status(superseded_at=row.superseded_at, valid_until=row.valid_until, now=now)
+    data: dict[str, Any] = {
+        "id": str(fact.id),
+        "fact_type": fact.fact_type,
+        "content": "",
+        "kind": None,
+        "category": None,
+        "relation": None,
+        "entities": [],
+        "clocks": row_clocks(row),
+        "status": status,
+        "current": status == "current",
+        "evidence_count": fact.evidence_count,
+        "contradiction_count": fact.contradiction_count,
+        "relevance": round(fact.relevance, 6),
+        "confidence": None,
+        "source_id": None,
+    }
+    if isinstance(row, Memory):
+        data.update(
+            content=row.content,
+            kind=row.kind,
+            category=row.category or None,
+            entities=[evidence_entity_ref(entity) for entity in row.entities.all()],
+            confidence=row.confidence,
+            source_id=str(row.source_id) if row.source_id is not None else None,
+        )
+    else:
+        data.update(
+            content=selectors.relation_text(row),
+            relation={
+                "type": row.type,
+                "subject": evidence_entity_ref(row.subject),
+                "object": evidence_entity_ref(row.object),
+            },
+            entities=[evidence_entity_ref(row.subject), evidence_entity_ref(row.object)],
+        )
+    return data
+
+
+def claimant_dict(claim: selectors.Claim, *, caller_claimant: str) -> dict[str, Any]:
+    source = claim.source
+    kind, name = claim.claimant_kind, claim.claimant_name
+    _, _, claimant_id = source.claimant.partition(":")
+    if kind == "user":
+        label = "you"
+    elif kind == "token":
+        label = (
+            f"you, with the personal access token {name!r}" if name else "you, with a personal access token"
+        )
+    elif kind == "agent":
+        label = name or "an agent that has since been removed"
+    elif kind == "document":
+        label = f"the document {name!r}" if name else "a document"
+    else:
+        label = "unknown"
+    return {
+        "kind": kind,
+        "id": claimant_id or None,
+        "name": name,
+        "label": label,
+        "is_caller": bool(source.claimant) and source.claimant == caller_claimant,
+    }
+
+
+def fact_ref_dict(ref: selectors.FactRef) -> dict[str, Any]:
+    return {"id": str(ref.id), "fact_type": ref.fact_type, "content": ref.content, "current": ref.current}
+
+
+def claim_dict(claim: selectors.Claim, *, caller_claimant: str) -> dict[str, Any]:
+    """A claim: one source, who asserted it, when, an excerpt, and the facts it bears on."""
+    source = claim.source
+    return {
+        "source_id": str(source.id),
+        "origin": source.origin,
+        "claimant": claimant_dict(claim, caller_claimant=caller_claimant),
+        "recorded_at": iso(source.recorded_at),
+        "excerpt": claim.excerpt,
+        "excerpt_status": claim.excerpt_status,
+        "title": source.title or None,
+        "document": (
+            {"kind": source.source_kind, "ref": source.source_ref, "version": source.version}
+            if source.source_kind
+            else None
+        ),
+        "session_id": str(source.session_id) if source.session_id is not None else None,
+        "supports": [fact_ref_dict(ref) for ref in claim.supports],
+        "contradicts": [fact_ref_dict(ref) for ref in claim.contradicts],
+    }
+
+
+def iso(value: datetime | None) -> str | None:
+    """A datetime as ISO 8601 with its UTC offset (microseconds kept), or None."""
+    return value.isoformat() if value is not None else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return str(value) if value is not None else None
+
+
+def _evidence_count(memory: Memory) -> int:
+    annotated = getattr(memory, "evidence_count", None)
+    if annotated is not None:
+        return int(annotated)
+    # Not loaded through a selector: count here, still by distinct claimant.
+    return evidence_count(memory)
+
+
+def _source_excerpt(memory: Memory) -> str:
+    if hasattr(memory, "source_excerpt"):
+        excerpt = memory.source_excerpt
+        purged = getattr(memory, "source_purged_at", None) is not None
+        return "" if excerpt is None or purged else str(excerpt)
+    source = memory.source
+    if source is None or source.purged_at is not None:
+        return ""
+    return source.content[:SOURCE_EXCERPT_CHARS]
+
+
+def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
+    """A memory as the API shows it.
+
+    `detail=True` adds `source_excerpt`, the supersession `history` and the
+    `evidence` list; the list endpoint leaves them out to stay one query per page.
+    """
+    agent = memory.agent if memory.agent_id is not None else None
+    data: dict[str, Any] = {
+        "id": str(memory.id),
+        "content": memory.content,
+        "kind": memory.kind,
+        "category": memory.category or None,
+        "tags": list(memory.tags),
+        "entities": [
+            {"id": str(entity.id), "name": entity.name, "type": entity.type}
+            for entity in memory.entities.all()
+        ],
+        "status": memory.status,
+        "pinned": memory.pinned,
+        "confidence": memory.confidence,
+        "space": {"id": str(memory.space_id), "name": memory.space.name},
+        "clocks": {
+            "occurred_at": iso(memory.occurred_at),
+            "valid_from": iso(memory.valid_from),
+            "valid_until": iso(memory.valid_until),
+            "due_at": iso(memory.due_at),
+            "recorded_at": iso(memory.recorded_at),
+            "superseded_at": iso(memory.superseded_at),
+            "superseded_by": _str_or_none(memory.superseded_by_id),
+        },
+        "provenance": {
+            "source_id": _str_or_none(memory.source_id),
+            "job_id": _str_or_none(memory.job_id),
+            "agent": {"id": agent.pk, "name": agent.name} if agent is not None else None,
+            "session_id": _str_or_none(memory.session_id),
+        },
+        "evidence_count": _evidence_count(memory),
+    }
+    if detail:
+        data["source_excerpt"] = _source_excerpt(memory)
+        data["history"] = [
+            {
+                "id": str(older.id),
+                "content": older.content,
+                "recorded_at": iso(older.recorded_at),
+                "superseded_at": iso(older.superseded_at),
+            }
+            for older in memory_history(owner=memory.owner, memory=memory)
+        ]
+        data["evidence"] = [
+            {"source_id": str(item.source_id), "stance": item.stance, "recorded_at": iso(item.recorded_at)}
+            for item in sorted(memory.evidence.all(), key=lambda e: (e.recorded_at, str(e.id)))
+        ]
+    return data
+
+
+def job_dict(job: Job, *, memories: list[Memory] | None = None) -> dict[str, Any]:
+    """A job as the API shows it; `memories` (rendered in full) when given."""
+    duration_ms = None
+    if job.started_at is not None and job.finished_at is not None:
+        duration_ms = int((job.finished_at - job.started_at).total_seconds() * 1000)
+    data: dict[str, Any] = {
+        "id": str(job.id),
+        "kind": job.kind,
+        "status": job.status,
+        "attempts": job.attempts,
+        "error": {"code": job.error_code, "message": job.error_message} if job.error_code else None,
+        "created_at": iso(job.created_at),
+        "started_at": iso(job.started_at),
+        "finished_at": iso(job.finished_at),
+        "duration_ms": duration_ms,
+        "space_id": str(job.space_id),
+        "source_id": _str_or_none(job.source_id),
+        "memory_ids": [str(m.id) for m in (memories if memories is not None else job.memories.all())],
+    }
+    if memories is not None:
+        data["memories"] = [memory_dict(memory) for memory in memories]
+    return data
+
+
+def space_dict(space: Space) -> dict[str, Any]:
+    """A space as the API shows it, with `memory_count` when the selector annotated it."""
+    data: dict[str, Any] = {
+        "id": str(space.id),
+        "name": space.name,
+        "is_default": space.is_default,
+        "created_at": iso(space.created_at),
+    }
+    count = getattr(space, "memory_count", None)
+    if count is not None:
+        data["memory_count"] = int(count)
+    return data

@@ -1,0 +1,495 @@
+"""Hybrid recall: the ranked memories of one owner's space for a query. Nothing here writes.
+
+One SQL statement does the retrieval (see docs/retrieval.md for the why of each step):
+
+1. candidates: the `vector_pool` nearest memories by cosine distance (pgvector HNSW, filters inside
+   the index scan, iterative scans on so a selective filter does not come back short) and the
+   `text_pool` best full-text matches, where the text query is an OR of the query's words over the
+   'english' configuration, ranked by BM25 (binary term frequency, IDF from the space itself);
+2. score: reciprocal rank fusion of the two ranked lists blended with the relative scores
+   (cosine similarity plus the BM25 score scaled to the best candidate), because RRF alone throws
+   away how much better the first hit is than the tenth;
+3. boosts: a memory said by someone the query names ("Caroline: ..." for "what did Caroline
+   ..."), a memory whose world time falls in a period the query names ("in May 2023",
+   "last week"), pinned memories, and with `expand_entities` the memories linked to the entities
+   named in the query or carried by the top hits;
+4. conversation context: the memory saved right after (and, less so, right before) a strong hit in
+   the same space and session inherits part of its score, because in a conversation the answer is
+   usually the turn after the matching question.
+
+Filters (owner, space, active status, kinds, tags, session, the clock rules of `at`) are applied
+inside every part of the statement, never after it, so a filtered recall is never short.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from accounts.models import User
+from memories import embeddings
+from memories.models import FTS_CONFIG, Memory, Space
+from memories.pipeline.language import word_set
+from memories.pipeline.timeparse import resolve_times
+from memories.selectors.memories import STATUS_ALL, memory_search_list
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """The tunable constants of ranking; `DEFAULT_KNOBS` is what the service uses.
+
+    Measured on the LoCoMo development split (benchmarks/locomo.py); docs/retrieval.md lists what
+    each one does and what moving it costs.
+    """
+
+    vector_pool: int = 100
+    text_pool: int = 100
+    # HNSW candidate list; must be at least vector_pool for the first pass to fill the pool.
+    ef_search: int = 200
+    rrf_k: int = 10
+    # Share of reciprocal rank fusion in the base score; the rest is the relative-score blend.
+    rrf_share: float = 0.25
+    # Weight of the (best-candidate-scaled) BM25 score next to the cosine similarity.
+    text_weight: float = 0.5
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.3
+    # IDF comes from a sample of this many memories of the space (exact in smaller spaces).
+    df_sample: int = 1000
+    # Words in more than this share of the sample pick no text candidates (they still score);
+    # in spaces bigger than the sample only words below `rare_share` do, so the text scan stays
+    # bounded, and it reads at most `text_scan` rows.
+    common_share: float = 0.25
+    rare_share: float = 0.005
+    text_scan: int = 2000
+    speaker_boost: float = 0.3
+    time_boost: float = 0.2
+    pinned_boost: float = 0.25
+    # Conversation context: shares of a hit's score passed to the next / previous memory.
+    context_next: float = 0.3
+    context_previous: float = 0.1
+    context_from_top: int = 30
+    context_gap: timedelta = timedelta(hours=1)
+    # expand_entities: a memory linked to an entity of a top hit gets this share of that hit's
+    # score (of the best score for an entity the query names), so it ranks right behind it.
+    entity_share: float = 0.8
+    expansion_from_top: int = 5
+    expansion_pool: int = 50
+
+
+DEFAULT_KNOBS = Knobs()
+
+
+# Words a question to a memory carries that say nothing about the memory itself. The 'english'
+# text-search configuration already drops what/when/who/did/...; these are the ones it keeps.
+REQUEST_WORDS = word_set(
+    """
+    tell remember recall know knows anything something everything mention mentioned please kind
+    sort type likely probably
+    """
+)
+
+
+MAX_QUERY_WORDS = 32
+
+
+# Saves looked at to find a hit's neighbour: a save that left no memory of its own (its content was
+# a duplicate) is skipped, but the walk stays short.
+CONTEXT_SCAN = 3
+
+
+MAX_NAME_TOKENS = 64
+
+
+_WORD_RE = re.compile(r"[^\W_]+")
+
+
+_NAME_TOKEN_RE = re.compile(r"[^\W_]+(?:['\u2019.-][^\W_]+)*")
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """What to look for and the filters; `at=None` is the current view."""
+
+    query: str
+    top_k: int = 20
+    kinds: Sequence[str] = ()
+    tags: Sequence[str] = ()
+    expand_entities: bool = False
+    at: datetime | None = None
+    session_id: uuid.UUID | str | None = None
+
+
+@dataclass
+class Hit:
+    memory: Memory
+    # The ranking score (only comparable within one recall) and the cosine similarity to the query.
+    score: float
+    similarity: float = 0.0
+
+
+@dataclass
+class RecallResult:
+    at: datetime
+    hits: list[Hit] = field(default_factory=list)
+
+
+def _fold(text: str) -> str:
+    # The same folding as entity names (memories.ingest.normalize_entity_name): case and accents.
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(ch for ch in folded if not unicodedata.combining(ch))
+
+
+def query_words(query: str) -> list[str]:
+    """The distinct words of the query for the text side, request words removed, in order."""
+    # Case-folded but not accent-folded: the 'english' configuration keeps accents ("café").
+    words = [w for w in _WORD_RE.findall(query.casefold()) if w not in REQUEST_WORDS]
+    return list(dict.fromkeys(words))[:MAX_QUERY_WORDS]
+
+
+def query_names(query: str, *, fold_accents: bool = False) -> list[str]:
+    """Lower-cased 1-3 word phrases of the query: the keys to match speakers and entity names against.
+
+    Entity names are stored accent-folded (`normalized_name`), speakers as written; `fold_accents`
+    picks the form.
+    """
+    text = _fold(query) if fold_accents else query.casefold()
+    tokens = [t.strip(".") for t in _NAME_TOKEN_RE.findall(text)][:MAX_NAME_TOKENS]
+    tokens = [t[:-2] if t.endswith(("'s", "\u2019s")) else t for t in tokens]
+    names: list[str] = []
+    for size in (1, 2, 3):
+        names.extend(" ".join(tokens[i : i + size]) for i in range(len(tokens) - size + 1))
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def _period(phrase: str, moment: datetime) -> tuple[datetime, datetime]:
+    """The span a resolved time phrase stands for: its day, week, month or year."""
+    lowered = phrase.lower()
+    if "week" in lowered or "weekend" in lowered:
+        return moment - timedelta(days=1), moment + timedelta(days=8)
+    if re.search(r"\byear\b|^(?:in |during )?(?:19|20)\d{2}$", lowered):
+        return moment - timedelta(days=1), moment + timedelta(days=367)
+    if "month" in lowered or not re.search(
+        r"(?<!\d)\d{1,2}(?!\d)|day|yesterday|today|tomorrow|night", lowered
+    ):
+        return moment - timedelta(days=1), moment + timedelta(days=32)
+    return moment - timedelta(days=1), moment + timedelta(days=1)
+
+
+def query_periods(query: str, *, reference: datetime) -> list[tuple[datetime, datetime]]:
+    """World-time periods the query names ("last week", "in May 2023"), resolved at `reference`."""
+    try:
+        found = resolve_times(query, reference=reference)
+    except ValueError:
+        return []
+    return [_period(phrase, moment) for phrase, moment in found][:4]
+
+
+def _vector_literal(vector: Sequence[float]) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def _filters(request: RecallRequest, alias: str = "m") -> str:
+    """The WHERE clause every part of the statement shares. Values travel as parameters only."""
+    clauses = [
+        f"{alias}.owner_id = %(owner)s",
+        f"{alias}.space_id = %(space)s",
+        f"{alias}.status = 'active'",
+        # What the service knew at `at` and what still held then: recorded by then, not yet
+        # superseded, and not past its validity. Without `at`, `at` is now.
+        f"{alias}.recorded_at <= %(at)s",
+        f"({alias}.superseded_at IS NULL OR {alias}.superseded_at > %(at)s)",
+        f"({alias}.valid_until IS NULL OR {alias}.valid_until > %(at)s)",
+    ]
+    if request.kinds:
+        clauses.append(f"{alias}.kind = ANY(%(kinds)s::varchar[])")
+    if request.tags:
+        clauses.append(f"{alias}.tags @> %(tags)s::varchar[]")
+    if request.session_id is not None:
+        clauses.append(f"{alias}.session_id = %(session)s::uuid")
+    return " AND ".join(clauses)
+
+
+def _bm25_norm(length: str) -> str:
+    """BM25's term-frequency part for a matched term seen once, for a memory of `length` lexemes."""
+    return f"(%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s + %(b)s * {length} / greatest(avgdl.value, 1)))"
+
+
+def _statement(request: RecallRequest, *, has_periods: bool) -> str:
+    where = _filters(request)
+    where_c = _filters(request, alias="c")
+    period_match = (
+        """EXISTS (SELECT 1 FROM unnest(%(period_starts)s::timestamptz[], %(period_ends)s::timestamptz[])
+                   AS p(s, e)
+                   WHERE coalesce(c.occurred_at, c.valid_from, c.due_at) >= p.s
+                     AND coalesce(c.occurred_at, c.valid_from, c.due_at) < p.e)"""
+        if has_periods
+        else "false"
+    )
+    # Phase 1 scores the vector and text candidates; phase 2 (expand_entities) brings the memories
+    # linked to the query's entities and to the top hits' entities; then conversation context
+    # spreads scores to the neighbours of the best ones.
+    # Only constant fragments of this module are spliced into the text (the filters, the
+    # period test); every value travels as a parameter.
+    sql = f"""
+WITH
+terms AS (
+    SELECT DISTINCT ON (tq::text) tq AS q
+    FROM unnest(%(words)s::text[]) AS w, plainto_tsquery('{FTS_CONFIG}', w) AS tq
+    WHERE numnode(tq) > 0
+),
+sample AS MATERIALIZED (
+    -- Document frequencies come from (up to) df_sample memories of the space: exact in spaces
+    -- that small, an estimate in bigger ones, at a fixed cost either way.
+    SELECT m.search_vector FROM memories_memory m WHERE {where} LIMIT %(df_sample)s
+),
+sample_size AS (SELECT count(*) AS n FROM sample),
+weighted AS MATERIALIZED (
+    SELECT t.q, d.df, s.n, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+    FROM terms t, sample_size s,
+         LATERAL (SELECT count(*) AS df FROM sample x WHERE x.search_vector @@ t.q) d
+),
+selective AS (
+    -- The words that pick text candidates: not near-stop words of this space, and in a space
+    -- bigger than the sample only the rare ones, so the scan below stays short. Every word
+    -- still scores the candidates it finds.
+    SELECT string_agg(q::text, ' | ')::tsquery AS q
+    FROM weighted
+    WHERE df <= %(common_share)s * n AND (n < %(df_sample)s OR df <= %(rare_share)s * n)
+),
+vector_pool AS MATERIALIZED (
+    SELECT m.id, m.embedding <=> %(qvec)s::vector AS distance
+    FROM memories_memory m
+    WHERE {where} AND m.embedding IS NOT NULL
+    ORDER BY m.embedding <=> %(qvec)s::vector
+    LIMIT %(vector_pool)s
+),
+vector_ranked AS (SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM vector_pool),
+text_matches AS MATERIALIZED (
+    SELECT m.id, length(m.search_vector) AS dl,
+           (SELECT sum(w.idf) FROM weighted w WHERE m.search_vector @@ w.q) AS idf_sum
+    FROM memories_memory m, selective s
+    WHERE {where} AND s.q IS NOT NULL AND m.search_vector @@ s.q
+    LIMIT %(text_scan)s
+),
+text_avgdl AS (SELECT avg(dl) AS value FROM text_matches),
+text_ranked AS (
+    SELECT tm.id, row_number() OVER (
+        ORDER BY tm.idf_sum * (%(k1)s + 1)
+                 / (1 + %(k1)s * (1 - %(b)s + %(b)s * tm.dl / greatest(a.value, 1))) DESC, tm.id
+    ) AS rank
+    FROM text_matches tm, text_avgdl a
+    ORDER BY rank LIMIT %(text_pool)s
+),
+candidates AS (SELECT id FROM vector_ranked UNION SELECT id FROM text_ranked),
+candidate_rows AS MATERIALIZED (
+    SELECT c.id,
+           coalesce(1 - (c.embedding <=> %(qvec)s::vector), 0) AS cosine,
+           length(c.search_vector) AS dl,
+           coalesce((SELECT sum(w.idf) FROM weighted w WHERE c.search_vector @@ w.q), 0) AS idf_sum,
+           coalesce(1.0 / (%(rrf_k)s + v.rank), 0) + coalesce(1.0 / (%(rrf_k)s + t.rank), 0) AS rrf,
+           lower(substring(c.content from '^([^:\\n]{{1,60}}):')) = ANY(%(names)s::text[]) AS spoken,
+           {period_match} AS in_period
+    FROM memories_memory c
+    JOIN candidates USING (id)
+    LEFT JOIN vector_ranked v USING (id)
+    LEFT JOIN text_ranked t USING (id)
+),
+avgdl AS (SELECT avg(dl) AS value FROM candidate_rows),
+text_scores AS (
+    SELECT r.*, r.idf_sum * {_bm25_norm("r.dl")} AS bm25
+    FROM candidate_rows r, avgdl
+),
+best AS (SELECT greatest(max(bm25), 1e-9) AS bm25 FROM text_scores),
+scored AS MATERIALIZED (
+    SELECT s.id,
+           (%(rrf_share)s * s.rrf * (%(rrf_k)s + 1) / 2
+            + (1 - %(rrf_share)s) * (s.cosine + %(text_weight)s * s.bm25 / best.bm25))
+           * (CASE WHEN s.spoken THEN 1 + %(speaker_boost)s ELSE 1 END)
+           * (CASE WHEN s.in_period THEN 1 + %(time_boost)s ELSE 1 END) AS base
+    FROM text_scores s, best
+),"""  # noqa: S608
+    sql += """
+context_sources AS (
+    SELECT a.id, a.base, m.recorded_at, m.source_id, s.recorded_at AS saved_at, s.session_id AS source_session
+    FROM (SELECT * FROM scored ORDER BY base DESC, id LIMIT %(context_from_top)s) a
+    JOIN memories_memory m ON m.id = a.id
+    JOIN memories_source s ON s.id = m.source_id
+),
+context AS (
+    SELECT coalesce(next_sibling.id, next_saved.id) AS id, %(context_next)s * cs.base AS base
+    FROM context_sources cs
+    LEFT JOIN LATERAL (
+        SELECT m2.id FROM memories_memory m2
+        WHERE m2.source_id = cs.source_id AND (m2.recorded_at, m2.id) > (cs.recorded_at, cs.id)
+        ORDER BY m2.recorded_at, m2.id LIMIT 1
+    ) next_sibling ON true
+    LEFT JOIN LATERAL (
+        SELECT m2.id
+        FROM (
+            SELECT s2.id, s2.recorded_at FROM memories_source s2
+            WHERE s2.owner_id = %(owner)s AND s2.space_id = %(space)s
+              AND s2.recorded_at > cs.saved_at AND s2.recorded_at <= cs.saved_at + %(context_gap)s
+              AND s2.session_id IS NOT DISTINCT FROM cs.source_session
+            ORDER BY s2.recorded_at LIMIT %(context_scan)s
+        ) s2
+        JOIN memories_memory m2 ON m2.source_id = s2.id
+        ORDER BY s2.recorded_at, m2.recorded_at, m2.id LIMIT 1
+    ) next_saved ON next_sibling.id IS NULL
+    UNION ALL
+    SELECT coalesce(previous_sibling.id, previous_saved.id), %(context_previous)s * cs.base
+    FROM context_sources cs
+    LEFT JOIN LATERAL (
+        SELECT m2.id FROM memories_memory m2
+        WHERE m2.source_id = cs.source_id AND (m2.recorded_at, m2.id) < (cs.recorded_at, cs.id)
+        ORDER BY m2.recorded_at DESC, m2.id DESC LIMIT 1
+    ) previous_sibling ON true
+    LEFT JOIN LATERAL (
+        SELECT m2.id
+        FROM (
+            SELECT s2.id, s2.recorded_at FROM memories_source s2
+            WHERE s2.owner_id = %(owner)s AND s2.space_id = %(space)s
+              AND s2.recorded_at < cs.saved_at AND s2.recorded_at >= cs.saved_at - %(context_gap)s
+              AND s2.session_id IS NOT DISTINCT FROM cs.source_session
+            ORDER BY s2.recorded_at DESC LIMIT %(context_scan)s
+        ) s2
+        JOIN memories_memory m2 ON m2.source_id = s2.id
+        ORDER BY s2.recorded_at DESC, m2.recorded_at DESC, m2.id DESC LIMIT 1
+    ) previous_saved ON previous_sibling.id IS NULL
+),
+combined AS MATERIALIZED (
+    SELECT id, sum(base) AS score
+    FROM (SELECT id, base FROM scored UNION ALL SELECT id, base FROM context WHERE id IS NOT NULL) parts
+    GROUP BY id
+),"""
+    if request.expand_entities:
+        sql += f"""
+expansion_entities AS (
+    -- An entity of a top hit passes on that hit's score; an entity the query names, the best one.
+    SELECT me.entity_id, max(top.score) AS parent
+    FROM (SELECT id, score FROM combined ORDER BY score DESC, id LIMIT %(expansion_from_top)s) top
+    JOIN memories_memory_entities me ON me.memory_id = top.id
+    GROUP BY me.entity_id
+    UNION ALL
+    SELECT e.id, (SELECT max(score) FROM combined)
+    FROM memories_entity e
+    WHERE e.owner_id = %(owner)s AND e.space_id = %(space)s
+      AND e.normalized_name = ANY(%(entity_names)s::text[])
+),
+expansion AS (
+    SELECT c.id, %(entity_share)s * max(x.parent) AS inherited
+    FROM memories_memory c
+    JOIN memories_memory_entities me ON me.memory_id = c.id
+    JOIN expansion_entities x ON x.entity_id = me.entity_id
+    WHERE {where_c}
+    GROUP BY c.id
+    ORDER BY inherited DESC, min(c.embedding <=> %(qvec)s::vector), c.id
+    LIMIT %(expansion_pool)s
+),
+final AS (
+    -- Inheritance is a floor, not a bonus: a linked memory ranks at most just behind its parent.
+    SELECT id, greatest(combined.score, expansion.inherited) AS score
+    FROM combined FULL JOIN expansion USING (id)
+)"""  # noqa: S608
+    else:
+        sql += """
+final AS (SELECT id, score FROM combined)"""
+    sql += f"""
+SELECT c.id, final.score * (CASE WHEN c.pinned THEN 1 + %(pinned_boost)s ELSE 1 END) AS score,
+       coalesce(1 - (c.embedding <=> %(qvec)s::vector), 0) AS similarity
+FROM final JOIN memories_memory c ON c.id = final.id
+WHERE {where_c}
+ORDER BY score DESC, c.recorded_at DESC, c.id
+LIMIT %(top_k)s
+"""  # noqa: S608
+    return sql
+
+
+def memory_recall(
+    *,
+    owner: User,
+    space: Space,
+    request: RecallRequest,
+    knobs: Knobs = DEFAULT_KNOBS,
+    query_vector: Sequence[float] | None = None,
+) -> RecallResult:
+    """The owner's best memories in `space` for `request.query`, best first.
+
+    One retrieval statement (plus two cheap SET LOCALs in the same transaction), then one query
+    for the rows and one for their entities. `query_vector` skips embedding the query (tests and
+    benchmarks that already have it).
+    """
+    at = request.at or timezone.now()
+    vector = query_vector if query_vector is not None else embeddings.embed([request.query])[0]
+    periods = query_periods(request.query, reference=at)
+    params: dict[str, Any] = {
+        "owner": owner.pk,
+        "space": space.pk,
+        "at": at,
+        "kinds": list(request.kinds),
+        "tags": list(request.tags),
+        "session": str(request.session_id) if request.session_id is not None else None,
+        "qvec": _vector_literal(vector),
+        "words": query_words(request.query),
+        "names": query_names(request.query),
+        "entity_names": query_names(request.query, fold_accents=True),
+        "period_starts": [start for start, _ in periods],
+        "period_ends": [end for _, end in periods],
+        "top_k": request.top_k,
+        "vector_pool": max(knobs.vector_pool, request.top_k),
+        "text_pool": max(knobs.text_pool, request.top_k),
+        "df_sample": knobs.df_sample,
+        "common_share": knobs.common_share,
+        "rare_share": knobs.rare_share,
+        "text_scan": knobs.text_scan,
+        "k1": knobs.bm25_k1,
+        "b": knobs.bm25_b,
+        "rrf_k": knobs.rrf_k,
+        "rrf_share": knobs.rrf_share,
+        "text_weight": knobs.text_weight,
+        "speaker_boost": knobs.speaker_boost,
+        "time_boost": knobs.time_boost,
+        "pinned_boost": knobs.pinned_boost,
+        "entity_share": knobs.entity_share,
+        "expansion_from_top": knobs.expansion_from_top,
+        "expansion_pool": knobs.expansion_pool,
+        "context_next": knobs.context_next,
+        "context_previous": knobs.context_previous,
+        "context_from_top": knobs.context_from_top,
+        "context_gap": knobs.context_gap,
+        "context_scan": CONTEXT_SCAN,
+    }
+    sql = _statement(request, has_periods=bool(periods))
+    ef_search = max(knobs.ef_search, params["vector_pool"], knobs.expansion_pool)
+    with transaction.atomic(), connection.cursor() as cursor:
+        # SET LOCAL: these settings end with this transaction, so they never leak into a pooled
+        # connection's next request. relaxed_order lets a filtered HNSW scan keep going until it
+        # has found enough rows that pass the filters (pgvector >= 0.8).
+        cursor.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+            " set_config('hnsw.ef_search', %s, true)",
+            [str(ef_search)],
+        )
+        cursor.execute(sql, params)
+        ranked = [(row[0], float(row[1]), float(row[2])) for row in cursor.fetchall()]
+    if not ranked:
+        return RecallResult(at=at)
+    rows = {
+        memory.id: memory
+        for memory in memory_search_list(owner=owner, status=STATUS_ALL, include_superseded=True).filter(
+            id__in=[memory_id for memory_id, _, _ in ranked]
+        )
+    }
+    hits = [
+        Hit(memory=rows[memory_id], score=score, similarity=similarity)
+        for memory_id, score, similarity in ranked
+        if memory_id in rows
+    ]
+    return RecallResult(at=at, hits=hits)

@@ -1,0 +1,372 @@
+"""Reads of the memory graph: entities, their memories and relations, the graph:// resources.
+
+Every function is keyword-only and takes the owner AND the space explicitly: a row of
+another account (or of another of the owner's spaces) is indistinguishable from a row
+that does not exist. Results are plain dicts in the shape the graph profile puts on the
+wire, so the MCP tools, the resources and any later REST view render them the same way.
+
+"Current" means what the service holds true now: a memory that is active, not
+superseded and not past its `valid_until`; a relation not superseded and not past its
+`valid_until`. "As of `at`" follows the clocks: recorded by `at`, not superseded by
+`at`, and valid at `at` (`valid_from` <= at < `valid_until`, an open end counting as
+valid), so a fact replaced later is seen as it was.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from accounts.models import User
+from memories import errors
+from memories.errors import AppError
+from memories.models import Entity, Evidence, Job, Memory, Relation, Source, Space
+from memories.pipeline.entities import normalize_entity_name
+from memories.representations import entity_dict, iso, memory_compact, relation_dict, space_ref
+from memories.selectors.as_of import memory_visible, relation_visible
+from memories.selectors.jobs import pending_saves
+
+ENTITY_NOT_FOUND = "entity_not_found"
+
+
+INVALID_CURSOR = "invalid_cursor"
+
+
+# get_context: how many linked memories and relations one answer carries at most.
+CONTEXT_MEMORIES = 20
+
+
+CONTEXT_RELATIONS = 100
+
+
+# graph:// resources: a payload stays a readable size; `truncated` says when there is more.
+RESOURCE_LIMIT = 1000
+
+
+# Entities with aliases scanned for an alias match (aliases are folded in Python, since
+# PostgreSQL cannot fold accents without the unaccent extension).
+ALIAS_SCAN_LIMIT = 5000
+
+
+def entity_not_found(name: str) -> AppError:
+    return AppError(
+        ENTITY_NOT_FOUND,
+        "No entity with this name or alias exists in the current space.",
+        http_status=404,
+        agent_action="call list_entities to see the entities of this space, then use one of their names",
+        details={"entity_name": name[:200]},
+    )
+
+
+class _SubqueryCount(Subquery):
+    # COUNT(*) over a correlated subquery: evaluated only for the rows returned, and free of
+    # the GROUP BY tricks an OR-correlated count (subject OR object) would otherwise need.
+    template = "(SELECT count(*) FROM (%(subquery)s) _count)"
+    output_field = IntegerField()
+
+
+def _claimants(field: str, stance: str) -> Coalesce:
+    # Distinct claimants, not rows: one agent saying a thing twice is one piece of evidence.
+    distinct = (
+        Evidence.objects.filter(**{field: OuterRef("pk")}, stance=stance)
+        .order_by()
+        .values(field)
+        .annotate(n=Count("source__claimant", distinct=True))
+        .values("n")[:1]
+    )
+    return Coalesce(Subquery(distinct, output_field=IntegerField()), Value(0))
+
+
+def _entities(*, owner: User, space: Space) -> QuerySet[Entity]:
+    """The space's entities with `memory_count` (current memories) and `relation_count`
+    (current relations, either direction)."""
+    links = Memory.entities.through.objects.filter(entity_id=OuterRef("pk")).filter(
+        memory_visible(prefix="memory__"), memory__owner=owner, memory__space=space
+    )
+    relations = Relation.objects.filter(owner=owner, space=space).filter(
+        Q(subject_id=OuterRef("pk")) | Q(object_id=OuterRef("pk")), relation_visible()
+    )
+    return Entity.objects.filter(owner=owner, space=space).annotate(
+        memory_count=_SubqueryCount(links.values("id")),
+        relation_count=_SubqueryCount(relations.values("id")),
+    )
+
+
+def _relations(*, owner: User, space: Space) -> QuerySet[Relation]:
+    return (
+        Relation.objects.filter(owner=owner, space=space)
+        .select_related("subject", "object")
+        .annotate(
+            evidence_count=_claimants("relation_id", Evidence.Stance.SUPPORTS),
+            contradiction_count=_claimants("relation_id", Evidence.Stance.CONTRADICTS),
+        )
+    )
+
+
+def _memories(*, owner: User, space: Space) -> QuerySet[Memory]:
+    return (
+        Memory.objects.filter(owner=owner, space=space)
+        .defer("embedding", "search_vector")
+        .annotate(
+            evidence_count=_claimants("memory_id", Evidence.Stance.SUPPORTS),
+            contradiction_count=_claimants("memory_id", Evidence.Stance.CONTRADICTS),
+        )
+    )
+
+
+def relation_get_with_evidence(*, owner: User, space: Space, relation_id: Any) -> Relation:
+    """One relation of the owner's space, annotated with its evidence counts."""
+    return _relations(owner=owner, space=space).get(id=relation_id)
+
+
+def entity_matches(*, owner: User, space: Space, name: str, prefer_type: str | None = None) -> list[Entity]:
+    """Entities of the space called `name` (normalized) or carrying it as an alias, best first:
+    a name match before an alias match, `prefer_type` first, then the most linked."""
+    key = normalize_entity_name(name)
+    if not key:
+        return []
+    entities = _entities(owner=owner, space=space)
+    found = list(entities.filter(normalized_name=key))
+    by_name = {entity.id for entity in found}
+    with_aliases = (
+        Entity.objects.filter(owner=owner, space=space, aliases__len__gt=0)
+        .exclude(id__in=by_name)
+        .only("id", "aliases")[:ALIAS_SCAN_LIMIT]
+    )
+    alias_ids = [
+        entity.id
+        for entity in with_aliases
+        if any(normalize_entity_name(alias) == key for alias in entity.aliases)
+    ]
+    if alias_ids:
+        found.extend(entities.filter(id__in=alias_ids))
+
+    def rank(entity: Entity) -> tuple[int, int, int, datetime, str]:
+        links = int(getattr(entity, "memory_count", 0)) + int(getattr(entity, "relation_count", 0))
+        return (
+            0 if entity.id in by_name else 1,
+            0 if prefer_type is not None and entity.type == prefer_type else 1,
+            -links,
+            entity.created_at,
+            str(entity.id),
+        )
+
+    return sorted(found, key=rank)
+
+
+def entity_context(*, owner: User, space: Space, name: str, at: datetime | None = None) -> dict[str, Any]:
+    """get_context: the entity called `name`, its memories and its relations (current, or as
+    of `at`). Several entities sharing the name: the most linked, the others in `also_named`."""
+    matches = entity_matches(owner=owner, space=space, name=name)
+    if not matches:
+        raise entity_not_found(name)
+    entity, others = matches[0], matches[1:]
+    now = timezone.now()
+
+    memories = (
+        _memories(owner=owner, space=space)
+        .filter(entities=entity)
+        .filter(memory_visible(at))
+        .order_by("-recorded_at", "-id")
+    )
+    memory_total = memories.count()
+    relations = (
+        _relations(owner=owner, space=space)
+        .filter(Q(subject=entity) | Q(object=entity))
+        .filter(relation_visible(at))
+        .order_by("-recorded_at", "-id")
+    )
+    relation_total = relations.count()
+    return {
+        "entity": entity_dict(entity),
+        "also_named": [entity_dict(other) for other in others],
+        "at": iso(at),
+        "space": space_ref(space),
+        "memories": [memory_compact(m) for m in memories[:CONTEXT_MEMORIES]],
+        "memory_total": memory_total,
+        "relations": [relation_dict(r, now=now, perspective=entity) for r in relations[:CONTEXT_RELATIONS]],
+        "relation_total": relation_total,
+    }
+
+
+@dataclass(frozen=True)
+class _Cursor:
+    name: str
+    id: uuid.UUID
+
+
+def _encode_cursor(entity: Entity) -> str:
+    raw = json.dumps({"n": entity.name, "i": str(entity.id)}, ensure_ascii=False).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> _Cursor:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw.decode())
+        return _Cursor(name=str(data["n"]), id=uuid.UUID(str(data["i"])))
+    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise AppError(
+            INVALID_CURSOR,
+            "cursor is not a cursor this service returned.",
+            details={"field": "cursor"},
+            agent_action="send the next_cursor of the previous page unchanged, or leave cursor out",
+        ) from None
+
+
+def entity_list(
+    *, owner: User, space: Space, entity_type: str | None = None, limit: int = 50, cursor: str | None = None
+) -> dict[str, Any]:
+    """One page of the space's entities by name (then id), with their counts and `next_cursor`."""
+    entities = _entities(owner=owner, space=space)
+    if entity_type is not None:
+        entities = entities.filter(type=entity_type)
+    if cursor:
+        after = _decode_cursor(cursor)
+        # Keyset pagination: stable under inserts, unlike an offset.
+        entities = entities.filter(Q(name__gt=after.name) | Q(name=after.name, id__gt=after.id))
+    page = list(entities.order_by("name", "id")[: limit + 1])
+    more = len(page) > limit
+    page = page[:limit]
+    return {
+        "space": space_ref(space),
+        "entities": [entity_dict(entity) for entity in page],
+        "next_cursor": _encode_cursor(page[-1]) if more else None,
+    }
+
+
+def _capped(rows: list[Any]) -> tuple[list[Any], bool]:
+    return rows[:RESOURCE_LIMIT], len(rows) > RESOURCE_LIMIT
+
+
+def entities_payload(*, owner: User, space: Space) -> dict[str, Any]:
+    """graph://entities: the space's entities by name, with their counts."""
+    rows, truncated = _capped(
+        list(_entities(owner=owner, space=space).order_by("name", "id")[: RESOURCE_LIMIT + 1])
+    )
+    return {
+        "space": space_ref(space),
+        "entities": [entity_dict(entity) for entity in rows],
+        "count": len(rows),
+        "truncated": truncated,
+        "limit": RESOURCE_LIMIT,
+    }
+
+
+def memories_payload(*, owner: User, space: Space) -> dict[str, Any]:
+    """graph://memories: the space's active, current memories, newest first, with their entities."""
+    memories = (
+        _memories(owner=owner, space=space)
+        .filter(memory_visible())
+        .prefetch_related(
+            Prefetch("entities", queryset=Entity.objects.filter(owner=owner).only("id", "name", "type"))
+        )
+        .order_by("-recorded_at", "-id")
+    )
+    rows, truncated = _capped(list(memories[: RESOURCE_LIMIT + 1]))
+    return {
+        "space": space_ref(space),
+        "memories": [memory_compact(memory, with_entities=True) for memory in rows],
+        "count": len(rows),
+        "truncated": truncated,
+        "limit": RESOURCE_LIMIT,
+    }
+
+
+def relations_payload(*, owner: User, space: Space) -> dict[str, Any]:
+    """graph://relations: the space's current relations, newest first."""
+    relations = (
+        _relations(owner=owner, space=space).filter(relation_visible()).order_by("-recorded_at", "-id")
+    )
+    rows, truncated = _capped(list(relations[: RESOURCE_LIMIT + 1]))
+    now = timezone.now()
+    return {
+        "space": space_ref(space),
+        "relations": [relation_dict(relation, now=now) for relation in rows],
+        "count": len(rows),
+        "truncated": truncated,
+        "limit": RESOURCE_LIMIT,
+    }
+
+
+def stats_payload(*, owner: User, space: Space) -> dict[str, Any]:
+    """graph://stats: counts of the space. The memory counts are disjoint and sum to `total`:
+    superseded (replaced by a newer memory), suppressed (forgotten, restorable), expired (active
+    but past its valid_until), active (the rest: what graph://memories lists)."""
+    now = timezone.now()
+    by_type = dict.fromkeys(Entity.Type.values, 0)
+    for row in Entity.objects.filter(owner=owner, space=space).values("type").annotate(n=Count("id")):
+        by_type[row["type"]] = row["n"]
+    memories = Memory.objects.filter(owner=owner, space=space)
+    not_superseded = Q(superseded_at__isnull=True)
+    memory_counts = memories.aggregate(
+        total=Count("id"),
+        superseded=Count("id", filter=~not_superseded),
+        suppressed=Count("id", filter=not_superseded & Q(status=Memory.Status.SUPPRESSED)),
+        active=Count("id", filter=memory_visible(now=now)),
+        expired=Count(
+            "id",
+            filter=not_superseded
+            & Q(status=Memory.Status.ACTIVE, valid_until__isnull=False, valid_until__lte=now),
+        ),
+    )
+    relation_counts = Relation.objects.filter(owner=owner, space=space).aggregate(
+        total=Count("id"), current=Count("id", filter=relation_visible(now=now))
+    )
+    return {
+        "space": space_ref(space),
+        "entities": {"total": sum(by_type.values()), "by_type": by_type},
+        "memories": {key: int(value) for key, value in memory_counts.items()},
+        "relations": {key: int(value) for key, value in relation_counts.items()},
+        "sources": Source.objects.filter(owner=owner, space=space).count(),
+        "pending_saves": pending_saves(owner=owner, space=space),
+        "computed_at": iso(now),
+    }
+
+
+def relation_list(*, owner: User) -> QuerySet[Relation]:
+    """The owner's relations in every space, newest first, with both ends and the space loaded."""
+    return (
+        Relation.objects.filter(owner=owner)
+        .select_related("subject", "object", "space")
+        .order_by("-recorded_at", "id")
+    )
+
+
+def relation_get(*, owner: User, relation_id: Any) -> Relation:
+    """One of the owner's relations; `relation_not_found` (404) for an unknown or another's id."""
+    relation = relation_list(owner=owner).filter(id=relation_id).first()
+    if relation is None:
+        raise errors.AppError("relation_not_found", "No such relation in your account.", http_status=404)
+    return relation
+
+
+def space_health(*, owner: User, space: Space) -> dict[str, Any]:
+    """A quick health check of one space: the database answers, and what the space holds."""
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+    latency_ms = round((time.perf_counter() - started) * 1000, 3)
+    active = Memory.objects.filter(owner=owner, space=space).filter(memory_visible()).count()
+    pending = pending_saves(owner=owner, space=space)
+    failed = Job.objects.filter(owner=owner, space=space, status=Job.Status.FAILED).count()
+    return {
+        "database": {"reachable": True, "latency_ms": latency_ms},
+        "active_memories": active,
+        "entities": Entity.objects.filter(owner=owner, space=space).count(),
+        "pending_saves": pending,
+        "failed_jobs": failed,
+        "checked_at": iso(timezone.now()),
+    }

@@ -1,0 +1,328 @@
+"""Reads of jobs: lists, one job and the memories it produced, saves still pending, and where each
+job is in the pipeline (`job_readiness_list`, behind `pipeline_readiness`). Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import (
+    BooleanField,
+    ExpressionWrapper,
+    Prefetch,
+    Q,
+    QuerySet,
+)
+from django.utils import timezone
+
+from accounts.models import User
+from memories.errors import AppError
+from memories.models import Evidence, Job, Memory, Space
+from memories.selectors.memories import _memories
+from memories.selectors.spaces import as_uuid
+
+JOB_NOT_FOUND = "job_not_found"
+
+
+def job_not_found() -> AppError:
+    # Also what an outsider gets for someone else's job: existence is not revealed.
+    return AppError(
+        JOB_NOT_FOUND,
+        "No job with this id exists in your account.",
+        http_status=404,
+        agent_action="check the job_id; it is returned by remember and document uploads",
+    )
+
+
+def _jobs(*, owner: User) -> QuerySet[Job]:
+    return Job.objects.filter(owner=owner).prefetch_related(
+        Prefetch(
+            "memories",
+            queryset=Memory.objects.filter(owner=owner).only("id", "job_id").order_by("recorded_at", "id"),
+        )
+    )
+
+
+def job_list(*, owner: User, status: str | None = None) -> QuerySet[Job]:
+    """The owner's jobs, newest first (-created_at, -id), each with the ids of its memories."""
+    qs = _jobs(owner=owner)
+    if status is not None:
+        qs = qs.filter(status=status)
+    return qs.order_by("-created_at", "-id")
+
+
+def job_get(*, owner: User, job_id: Any) -> Job:
+    """One of the owner's jobs. Raises `job_not_found` for an unknown id or another account's job."""
+    job_uuid = as_uuid(job_id)
+    job = _jobs(owner=owner).filter(id=job_uuid).first() if job_uuid is not None else None
+    if job is None:
+        raise job_not_found()
+    return job
+
+
+def job_memory_list(*, owner: User, job: Job) -> QuerySet[Memory]:
+    """The memories a job produced or confirmed (a repeated fact gains evidence instead of a
+    new row), in the order they were recorded, whatever their status now."""
+    produced = Q(job=job)
+    if job.source_id is not None:
+        # Supporting evidence only: a memory the save contradicted is not one it produced.
+        confirmed = Evidence.objects.filter(
+            owner=owner, source_id=job.source_id, stance=Evidence.Stance.SUPPORTS
+        )
+        produced |= Q(id__in=confirmed.values("memory_id"))
+    return _memories(owner=owner).filter(produced).order_by("recorded_at", "id")
+
+
+def pending_saves(*, owner: User, space: Space) -> int:
+    """How many of the owner's saves into `space` are still queued or running."""
+    return Job.objects.filter(
+        owner=owner, space=space, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
+    ).count()
+
+
+STAGES = ("queued", "extract", "embed", "store", "searchable")
+
+
+# The pipeline stages the worker runs between claiming a job and committing its rows.
+WORK_STAGES = ("extract", "embed", "store")
+
+
+# Stage statuses.
+PENDING = "pending"
+
+
+IN_PROGRESS = "in_progress"
+
+
+DONE = "done"
+
+
+FAILED = "failed"
+
+
+NOT_REACHED = "not_reached"
+
+
+UNKNOWN = "unknown"
+
+
+NOT_SEARCHABLE = "not_searchable"
+
+
+STAGE_STATUSES = (PENDING, IN_PROGRESS, DONE, FAILED, NOT_REACHED, UNKNOWN, NOT_SEARCHABLE)
+
+
+# Error codes the worker records while reading and extracting the source, before embedding.
+_EXTRACT_FAILURES = frozenset({"nothing_to_remember", "source_missing"})
+
+
+FAILED_STAGES = ("queued", "extract", "embed", "store", "unknown")
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    status: str
+    # When the stage reached `status`, when a row records it; None when nothing does.
+    at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class MemoryCounts:
+    """The memories a job produced or confirmed, and how many of them recall finds now."""
+
+    total: int = 0
+    searchable: int = 0
+    suppressed: int = 0
+    superseded: int = 0
+
+
+@dataclass(frozen=True)
+class JobReadiness:
+    job_id: uuid.UUID
+    # None: not one of the owner's jobs (another account's, or no such job).
+    job: Job | None
+    stages: list[Stage] = field(default_factory=list)
+    counts: MemoryCounts = field(default_factory=MemoryCounts)
+    failed_stage: str | None = None
+
+    @property
+    def status(self) -> str:
+        return self.job.status if self.job is not None else "not_found"
+
+    @property
+    def done(self) -> bool:
+        """The pipeline has finished with it, for good: succeeded, or failed permanently."""
+        return self.job is not None and self.job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED)
+
+    @property
+    def searchable(self) -> bool:
+        return self.job is not None and self.job.status == Job.Status.SUCCEEDED and self.counts.searchable > 0
+
+    @property
+    def stop_polling(self) -> bool:
+        """Asking again cannot change the answer: finished, or not the caller's job at all."""
+        return self.done or self.job is None
+
+
+def job_readiness_list(
+    *, owner: User, job_ids: Sequence[uuid.UUID], now: datetime | None = None
+) -> list[JobReadiness]:
+    """Readiness of each id in `job_ids` (same order), for `owner` only.
+
+    Four queries whatever the number of ids: the jobs, the memories they created, the
+    memories their sources confirmed (a repeated fact gains evidence, not a new row), and
+    the state of all those memories.
+    """
+    now = now or timezone.now()
+    # The source only for its version number: never load a document's text for that.
+    rows = (
+        Job.objects.filter(owner=owner, id__in=list(job_ids))
+        .select_related("source")
+        .defer("source__content", "source__source_text")
+    )
+    jobs = {job.id: job for job in rows}
+    counts = _memory_counts(owner=owner, jobs=list(jobs.values()), now=now)
+    results = []
+    for job_id in job_ids:
+        job = jobs.get(job_id)
+        if job is None:
+            results.append(JobReadiness(job_id=job_id, job=None))
+            continue
+        job_counts = counts.get(job.id, MemoryCounts())
+        failed_stage = _failed_stage(job) if job.status == Job.Status.FAILED else None
+        results.append(
+            JobReadiness(
+                job_id=job_id,
+                job=job,
+                stages=_stages(job, job_counts, failed_stage),
+                counts=job_counts,
+                failed_stage=failed_stage,
+            )
+        )
+    return results
+
+
+def _failed_stage(job: Job) -> str:
+    if job.started_at is None:
+        return "queued"  # failed before any worker claimed it
+    if job.error_code in _EXTRACT_FAILURES:
+        return "extract"
+    return "unknown"
+
+
+def _stages(job: Job, counts: MemoryCounts, failed_stage: str | None) -> list[Stage]:
+    status = job.status
+    if status == Job.Status.QUEUED:
+        return [
+            Stage("queued", IN_PROGRESS, job.created_at),
+            *(Stage(name, PENDING) for name in WORK_STAGES),
+            Stage("searchable", PENDING),
+        ]
+    if status == Job.Status.RUNNING:
+        return [
+            Stage("queued", DONE, job.created_at),
+            *(Stage(name, IN_PROGRESS, job.started_at) for name in WORK_STAGES),
+            Stage("searchable", PENDING),
+        ]
+    if status == Job.Status.SUCCEEDED:
+        # Extract and embed finished at some moment no row records; store and searchability
+        # are the one commit that marked the job succeeded.
+        searchable = (
+            Stage("searchable", DONE, job.finished_at)
+            if counts.searchable
+            else Stage("searchable", NOT_SEARCHABLE)
+        )
+        return [
+            Stage("queued", DONE, job.created_at),
+            Stage("extract", DONE),
+            Stage("embed", DONE),
+            Stage("store", DONE, job.finished_at),
+            searchable,
+        ]
+    # Failed.
+    if failed_stage == "queued":
+        return [
+            Stage("queued", FAILED, job.finished_at),
+            *(Stage(name, NOT_REACHED) for name in (*WORK_STAGES, "searchable")),
+        ]
+    stages = [Stage("queued", DONE, job.created_at)]
+    if failed_stage in WORK_STAGES:
+        reached = True
+        for name in WORK_STAGES:
+            if name == failed_stage:
+                stages.append(Stage(name, FAILED, job.finished_at))
+                reached = False
+            else:
+                stages.append(Stage(name, DONE if reached else NOT_REACHED))
+    else:
+        stages.extend(Stage(name, UNKNOWN) for name in WORK_STAGES)
+    stages.append(Stage("searchable", NOT_REACHED))
+    return stages
+
+
+def _memory_counts(*, owner: User, jobs: list[Job], now: datetime) -> dict[Any, MemoryCounts]:
+    if not jobs:
+        return {}
+    memory_jobs: dict[Any, set[Any]] = defaultdict(set)
+    job_ids = [job.id for job in jobs]
+    for memory_id, job_id in Memory.objects.filter(owner=owner, job_id__in=job_ids).values_list(
+        "id", "job_id"
+    ):
+        memory_jobs[job_id].add(memory_id)
+    jobs_of_source: dict[Any, list[Any]] = defaultdict(list)
+    for job in jobs:
+        if job.source_id is not None:
+            jobs_of_source[job.source_id].append(job.id)
+    if jobs_of_source:
+        # Only supporting evidence: the contradicting evidence a source leaves on the fact it
+        # superseded does not make that older fact one of its memories.
+        confirmed = Evidence.objects.filter(
+            owner=owner,
+            source_id__in=list(jobs_of_source),
+            stance=Evidence.Stance.SUPPORTS,
+            memory__isnull=False,
+        ).values_list("memory_id", "source_id")
+        for memory_id, source_id in confirmed:
+            for job_id in jobs_of_source[source_id]:
+                memory_jobs[job_id].add(memory_id)
+    every_memory = set().union(*memory_jobs.values()) if memory_jobs else set()
+    # The same conditions recall applies for "now" (memories.retrieval._filters): active,
+    # embedded, recorded, not superseded and not past its validity.
+    states = {
+        memory_id: (searchable, suppressed, superseded)
+        for memory_id, searchable, suppressed, superseded in Memory.objects.filter(
+            owner=owner, id__in=every_memory
+        )
+        .annotate(
+            is_searchable=ExpressionWrapper(
+                Q(status=Memory.Status.ACTIVE)
+                & Q(embedding__isnull=False)
+                & Q(recorded_at__lte=now)
+                & (Q(superseded_at__isnull=True) | Q(superseded_at__gt=now))
+                & (Q(valid_until__isnull=True) | Q(valid_until__gt=now)),
+                output_field=BooleanField(),
+            ),
+            is_suppressed=ExpressionWrapper(Q(status=Memory.Status.SUPPRESSED), output_field=BooleanField()),
+            is_superseded=ExpressionWrapper(
+                Q(superseded_at__isnull=False) & Q(superseded_at__lte=now), output_field=BooleanField()
+            ),
+        )
+        .values_list("id", "is_searchable", "is_suppressed", "is_superseded")
+    }
+    result = {}
+    for job_id, memory_ids in memory_jobs.items():
+        # A memory hard-deleted since is gone from `states`: it no longer counts.
+        present = [states[m] for m in memory_ids if m in states]
+        result[job_id] = MemoryCounts(
+            total=len(present),
+            searchable=sum(1 for s in present if s[0]),
+            suppressed=sum(1 for s in present if s[1]),
+            superseded=sum(1 for s in present if s[2]),
+        )
+    return result

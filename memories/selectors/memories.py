@@ -1,0 +1,323 @@
+"""Reads of memories: lists with filters, one memory with its evidence and history, and the
+dashboard's search. Nothing here writes.
+
+Every function is keyword-only and takes the owner explicitly: a row of another
+account is indistinguishable from a row that does not exist.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce, Substr
+
+from accounts.caller import ALL_SCOPES, Caller
+from accounts.models import User
+from memories import errors
+from memories.models import Entity, Evidence, Memory, Space
+from memories.operations import registry
+from memories.selectors.spaces import as_uuid, space_list, space_not_found
+
+
+def memory_list(*, owner: User, status: str | None = Memory.Status.ACTIVE) -> QuerySet[Memory]:
+    """The owner's memories, newest first, without their embeddings."""
+    qs = Memory.objects.filter(owner=owner).defer("embedding")
+    if status is not None:
+        qs = qs.filter(status=status)
+    return qs
+
+
+# What a detail view shows of the memory's source: enough to recognise it,
+# without loading a 10 MB document to cut 500 characters out of it.
+SOURCE_EXCERPT_CHARS = 500
+
+
+# A supersession chain longer than this is a bug elsewhere; stop walking rather than loop.
+HISTORY_MAX_STEPS = 200
+
+
+STATUS_ALL = "all"
+
+
+STATUS_CHOICES = (Memory.Status.ACTIVE.value, Memory.Status.SUPPRESSED.value, STATUS_ALL)
+
+
+def _memories(*, owner: User) -> QuerySet[Memory]:
+    """The owner's memories, shaped for rendering: no vectors, related rows loaded in bulk."""
+    # A correlated subquery rather than a JOIN + GROUP BY: PostgreSQL evaluates it
+    # only for the rows of the page that is returned, not for every matching row.
+    # Evidence counts distinct claimants that support it: two agents saying it are
+    # two, one agent (or one document) saying it twice is one.
+    distinct_sources = (
+        Evidence.objects.filter(memory_id=OuterRef("pk"), stance=Evidence.Stance.SUPPORTS)
+        .order_by()
+        .values("memory_id")
+        .annotate(n=Count("source__claimant", distinct=True))
+        .values("n")[:1]
+    )
+    return (
+        Memory.objects.filter(owner=owner)
+        .defer("embedding", "search_vector")
+        .select_related("space", "agent")
+        .prefetch_related(
+            Prefetch("entities", queryset=Entity.objects.filter(owner=owner).only("id", "name", "type"))
+        )
+        .annotate(evidence_count=Coalesce(Subquery(distinct_sources, output_field=IntegerField()), Value(0)))
+    )
+
+
+def _range(field: str, start: datetime | None, end: datetime | None) -> Q:
+    # Half-open [start, end): consecutive ranges neither overlap nor leave gaps.
+    condition = Q()
+    if start is not None:
+        condition &= Q(**{f"{field}__gte": start})
+    if end is not None:
+        condition &= Q(**{f"{field}__lt": end})
+    return condition
+
+
+def memory_search_list(
+    *,
+    owner: User,
+    kind: str | None = None,
+    tags: list[str] | None = None,
+    status: str = Memory.Status.ACTIVE,
+    pinned: bool | None = None,
+    space_id: Any = None,
+    recorded_from: datetime | None = None,
+    recorded_to: datetime | None = None,
+    occurred_from: datetime | None = None,
+    occurred_to: datetime | None = None,
+    at: datetime | None = None,
+    include_superseded: bool = False,
+) -> QuerySet[Memory]:
+    """The owner's memories matching every given filter, newest first (-recorded_at, -id).
+
+    - `tags`: the memory carries all of them.
+    - `status`: "active" (default), "suppressed" or "all".
+    - `space_id`: one of the owner's spaces; another id raises `space_not_found`.
+    - `recorded_from` / `recorded_to`: system time, half-open [from, to).
+    - `occurred_from` / `occurred_to`: world time, half-open; a memory matches when its
+      `occurred_at`, `valid_from` or `due_at` falls in the range.
+    - `at`: what the service knew at T: recorded by T and not yet superseded at T.
+      Without `at`, superseded memories are left out. `include_superseded` keeps
+      them in either way.
+
+    Rows carry `evidence_count` (distinct sources), their space, agent and entities.
+    """
+    qs = _memories(owner=owner)
+    if kind is not None:
+        qs = qs.filter(kind=kind)
+    if tags:
+        qs = qs.filter(tags__contains=list(tags))
+    if status != STATUS_ALL:
+        qs = qs.filter(status=status)
+    if pinned is not None:
+        qs = qs.filter(pinned=pinned)
+    if space_id is not None:
+        space_uuid = as_uuid(space_id)
+        if space_uuid is None or not Space.objects.filter(owner=owner, id=space_uuid).exists():
+            raise space_not_found()
+        qs = qs.filter(space_id=space_uuid)
+    if recorded_from is not None or recorded_to is not None:
+        qs = qs.filter(_range("recorded_at", recorded_from, recorded_to))
+    if occurred_from is not None or occurred_to is not None:
+        qs = qs.filter(
+            _range("occurred_at", occurred_from, occurred_to)
+            | _range("valid_from", occurred_from, occurred_to)
+            | _range("due_at", occurred_from, occurred_to)
+        )
+    if at is not None:
+        qs = qs.filter(recorded_at__lte=at)
+        if not include_superseded:
+            qs = qs.filter(Q(superseded_at__isnull=True) | Q(superseded_at__gt=at))
+    elif not include_superseded:
+        qs = qs.filter(superseded_at__isnull=True)
+    return qs.order_by("-recorded_at", "-id")
+
+
+def memory_get(*, owner: User, memory_id: Any) -> Memory:
+    """One of the owner's memories, whatever its status, with its evidence and source excerpt.
+
+    Raises `memory_not_found` for an unknown id and for another account's memory.
+    """
+    memory_uuid = as_uuid(memory_id)
+    memory = None
+    if memory_uuid is not None:
+        memory = (
+            _memories(owner=owner)
+            .prefetch_related(
+                Prefetch(
+                    "evidence",
+                    queryset=Evidence.objects.filter(owner=owner).order_by("recorded_at", "id"),
+                )
+            )
+            .annotate(
+                source_excerpt=Substr("source__content", 1, SOURCE_EXCERPT_CHARS),
+                source_purged_at=F("source__purged_at"),
+            )
+            .filter(id=memory_uuid)
+            .first()
+        )
+    if memory is None:
+        raise errors.memory_not_found()
+    return memory
+
+
+def evidence_count(memory: Memory, *, stance: str = Evidence.Stance.SUPPORTS) -> int:
+    """Distinct claimants whose sources support (or contradict) `memory`."""
+    return Evidence.objects.filter(memory=memory, stance=stance).values("source__claimant").distinct().count()
+
+
+def memory_history(*, owner: User, memory: Memory) -> list[Memory]:
+    """The supersession chain around `memory`, oldest first, without `memory` itself.
+
+    Everything it superseded, transitively, and everything that superseded it
+    since, so a reader sees how the fact changed over time. Rows carry only id,
+    content, recorded_at, superseded_at and superseded_by_id.
+    """
+    fields = ("id", "content", "recorded_at", "superseded_at", "superseded_by_id")
+    base = Memory.objects.filter(owner=owner).only(*fields)
+    seen: set[uuid.UUID] = {memory.id}
+    chain: list[Memory] = []
+
+    frontier = [memory.id]
+    for _ in range(HISTORY_MAX_STEPS):
+        # One query per generation: a memory may have replaced several older ones.
+        older = [m for m in base.filter(superseded_by_id__in=frontier) if m.id not in seen]
+        if not older:
+            break
+        seen.update(m.id for m in older)
+        chain.extend(older)
+        frontier = [m.id for m in older]
+
+    next_id = memory.superseded_by_id
+    for _ in range(HISTORY_MAX_STEPS):
+        if next_id is None or next_id in seen:
+            break
+        newer = base.filter(id=next_id).first()
+        if newer is None:
+            break
+        seen.add(newer.id)
+        chain.append(newer)
+        next_id = newer.superseded_by_id
+
+    chain.sort(key=lambda m: (m.recorded_at, str(m.id)))
+    return chain
+
+
+# How many results a search shows: recall's own ceiling, and more than a person reads.
+SEARCH_LIMIT = 50
+
+
+RECALL = "recall"
+
+
+DATE_BY_RECORDED = "recorded"
+
+
+DATE_BY_OCCURRED = "occurred"
+
+
+@dataclass(frozen=True)
+class MemoryFilters:
+    """What the memories page filters by (all optional; status defaults to active)."""
+
+    kind: str | None = None
+    tags: list[str] = field(default_factory=list)
+    space_id: uuid.UUID | None = None
+    pinned: bool | None = None
+    status: str = Memory.Status.ACTIVE
+    date_by: str = DATE_BY_RECORDED
+    date_from: datetime | None = None
+    date_to: datetime | None = None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    memories: list[Memory]
+    # "recall" (hybrid search, ranked) or "text" (every word in the content, newest first).
+    method: str
+
+
+def memory_filtered_list(*, owner: User, filters: MemoryFilters) -> QuerySet[Memory]:
+    """The owner's memories matching `filters`, newest first, shaped for the list page."""
+    by_recorded = filters.date_by == DATE_BY_RECORDED
+    return memory_search_list(
+        owner=owner,
+        kind=filters.kind,
+        tags=filters.tags,
+        status=filters.status,
+        pinned=filters.pinned,
+        space_id=filters.space_id,
+        recorded_from=filters.date_from if by_recorded else None,
+        recorded_to=filters.date_to if by_recorded else None,
+        occurred_from=None if by_recorded else filters.date_from,
+        occurred_to=None if by_recorded else filters.date_to,
+    )
+
+
+def recall_available() -> bool:
+    """Whether the operations registry offers `recall` (hybrid search)."""
+    return any(operation.name == RECALL for operation in registry.operations())
+
+
+def _text_match(query: str) -> Q:
+    # Every word, anywhere in the content: "ana lisbon" finds "Ana moved to Lisbon".
+    condition = Q()
+    for word in query.split():
+        condition &= Q(content__icontains=word)
+    return condition
+
+
+def _recalled_ids(*, owner: User, query: str, filters: MemoryFilters) -> list[uuid.UUID]:
+    """Memory ids recall ranks for `query`, best first, over the chosen space or all of them.
+
+    Recall searches one space per call; with no space chosen each space is asked
+    and the hits are merged by score (the same scoring runs on every call).
+    """
+    space_ids = (
+        [filters.space_id]
+        if filters.space_id is not None
+        else [space.id for space in space_list(owner=owner)]
+    )
+    arguments: dict[str, Any] = {
+        "query": query,
+        "top_k": SEARCH_LIMIT,
+        "types": [filters.kind] if filters.kind else [],
+        "tags": list(filters.tags),
+    }
+    hits: list[tuple[float, str]] = []
+    for space_id in space_ids:
+        caller = Caller(user=owner, scopes=ALL_SCOPES, space_id=space_id)
+        result = registry.run(RECALL, caller, dict(arguments))
+        hits.extend((float(hit["score"]), str(hit["id"])) for hit in result["memories"])
+    hits.sort(key=lambda hit: -hit[0])
+    return list(dict.fromkeys(uuid.UUID(memory_id) for _, memory_id in hits))
+
+
+def memory_search(*, owner: User, query: str, filters: MemoryFilters) -> SearchResult:
+    """The owner's memories for a search box query, with the page's filters applied.
+
+    With the `recall` operation registered, active memories are ranked by recall
+    (hybrid vector + full-text search) and then narrowed by the filters recall
+    does not know (pinned, dates). Recall never returns suppressed memories, by
+    design; when the status filter asks for them they are matched by the words
+    of their content and listed after the recalled ones.
+    """
+    base = memory_filtered_list(owner=owner, filters=filters)
+    if not recall_available():
+        return SearchResult(memories=list(base.filter(_text_match(query))[:SEARCH_LIMIT]), method="text")
+    memories: list[Memory] = []
+    if filters.status != Memory.Status.SUPPRESSED:
+        ranked = _recalled_ids(owner=owner, query=query, filters=filters)
+        by_id = {memory.id: memory for memory in base.filter(id__in=ranked)}
+        memories = [by_id[memory_id] for memory_id in ranked if memory_id in by_id]
+    if filters.status in (Memory.Status.SUPPRESSED, STATUS_ALL):
+        suppressed = base.filter(_text_match(query), status=Memory.Status.SUPPRESSED)
+        memories += list(suppressed[: SEARCH_LIMIT - len(memories)])
+    return SearchResult(memories=memories[:SEARCH_LIMIT], method=RECALL)

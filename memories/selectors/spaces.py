@@ -1,0 +1,86 @@
+"""Reads of spaces: lists (with counts), one space, the default, and a grant's switched space.
+Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+from uuid import UUID
+
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from accounts.models import User
+from memories import errors
+from memories.errors import AppError
+from memories.models import GrantSpace, Memory, Space
+
+
+def space_list(*, owner: User) -> QuerySet[Space]:
+    """The owner's spaces, default first."""
+    return Space.objects.filter(owner=owner)
+
+
+def space_default(*, owner: User) -> Space | None:
+    """The owner's default space, if they have one."""
+    return Space.objects.filter(owner=owner, is_default=True).first()
+
+
+def grant_space_id(*, user: User, application_id: Any = None, personal_token_id: Any = None) -> UUID | None:
+    """The space a grant switched to (switch_space), or None for the user's default space."""
+    if application_id is None and personal_token_id is None:
+        return None
+    choice = GrantSpace.objects.filter(owner=user, space__owner=user)
+    if application_id is not None:
+        choice = choice.filter(application_id=application_id)
+    else:
+        choice = choice.filter(personal_token_id=personal_token_id)
+    return choice.values_list("space_id", flat=True).first()
+
+
+def space_not_found() -> AppError:
+    return AppError(
+        errors.SPACE_NOT_FOUND,
+        "No space with this id exists in your account.",
+        http_status=404,
+        agent_action="list your spaces and use one of their ids",
+    )
+
+
+def as_uuid(value: Any) -> uuid.UUID | None:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+def _spaces_with_counts(*, owner: User) -> QuerySet[Space]:
+    # Every memory stored in the space, whatever its status: the number a delete
+    # of the space would move or destroy.
+    count = (
+        Memory.objects.filter(owner=owner, space_id=OuterRef("pk"))
+        .order_by()
+        .values("space_id")
+        .annotate(n=Count("id"))
+        .values("n")[:1]
+    )
+    return Space.objects.filter(owner=owner).annotate(
+        memory_count=Coalesce(Subquery(count, output_field=IntegerField()), Value(0))
+    )
+
+
+def space_list_with_counts(*, owner: User) -> QuerySet[Space]:
+    """The owner's spaces, default first then by name, each with `memory_count`."""
+    return _spaces_with_counts(owner=owner).order_by("-is_default", "name")
+
+
+def space_get(*, owner: User, space_id: Any) -> Space:
+    """One of the owner's spaces with `memory_count`. Raises `space_not_found` otherwise."""
+    space_uuid = as_uuid(space_id)
+    space = _spaces_with_counts(owner=owner).filter(id=space_uuid).first() if space_uuid is not None else None
+    if space is None:
+        raise space_not_found()
+    return space

@@ -1,0 +1,161 @@
+"""Account-level writes: sign up, change email, revoke access (tokens, apps), export, delete the account.
+
+Keyword-only, the user passed explicitly, one transaction each, every change audited
+(audit rows never hold memory content).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db import transaction
+from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
+
+from accounts.models import PersonalAccessToken, User
+from accounts.services import pat_revoke
+from memories.errors import AppError
+from memories.models import AuditEvent, Job, Space
+from memories.services.audit import audit_record
+from memories.services.purge import memories_hard_delete_in_space
+from memories.services.spaces import space_create_default
+
+
+@transaction.atomic
+def user_sign_up(*, email: str, password: str) -> User:
+    """Create a user with their default space, in one transaction."""
+    user = User.objects.create_user(email=email, password=password)
+    space_create_default(owner=user)
+    return user
+
+
+EMAIL_TAKEN = "email_taken"
+
+
+APPLICATION_NOT_FOUND = "application_not_found"
+
+
+ACCOUNT_NOT_FOUND = "account_not_found"
+
+
+def account_email_change(*, user: User, email: str, request_id: str = "") -> User:
+    """Change the sign-in email (stored lower-case); `email_taken` (409) if another account has it."""
+    email = email.strip().lower()
+    if email == user.email:
+        return user
+    with transaction.atomic():
+        if User.objects.filter(email=email).exclude(pk=user.pk).exists():
+            raise AppError(EMAIL_TAKEN, "Another account already uses this email.", http_status=409)
+        user.email = email
+        user.save(update_fields=["email"])
+        audit_record(
+            owner=user,
+            actor_user=user,
+            action=AuditEvent.Action.UPDATED,
+            target_id=user.id,
+            target_type="account",
+            detail={"changed": "email"},
+            request_id=request_id,
+        )
+    return user
+
+
+@transaction.atomic
+def token_revoke(*, user: User, token_id: uuid.UUID, request_id: str = "") -> PersonalAccessToken:
+    """Revoke one of the user's personal access tokens and audit it (once: revoking twice is a no-op).
+
+    Raises `token_not_found` (404) for an unknown id and for another account's token.
+    """
+    was_live = PersonalAccessToken.objects.filter(user=user, pk=token_id, revoked_at__isnull=True).exists()
+    token = pat_revoke(user=user, token_id=token_id)
+    if was_live:
+        audit_record(
+            owner=user,
+            actor_user=user,
+            action=AuditEvent.Action.TOKEN_REVOKED,
+            target_id=token.id,
+            target_type="personal_access_token",
+            detail={"changed": "revoked"},
+            request_id=request_id,
+        )
+    return token
+
+
+@transaction.atomic
+def oauth_app_revoke(*, user: User, application_id: int, request_id: str = "") -> dict[str, int]:
+    """End an OAuth application's access to the user's memory: delete its tokens and pending grants.
+
+    The application itself stays (other people may use it); it must ask this user
+    for consent again. Raises `application_not_found` (404) when the application
+    holds nothing of this user, which is also what another account's app looks like.
+    """
+    access = get_access_token_model().objects.filter(user=user, application_id=application_id)
+    refresh = get_refresh_token_model().objects.filter(user=user, application_id=application_id)
+    grants = get_grant_model().objects.filter(user=user, application_id=application_id)
+    counts = {"access_tokens": access.count(), "refresh_tokens": refresh.count(), "grants": grants.count()}
+    if not any(counts.values()):
+        raise AppError(
+            APPLICATION_NOT_FOUND, "No connected app with this id in your account.", http_status=404
+        )
+    # Refresh tokens first: each points at an access token, and deleting them first
+    # means no refresh can mint a new access token between the two deletes.
+    refresh.delete()
+    access.delete()
+    grants.delete()
+    audit_record(
+        owner=user,
+        actor_user=user,
+        action=AuditEvent.Action.APP_REVOKED,
+        target_type="oauth_application",
+        # The application's id is a number, not a UUID, so it lives in detail, not target_id.
+        detail={"changed": "access_revoked", "application_id": application_id, **counts},
+        request_id=request_id,
+    )
+    return counts
+
+
+@transaction.atomic
+def account_delete(*, user: User, request_id: str = "") -> dict[str, Any]:
+    """Delete the account and everything in it; return the receipt.
+
+    Every memory is hard-deleted space by space (the same purge as a single hard
+    delete: content, evidence, orphaned entities, source text), then the user row
+    goes and takes spaces, jobs, entities, relations, tokens and OAuth grants with
+    it. The audit trail keeps rows without content, including this one, so the
+    receipt can be checked later.
+    """
+    # Lock the user: a second delete from another tab waits, then finds nothing.
+    locked = User.objects.select_for_update().filter(pk=user.pk).first()
+    if locked is None:
+        raise AppError(ACCOUNT_NOT_FOUND, "This account no longer exists.", http_status=404)
+    purged: dict[str, int] = {}
+    spaces = list(Space.objects.filter(owner=locked).order_by("id"))
+    for space in spaces:
+        receipt = memories_hard_delete_in_space(
+            owner=locked, space=space, actor_user=locked, request_id=request_id
+        )
+        for key, value in receipt["purged"].items():
+            purged[key] = purged.get(key, 0) + int(value)
+    purged.update(
+        spaces=len(spaces),
+        jobs=Job.objects.filter(owner=locked).count(),
+        personal_access_tokens=PersonalAccessToken.objects.filter(user=locked).count(),
+        oauth_tokens=get_access_token_model().objects.filter(user=locked).count()
+        + get_refresh_token_model().objects.filter(user=locked).count(),
+    )
+    event = audit_record(
+        owner=locked,
+        action=AuditEvent.Action.ACCOUNT_DELETED,
+        target_id=locked.id,
+        target_type="account",
+        detail={"purged": purged},
+        request_id=request_id,
+    )
+    account_id = str(locked.id)
+    locked.delete()
+    return {
+        "account_id": account_id,
+        "purged": purged,
+        "audit_event_id": str(event.id),
+        "purged_at": event.created_at.isoformat(),
+    }

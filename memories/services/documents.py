@@ -1,0 +1,110 @@
+"""Document uploads: store a document version as a Source and queue its ingest job."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from accounts.caller import Caller
+from memories import errors
+from memories.models import Job, Source
+from memories.services.jobs import job_queue
+from memories.services.sources import content_hash, document_claimant
+from memories.services.spaces import space_for_caller
+
+
+def document_ingest(
+    *,
+    caller: Caller,
+    filename: str,
+    data: bytes,
+    declared_media_type: str = "",
+    source_kind: str = "",
+    source_ref: str = "",
+    versioning_mode: str = Source.VersioningMode.SNAPSHOT,
+    source_modified_at: datetime | None = None,
+    space_id: Any = None,
+    title: str = "",
+) -> tuple[Source, Job, bool]:
+    """Store an uploaded document version as a Source and queue its ingest job.
+
+    Returns (source, job, created). The same bytes again (same owner and space)
+    create nothing and return the earlier source and job with created=False.
+    A new version of a `living` document (same source_kind + source_ref) gets the
+    next version number; its job supersedes what only the old version said.
+    """
+    from memories.pipeline.parse import extract_text
+
+    if bool(source_kind) != bool(source_ref):
+        raise errors.AppError(
+            "source_ref_incomplete",
+            "source_kind and source_ref must be given together.",
+            details={"fields": ["source_kind", "source_ref"]},
+            agent_action="send both source_kind and source_ref, or neither",
+        )
+    if versioning_mode == Source.VersioningMode.LIVING and not source_ref:
+        # What names the document across versions; without it there is no next version.
+        raise errors.AppError(
+            "source_ref_required",
+            "A living document needs source_kind and source_ref: they name it across versions.",
+            details={"fields": ["source_kind", "source_ref"]},
+            agent_action="send source_kind and source_ref (e.g. 'gdrive' and the file id), or use snapshot",
+        )
+    digest = content_hash(data)
+    # A filename is the client's text: keep it printable (PostgreSQL refuses NUL).
+    filename = "".join(ch for ch in filename if ch.isprintable()).strip() or "document"
+    space = space_for_caller(caller=caller, space_id=space_id)
+    earlier = (
+        Source.objects.filter(
+            owner=caller.user, space=space, origin=Source.Origin.DOCUMENT, content_hash=digest
+        )
+        .filter(source_kind=source_kind, source_ref=source_ref)
+        .first()
+    )
+    if earlier is not None:
+        job = Job.objects.filter(owner=caller.user, source=earlier).order_by("-created_at").first()
+        if job is not None:
+            return earlier, job, False
+    document = extract_text(
+        filename=filename,
+        data=data,
+        declared_media_type=declared_media_type,
+        max_bytes=settings.DOCUMENT_MAX_BYTES,
+    )
+    with transaction.atomic():
+        version = 1
+        if source_ref:
+            # Lock the document's versions so two uploads cannot take the same number.
+            previous = (
+                Source.objects.select_for_update()
+                .filter(owner=caller.user, space=space, source_kind=source_kind, source_ref=source_ref)
+                .order_by("-version")
+                .first()
+            )
+            if previous is not None:
+                version = previous.version + 1
+        source = Source.objects.create(
+            owner=caller.user,
+            space=space,
+            agent_id=caller.agent_id,
+            origin=Source.Origin.DOCUMENT,
+            content=document.text,
+            content_hash=digest,
+            claimant=document_claimant(source_kind=source_kind, source_ref=source_ref, digest=digest),
+            # The caller's title, else the document's own (PDF metadata, HTML <title>, a Markdown H1).
+            title=(title.strip() or document.title)[:300],
+            filename=filename[:255],
+            media_type=document.media_type,
+            size_bytes=len(data),
+            source_kind=source_kind,
+            source_ref=source_ref,
+            version=version,
+            versioning_mode=versioning_mode,
+            source_modified_at=source_modified_at,
+            refers_to=source_modified_at,
+        )
+        job = job_queue(caller=caller, space=space, source=source, kind=Job.Kind.INGEST, options={})
+    return source, job, True

@@ -1,0 +1,212 @@
+"""Writes of memories: save (`remember`), suppress and restore, pin. A hard delete purges through
+`memories.services.purge`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.caller import Caller
+from accounts.models import User
+from memories import errors
+from memories.models import AuditEvent, Job, Memory, Source
+from memories.services.audit import audit_record
+from memories.services.jobs import job_queue
+from memories.services.purge import memories_purge
+from memories.services.sources import claimant_of, content_hash
+from memories.services.spaces import space_for_caller
+
+
+def _memory_for_update(*, owner: User, memory_id: Any) -> Memory:
+    # Row lock: two concurrent suppress/restore calls must not interleave their
+    # read-check-write, or the audit trail would record a change that did not happen.
+    memory = Memory.objects.select_for_update().filter(owner=owner, id=memory_id).first()
+    if memory is None:
+        raise errors.memory_not_found()
+    return memory
+
+
+@transaction.atomic
+def memory_suppress(
+    *,
+    owner: User,
+    memory_id: Any,
+    reason: str = "other",
+    actor_user: User | None = None,
+    actor_agent_id: int | None = None,
+    request_id: str = "",
+) -> Memory:
+    """Hide a memory from recall and answer, restorably. Idempotent."""
+    memory = _memory_for_update(owner=owner, memory_id=memory_id)
+    if memory.status == Memory.Status.SUPPRESSED:
+        return memory
+    memory.status = Memory.Status.SUPPRESSED
+    memory.suppressed_at = timezone.now()
+    memory.suppressed_reason = reason[:50]
+    memory.save(update_fields=["status", "suppressed_at", "suppressed_reason"])
+    audit_record(
+        owner=owner,
+        actor_user=actor_user,
+        actor_agent_id=actor_agent_id,
+        action=AuditEvent.Action.SUPPRESSED,
+        target_id=memory.id,
+        target_type="memory",
+        detail={"reason": memory.suppressed_reason},
+        request_id=request_id,
+    )
+    return memory
+
+
+@transaction.atomic
+def memory_restore(
+    *,
+    owner: User,
+    memory_id: Any,
+    actor_user: User | None = None,
+    actor_agent_id: int | None = None,
+    request_id: str = "",
+) -> Memory:
+    """Bring a suppressed memory back into recall. Idempotent."""
+    memory = _memory_for_update(owner=owner, memory_id=memory_id)
+    if memory.status == Memory.Status.ACTIVE:
+        return memory
+    memory.status = Memory.Status.ACTIVE
+    memory.suppressed_at = None
+    memory.suppressed_reason = ""
+    memory.save(update_fields=["status", "suppressed_at", "suppressed_reason"])
+    audit_record(
+        owner=owner,
+        actor_user=actor_user,
+        actor_agent_id=actor_agent_id,
+        action=AuditEvent.Action.RESTORED,
+        target_id=memory.id,
+        target_type="memory",
+        request_id=request_id,
+    )
+    return memory
+
+
+def remember(
+    *,
+    caller: Caller,
+    content: str,
+    origin: str = Source.Origin.REMEMBER,
+    session_id: Any = None,
+    occurred_at: datetime | None = None,
+    space_id: Any = None,
+    kind: str | None = None,
+    tags: list[str] | None = None,
+    category: str | None = None,
+    entities: list[dict[str, str]] | None = None,
+    confidence: float | None = None,
+    source_text: str = "",
+) -> Job:
+    """Store `content` as an immutable Source and queue the job that derives memories.
+
+    Attribution (user, agent) comes from `caller`, never from the request body.
+    The task is sent only after the transaction commits, so the worker always
+    finds the rows.
+    """
+    content = content.strip()
+    if not content:
+        raise errors.AppError("value_too_short", "content must not be empty.", details={"field": "content"})
+    if len(content) > settings.REMEMBER_MAX_CHARS:
+        raise errors.AppError(
+            "value_too_long",
+            f"content is longer than {settings.REMEMBER_MAX_CHARS} characters.",
+            details={"field": "content", "max_length": settings.REMEMBER_MAX_CHARS},
+        )
+    options: dict[str, Any] = {}
+    if kind:
+        options["kind"] = kind
+    if tags:
+        options["tags"] = list(tags)
+    # What the saver states about the content (REST save): applied to every memory
+    # the job derives from it.
+    if category:
+        options["category"] = category
+    if entities:
+        options["entities"] = [{"name": e["name"], "type": e["type"]} for e in entities]
+    if confidence is not None:
+        options["confidence"] = confidence
+    with transaction.atomic():
+        space = space_for_caller(caller=caller, space_id=space_id)
+        source = Source.objects.create(
+            owner=caller.user,
+            space=space,
+            agent_id=caller.agent_id,
+            origin=origin,
+            content=content,
+            content_hash=content_hash(content.encode()),
+            claimant=claimant_of(caller),
+            source_text=source_text.strip(),
+            session_id=session_id,
+            refers_to=occurred_at,
+            size_bytes=len(content.encode()),
+        )
+        job = job_queue(caller=caller, space=space, source=source, kind=Job.Kind.REMEMBER, options=options)
+    return job
+
+
+@transaction.atomic
+def memory_set_pinned(
+    *,
+    owner: User,
+    memory_id: Any,
+    pinned: bool,
+    actor_user: User | None = None,
+    actor_agent_id: int | None = None,
+    request_id: str = "",
+) -> Memory:
+    """Pin (boosted in recall) or unpin a memory. Idempotent; audited when it changes."""
+    memory = _memory_for_update(owner=owner, memory_id=memory_id)
+    if memory.pinned == pinned:
+        return memory
+    memory.pinned = pinned
+    memory.save(update_fields=["pinned"])
+    audit_record(
+        owner=owner,
+        actor_user=actor_user,
+        actor_agent_id=actor_agent_id,
+        action=AuditEvent.Action.PINNED if pinned else AuditEvent.Action.UNPINNED,
+        target_id=memory.id,
+        target_type="memory",
+        request_id=request_id,
+    )
+    return memory
+
+
+@transaction.atomic
+def memory_hard_delete(
+    *,
+    owner: User,
+    memory_id: Any,
+    reason: str = "other",
+    actor_user: User | None = None,
+    actor_agent_id: int | None = None,
+    request_id: str = "",
+) -> dict[str, Any]:
+    """Permanently remove a memory and its traces, in one transaction; return the receipt."""
+    memory = _memory_for_update(owner=owner, memory_id=memory_id)
+    purged = memories_purge(owner=owner, memories=[memory])
+    event = audit_record(
+        owner=owner,
+        actor_user=actor_user,
+        actor_agent_id=actor_agent_id,
+        action=AuditEvent.Action.HARD_DELETED,
+        target_id=memory_id,
+        target_type="memory",
+        detail={"reason": reason[:50], "purged": purged},
+        request_id=request_id,
+    )
+    return {
+        "memory_id": str(memory_id),
+        "purged": purged,
+        "audit_event_id": str(event.id),
+        "purged_at": event.created_at.isoformat(),
+    }

@@ -1,0 +1,283 @@
+"""Writes of the memory graph: `relate` (a claimed relation between two entities).
+
+Keyword-only, owner taken from the caller, attribution from the token. A relation is
+a fact like a memory: what was asserted is kept as an immutable Source (the claim),
+the Relation row is what the service holds true, and Evidence links the two.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.caller import Caller
+from accounts.models import User
+from memories import embeddings
+from memories.errors import AppError
+from memories.models import AuditEvent, Entity, Evidence, Relation, Source, Space
+from memories.pipeline.entities import normalize_entity_name
+from memories.pipeline.supersede import relation_supersede
+from memories.selectors.as_of import relation_visible
+from memories.selectors.graph import entity_matches
+from memories.services.audit import audit_record
+from memories.services.sources import claimant_of, content_hash
+from memories.services.spaces import space_for_caller
+
+SAME_ENTITY = "same_entity"
+
+
+INVALID_ENTITY_NAME = "invalid_entity_name"
+
+
+# A person lives somewhere and works somewhere; only one at a time. A newer one of these
+# supersedes the current one, as a newer value of a fact's slot does.
+SINGLE_VALUED: frozenset[str] = frozenset({Relation.Type.LIVES_IN, Relation.Type.WORKS_AT})
+
+
+# The type of an entity `relate` has to create when the caller did not say.
+_SUBJECT_TYPES: dict[str, str] = {
+    Relation.Type.LIVES_IN: Entity.Type.PERSON,
+    Relation.Type.WORKS_AT: Entity.Type.PERSON,
+    Relation.Type.WANTS: Entity.Type.PERSON,
+    Relation.Type.HAS: Entity.Type.PERSON,
+}
+
+
+_OBJECT_TYPES: dict[str, str] = {
+    Relation.Type.LIVES_IN: Entity.Type.LOCATION,
+    Relation.Type.WORKS_AT: Entity.Type.ORGANIZATION,
+}
+
+
+def default_entity_types(relation_type: str) -> tuple[str, str]:
+    """(subject type, object type) used when `relate` creates an entity of unstated type."""
+    return (
+        _SUBJECT_TYPES.get(relation_type, Entity.Type.CONCEPT),
+        _OBJECT_TYPES.get(relation_type, Entity.Type.CONCEPT),
+    )
+
+
+@dataclass
+class RelateResult:
+    relation: Relation
+    created: bool
+    source: Source
+    superseded: list[Relation] = field(default_factory=list)
+    entities_created: list[Entity] = field(default_factory=list)
+
+
+def _entity_for(
+    *, caller: Caller, space: Space, name: str, stated_type: str | None, default_type: str
+) -> tuple[Entity, bool]:
+    """The entity `name` stands for, or a new one.
+
+    A stated type is a statement: only an entity of that type matches (another type of the same
+    name is another thing, e.g. the Location "Jordan" and the Person "Jordan"). Without one, any
+    type matches, the role's default type first, then the most linked.
+    """
+    clean = " ".join(name.split())[:200]
+    key = normalize_entity_name(clean)
+    if not key:
+        raise AppError(
+            INVALID_ENTITY_NAME,
+            "An entity name needs at least one letter or digit.",
+            details={"name": clean},
+            agent_action="send the entity's name as it is written",
+        )
+    matches = entity_matches(
+        owner=caller.user, space=space, name=clean, prefer_type=stated_type or default_type
+    )
+    if stated_type is not None:
+        matches = [entity for entity in matches if entity.type == stated_type]
+    if matches:
+        return matches[0], False
+    # get_or_create retries the read when a concurrent call created the same entity first.
+    return Entity.objects.get_or_create(
+        space=space,
+        normalized_name=key,
+        type=stated_type or default_type,
+        defaults={"owner": caller.user, "name": clean},
+    )
+
+
+@transaction.atomic
+def relation_record(
+    *,
+    caller: Caller,
+    source_name: str,
+    target_name: str,
+    relation_type: str,
+    source_type: str | None = None,
+    target_type: str | None = None,
+    valid_from: datetime | None = None,
+    request_id: str = "",
+) -> RelateResult:
+    """Record the claim "source relation_type target" in the caller's current space.
+
+    The claim is stored as an immutable Source (origin `relate`) and supports the relation.
+    The same relation, still current, gains evidence (a new Source) instead of a new row. A new
+    object of a single-valued type (lives_in, works_at) supersedes the current one. One
+    transaction; the subject's row lock serialises concurrent relates of the same subject.
+    """
+    if relation_type not in Relation.Type.values:
+        raise AppError(
+            "invalid_value", "relation_type is not a relation type.", details={"field": "relation_type"}
+        )
+    space = space_for_caller(caller=caller)
+    default_subject, default_object = default_entity_types(relation_type)
+    subject, subject_created = _entity_for(
+        caller=caller, space=space, name=source_name, stated_type=source_type, default_type=default_subject
+    )
+    obj, object_created = _entity_for(
+        caller=caller, space=space, name=target_name, stated_type=target_type, default_type=default_object
+    )
+    if subject.id == obj.id:
+        raise AppError(
+            SAME_ENTITY,
+            "source and target are the same entity; a relation links two different entities.",
+            details={"entity_id": str(subject.id)},
+            agent_action="relate two different entities (give source_type/target_type to tell apart "
+            "two things of the same name)",
+        )
+    # Row lock on the subject: two relates of the same subject (Paris and Berlin at once) must
+    # not both find "no current lives_in" and both become current.
+    subject = Entity.objects.select_for_update().get(id=subject.id)
+    now = timezone.now()
+    content = f"{subject.name} {relation_type} {obj.name}"
+    source = Source.objects.create(
+        owner=caller.user,
+        space=space,
+        agent_id=caller.agent_id,
+        origin=Source.Origin.RELATE,
+        content=content,
+        content_hash=content_hash(content.encode()),
+        claimant=claimant_of(caller),
+        size_bytes=len(content.encode()),
+        refers_to=valid_from,
+        recorded_at=now,
+    )
+    existing = (
+        Relation.objects.filter(
+            owner=caller.user, space=space, subject=subject, object=obj, type=relation_type
+        )
+        .filter(relation_visible(now=now))
+        .order_by("-recorded_at", "-id")
+        .first()
+    )
+    superseded: list[Relation] = []
+    if existing is not None:
+        relation, created = existing, False
+    else:
+        relation = Relation(
+            owner=caller.user,
+            space=space,
+            subject=subject,
+            object=obj,
+            type=relation_type,
+            valid_from=valid_from,
+            recorded_at=now,
+        )
+        relation.embedding = embeddings.embed([relation.sentence()])[0]
+        relation.save(force_insert=True)
+        created = True
+        if relation_type in SINGLE_VALUED:
+            superseded = relation_supersede(new=relation, source=source, now=now)
+    Evidence.objects.create(
+        owner=caller.user, relation=relation, source=source, stance=Evidence.Stance.SUPPORTS
+    )
+    audit_record(
+        owner=caller.user,
+        actor_user=caller.user,
+        actor_agent_id=caller.agent_id,
+        action=AuditEvent.Action.RELATION_CREATED,
+        target_id=relation.id,
+        target_type="relation",
+        # Ids and the type only: entity names are the user's content.
+        detail={
+            "relation_type": relation_type,
+            "created": created,
+            "source_id": str(source.id),
+            "superseded": [str(older.id) for older in superseded],
+            "space_id": str(space.id),
+        },
+        request_id=request_id,
+    )
+    return RelateResult(
+        relation=relation,
+        created=created,
+        source=source,
+        superseded=superseded,
+        entities_created=[e for e, made in ((subject, subject_created), (obj, object_created)) if made],
+    )
+
+
+RELATION_NOT_FOUND = "relation_not_found"
+
+
+@transaction.atomic
+def relation_hard_delete(
+    *,
+    owner: User,
+    relation_id: Any,
+    reason: str = "other",
+    actor_user: User | None = None,
+    actor_agent_id: int | None = None,
+    request_id: str = "",
+) -> dict[str, Any]:
+    """Permanently remove a relation and the claims that asserted it; return the purge receipt.
+
+    The `relate` sources that supported it go entirely, even when they also contradicted an older
+    relation: their text is the deleted statement, so keeping them would keep its words. Entities
+    nothing mentions any more go too. A relation it had superseded stays superseded (history is
+    not rewritten by a delete; the same rule as for memories).
+    """
+    relation = Relation.objects.select_for_update().filter(owner=owner, id=relation_id).first()
+    if relation is None:
+        raise AppError(
+            RELATION_NOT_FOUND,
+            "No relation with this id exists in your account.",
+            http_status=404,
+            agent_action="look the relation up again (get_context) and use its id",
+        )
+    evidence = Evidence.objects.filter(owner=owner, relation=relation)
+    evidence_count = evidence.count()
+    # Read now: deleting the relation cascades the evidence this is found through.
+    claim_ids = list(evidence.filter(stance=Evidence.Stance.SUPPORTS).values_list("source_id", flat=True))
+    claims = Source.objects.filter(owner=owner, origin=Source.Origin.RELATE, id__in=claim_ids)
+    entity_ids = {relation.subject_id, relation.object_id}
+    relation.delete()  # cascades its evidence
+    # delete() counts cascaded rows too; the per-model count is the sources'.
+    _, deleted = claims.delete()
+    orphaned = list(
+        Entity.objects.filter(owner=owner, id__in=entity_ids, memories__isnull=True)
+        .exclude(id__in=Relation.objects.filter(owner=owner).values("subject_id"))
+        .exclude(id__in=Relation.objects.filter(owner=owner).values("object_id"))
+        .values_list("id", flat=True)
+    )
+    Entity.objects.filter(id__in=orphaned).delete()
+    purged = {
+        "relations": 1,
+        "evidence": evidence_count,
+        "sources_deleted": deleted.get(Source._meta.label, 0),
+        "entities_deleted": len(orphaned),
+    }
+    event = audit_record(
+        owner=owner,
+        actor_user=actor_user,
+        actor_agent_id=actor_agent_id,
+        action=AuditEvent.Action.HARD_DELETED,
+        target_id=relation_id,
+        target_type="relation",
+        detail={"reason": reason[:50], "purged": purged},
+        request_id=request_id,
+    )
+    return {
+        "relation_id": str(relation_id),
+        "purged": purged,
+        "audit_event_id": str(event.id),
+        "purged_at": event.created_at.isoformat(),
+    }

@@ -1,0 +1,429 @@
+"""Writes for spaces: create (and the default), rename, switch the default, delete (moving or
+destroying the contents), and which space a caller's write lands in (`space_for_caller`), including
+the per-grant choice of `switch_space`.
+
+Every function is keyword-only, takes the owner explicitly, runs in one transaction and leaves an
+audit row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.caller import Caller
+from accounts.models import User
+from memories import errors
+from memories.errors import AppError
+from memories.models import AuditEvent, Entity, GrantSpace, Job, Memory, Relation, Source, Space
+from memories.selectors.spaces import space_not_found
+from memories.services.audit import audit_record
+from memories.services.purge import memories_hard_delete_in_space
+
+DEFAULT_SPACE_NAME = "Personal"
+
+
+def space_create_default(*, owner: User) -> Space:
+    """Return the owner's default space, creating it if they have none."""
+    existing = Space.objects.filter(owner=owner, is_default=True).first()
+    if existing is not None:
+        return existing
+    try:
+        # A savepoint: a concurrent sign-in creating the same default must not
+        # break the caller's transaction.
+        with transaction.atomic():
+            return Space.objects.create(owner=owner, name=DEFAULT_SPACE_NAME, is_default=True)
+    except IntegrityError:
+        return Space.objects.get(owner=owner, is_default=True)
+
+
+def space_create(*, owner: User, name: str) -> Space:
+    """Create another space for `owner`; names are unique per owner."""
+    name = name.strip()
+    if not name or len(name) > 100:
+        raise errors.AppError("invalid_space_name", "A space name has 1 to 100 characters.")
+    try:
+        with transaction.atomic():
+            space = Space.objects.create(owner=owner, name=name)
+            audit_record(
+                owner=owner,
+                actor_user=owner,
+                action=AuditEvent.Action.SPACE_CREATED,
+                target_id=space.id,
+                target_type="space",
+            )
+    except IntegrityError:
+        raise errors.AppError(
+            "space_name_taken",
+            f"You already have a space named {name!r}.",
+            http_status=409,
+            agent_action="choose another name",
+        ) from None
+    return space
+
+
+def space_for_caller(*, caller: Caller, space_id: Any = None) -> Space:
+    """The space a write goes to: the one asked for (must be the caller's), else the default."""
+    space_id = space_id if space_id is not None else caller.space_id
+    if space_id is None:
+        return space_create_default(owner=caller.user)
+    space = Space.objects.filter(owner=caller.user, id=space_id).first()
+    if space is None:
+        raise errors.AppError(
+            errors.SPACE_NOT_FOUND,
+            "No space with this id exists in your account.",
+            http_status=404,
+            agent_action="list your spaces and use one of their ids",
+        )
+    return space
+
+
+CANNOT_DELETE_DEFAULT_SPACE = "cannot_delete_default_space"
+
+
+INVALID_PARAMETER = "invalid_parameter"
+
+
+SPACE_NAME_TAKEN = "space_name_taken"
+
+
+INVALID_SPACE_NAME = "invalid_space_name"
+
+
+SPACE_NAME_MAX_LENGTH = 100
+
+
+MEMORIES_MOVE = "move"
+
+
+MEMORIES_DELETE = "delete"
+
+
+def _lock_spaces(*, owner: User) -> list[Space]:
+    """Lock all of the owner's spaces, in a fixed order.
+
+    Switching the default and deleting a space both read "which space is the
+    default" and then act on it; holding every space row of the owner makes two
+    such requests run one after the other instead of both acting on a stale
+    answer (and the fixed order keeps them from deadlocking each other).
+    """
+    return list(Space.objects.select_for_update().filter(owner=owner).order_by("id"))
+
+
+def _find(spaces: list[Space], space_id: Any) -> Space:
+    for space in spaces:
+        if str(space.id) == str(space_id):
+            return space
+    raise space_not_found()
+
+
+def _clean_name(name: Any) -> str:
+    cleaned = name.strip() if isinstance(name, str) else ""
+    if not 1 <= len(cleaned) <= SPACE_NAME_MAX_LENGTH:
+        raise AppError(
+            INVALID_SPACE_NAME,
+            f"A space name has 1 to {SPACE_NAME_MAX_LENGTH} characters.",
+            details={"parameter": "name"},
+        )
+    return cleaned
+
+
+def _name_taken(name: str) -> AppError:
+    return AppError(
+        SPACE_NAME_TAKEN,
+        f"You already have a space named {name!r}.",
+        http_status=409,
+        agent_action="choose another name",
+    )
+
+
+def _audit_update(
+    *,
+    owner: User,
+    space: Space,
+    changed: str,
+    actor_user: User | None,
+    actor_agent_id: int | None,
+    request_id: str,
+) -> None:
+    audit_record(
+        owner=owner,
+        actor_user=actor_user,
+        actor_agent_id=actor_agent_id,
+        action=AuditEvent.Action.UPDATED,
+        target_id=space.id,
+        target_type="space",
+        detail={"changed": changed},
+        request_id=request_id,
+    )
+
+
+@transaction.atomic
+def space_rename(
+    *,
+    owner: User,
+    space_id: Any,
+    name: str,
+    actor_user: User | None = None,
+    actor_agent_id: int | None = None,
+    request_id: str = "",
+) -> Space:
+    """Rename one of the owner's spaces. Names are unique per owner (`space_name_taken`, 409)."""
+    cleaned = _clean_name(name)
+    space = _find(_lock_spaces(owner=owner), space_id)
+    if space.name == cleaned:
+        return space
+    space.name = cleaned
+    try:
+        # A savepoint, so a name clash leaves the caller's transaction usable.
+        with transaction.atomic():
+            space.save(update_fields=["name"])
+    except IntegrityError:
+        raise _name_taken(cleaned) from None
+    _audit_update(
+        owner=owner,
+        space=space,
+        changed="name",
+        actor_user=actor_user,
+        actor_agent_id=actor_agent_id,
+        request_id=request_id,
+    )
+    return space
+
+
+@transaction.atomic
+def space_set_default(
+    *,
+    owner: User,
+    space_id: Any,
+    actor_user: User | None = None,
+    actor_agent_id: int | None = None,
+    request_id: str = "",
+) -> Space:
+    """Make one of the owner's spaces the default (where writes without a space go).
+
+    Exactly one space is the default at any time: the old default is cleared and
+    the new one set in the same transaction. Idempotent.
+    """
+    spaces = _lock_spaces(owner=owner)
+    space = _find(spaces, space_id)
+    if space.is_default:
+        return space
+    # Clear first: the one-default-per-owner constraint is checked per statement.
+    Space.objects.filter(owner=owner, is_default=True).update(is_default=False)
+    space.is_default = True
+    space.save(update_fields=["is_default"])
+    _audit_update(
+        owner=owner,
+        space=space,
+        changed="is_default",
+        actor_user=actor_user,
+        actor_agent_id=actor_agent_id,
+        request_id=request_id,
+    )
+    return space
+
+
+@transaction.atomic
+def space_update(
+    *,
+    owner: User,
+    space_id: Any,
+    name: str | None = None,
+    make_default: bool = False,
+    actor_user: User | None = None,
+    actor_agent_id: int | None = None,
+    request_id: str = "",
+) -> Space:
+    """Rename and/or make default in one transaction: both happen or neither does."""
+    space = _find(_lock_spaces(owner=owner), space_id)
+    if name is not None:
+        space = space_rename(
+            owner=owner,
+            space_id=space.id,
+            name=name,
+            actor_user=actor_user,
+            actor_agent_id=actor_agent_id,
+            request_id=request_id,
+        )
+    if make_default:
+        space = space_set_default(
+            owner=owner,
+            space_id=space.id,
+            actor_user=actor_user,
+            actor_agent_id=actor_agent_id,
+            request_id=request_id,
+        )
+    return space
+
+
+def _merge_entity(*, duplicate: Entity, into: Entity) -> None:
+    """Fold `duplicate` into `into`: links, relations, aliases, attributes; then delete it."""
+    links = Memory.entities.through.objects
+    already_linked = links.filter(entity_id=into.id).values("memory_id")
+    # A memory linked to both would violate the (memory, entity) uniqueness once re-pointed.
+    links.filter(entity_id=duplicate.id, memory_id__in=already_linked).delete()
+    links.filter(entity_id=duplicate.id).update(entity_id=into.id)
+    Relation.objects.filter(subject_id=duplicate.id).update(subject_id=into.id)
+    Relation.objects.filter(object_id=duplicate.id).update(object_id=into.id)
+    aliases = list(dict.fromkeys([*into.aliases, *duplicate.aliases]))
+    if duplicate.name != into.name and duplicate.name not in aliases:
+        aliases.append(duplicate.name)
+    into.aliases = aliases
+    into.attributes = {**duplicate.attributes, **into.attributes}
+    into.updated_at = timezone.now()
+    into.save(update_fields=["aliases", "attributes", "updated_at"])
+    duplicate.delete()
+
+
+def _move_contents(*, owner: User, space: Space, into: Space) -> dict[str, int]:
+    targets = {
+        (entity.normalized_name, entity.type): entity
+        for entity in Entity.objects.select_for_update().filter(owner=owner, space=into)
+    }
+    merged = 0
+    for entity in Entity.objects.select_for_update().filter(owner=owner, space=space).order_by("id"):
+        target = targets.get((entity.normalized_name, entity.type))
+        if target is not None:
+            _merge_entity(duplicate=entity, into=target)
+            merged += 1
+    moved = {
+        "memories": Memory.objects.filter(owner=owner, space=space).update(space=into),
+        "sources": Source.objects.filter(owner=owner, space=space).update(space=into),
+        "jobs": Job.objects.filter(owner=owner, space=space).update(space=into),
+        "entities": Entity.objects.filter(owner=owner, space=space).update(space=into),
+        "relations": Relation.objects.filter(owner=owner, space=space).update(space=into),
+    }
+    return {**moved, "entities_merged": merged}
+
+
+@transaction.atomic
+def space_delete(
+    *,
+    owner: User,
+    space_id: Any,
+    memories: str,
+    actor_user: User | None = None,
+    actor_agent_id: int | None = None,
+    request_id: str = "",
+) -> dict[str, Any]:
+    """Delete one of the owner's spaces, saying what happens to what it holds.
+
+    `memories="move"`: its memories, sources, jobs, entities and relations go to
+    the default space; an entity that already exists there (same normalized name
+    and type) is merged into that one. `memories="delete"`: its memories are
+    hard-deleted (`memories_hard_delete_in_space`, whose receipt is
+    returned) and everything else in it goes with the space.
+
+    Returns {deleted_space_id, memories, count, receipt?, into_space_id?}.
+    Raises `space_not_found` (404), `cannot_delete_default_space` (409) and
+    `invalid_parameter` (400) for any other `memories` value.
+    """
+    spaces = _lock_spaces(owner=owner)
+    space = _find(spaces, space_id)
+    if space.is_default:
+        raise AppError(
+            CANNOT_DELETE_DEFAULT_SPACE,
+            "This is your default space; make another space the default before deleting it.",
+            http_status=409,
+            agent_action="make another space the default first, then delete this one",
+        )
+    if memories not in (MEMORIES_MOVE, MEMORIES_DELETE):
+        raise AppError(
+            INVALID_PARAMETER,
+            "Say what happens to the space's memories: memories=move moves them (with their sources, "
+            "jobs and entities) into your default space; memories=delete deletes them permanently.",
+            details={"parameter": "memories", "allowed": [MEMORIES_MOVE, MEMORIES_DELETE]},
+            agent_action="ask the user whether to move or delete the memories, then retry with memories=...",
+        )
+    result: dict[str, Any] = {"deleted_space_id": str(space.id), "memories": ""}
+    detail: dict[str, Any]
+    if memories == MEMORIES_MOVE:
+        # Every account has a default from sign-up on; recreate it rather than lose the memories.
+        into = next((s for s in spaces if s.is_default), None) or space_create_default(owner=owner)
+        moved = _move_contents(owner=owner, space=space, into=into)
+        result.update(memories="moved", count=moved["memories"], into_space_id=str(into.id))
+        detail = {"memories": "moved", "into_space_id": str(into.id), "moved": moved}
+    else:
+        count = Memory.objects.filter(owner=owner, space=space).count()
+        receipt = memories_hard_delete_in_space(
+            owner=owner, space=space, actor_user=actor_user, request_id=request_id
+        )
+        result.update(memories="deleted", count=count, receipt=receipt)
+        detail = {"memories": "deleted", "count": count}
+    # What is left (entities, relations, jobs of a deleted space) cascades with it.
+    space.delete()
+    audit_record(
+        owner=owner,
+        actor_user=actor_user,
+        actor_agent_id=actor_agent_id,
+        action=AuditEvent.Action.SPACE_DELETED,
+        target_id=result["deleted_space_id"],
+        target_type="space",
+        detail=detail,
+        request_id=request_id,
+    )
+    return result
+
+
+SWITCH_SPACE_UNAVAILABLE = "switch_space_unavailable"
+
+
+@dataclass(frozen=True)
+class SpaceSwitch:
+    previous: Space
+    current: Space
+
+
+def _grant_key(caller: Caller) -> dict[str, Any]:
+    """The GrantSpace key of the caller's grant: its OAuth application, or its personal token."""
+    if caller.via == "oauth" and caller.agent_id is not None:
+        return {"application_id": caller.agent_id}
+    if caller.via == "pat" and caller.token_id:
+        return {"personal_token_id": caller.token_id}
+    raise AppError(
+        SWITCH_SPACE_UNAVAILABLE,
+        "switch_space stores the choice per OAuth grant or personal access token; this caller has neither.",
+        http_status=400,
+        agent_action="connect with an OAuth grant or a personal access token, or choose the space in the "
+        "dashboard",
+    )
+
+
+@transaction.atomic
+def grant_space_switch(*, caller: Caller, space_id: Any, request_id: str = "") -> SpaceSwitch:
+    """Make `space_id` the space every later call of the caller's grant reads and writes.
+
+    MCP is served statelessly, so the choice is stored per grant (GrantSpace), not per session;
+    another grant of the same user keeps its own space. Nothing changes when the space is not
+    one of the caller's.
+    """
+    key = _grant_key(caller)
+    previous = space_for_caller(caller=caller)
+    space = Space.objects.filter(owner=caller.user, id=space_id).first()
+    if space is None:
+        raise AppError(
+            errors.SPACE_NOT_FOUND,
+            "No space with this id exists in your account.",
+            http_status=404,
+            agent_action="list your spaces and use one of their ids",
+        )
+    # update_or_create locks the grant's row (or retries its read after a concurrent insert),
+    # so two switches at once leave exactly one choice.
+    GrantSpace.objects.update_or_create(
+        owner=caller.user, **key, defaults={"space": space, "updated_at": timezone.now()}
+    )
+    audit_record(
+        owner=caller.user,
+        actor_user=caller.user,
+        actor_agent_id=caller.agent_id,
+        action=AuditEvent.Action.SPACE_SWITCHED,
+        target_id=space.id,
+        target_type="space",
+        detail={"from": str(previous.id), "to": str(space.id), "grant": caller.via},
+        request_id=request_id,
+    )
+    return SpaceSwitch(previous=previous, current=space)

@@ -126,17 +126,12 @@ def caller_from_request(request: Request | HttpRequest) -> Caller:
             http_status=401,
             agent_action="send an OAuth access token or a personal access token as a Bearer token",
         )
-    # A grant that ran switch_space keeps using that space on every surface (MCP, the
-    # stdio proxy over REST, REST itself).
-    from memories.selectors.spaces import grant_space_id
-
     if isinstance(auth, PersonalAccessToken):
         return Caller(
             user=user,
             scopes=auth.scope_set & ALL_SCOPES,
             via="pat",
             token_id=str(auth.id),
-            space_id=grant_space_id(user=user, personal_token_id=auth.id),
         )
     if isinstance(auth, get_access_token_model()):
         return Caller(
@@ -145,7 +140,6 @@ def caller_from_request(request: Request | HttpRequest) -> Caller:
             agent_id=auth.application_id,
             via="oauth",
             token_id=str(auth.id),
-            space_id=grant_space_id(user=user, application_id=auth.application_id),
         )
     if auth is not None:
         # An authentication class we do not know about: refusing is safer than

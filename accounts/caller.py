@@ -6,7 +6,6 @@ Attribution and permissions come from here and never from request bodies.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from accounts.models import User
 
@@ -26,9 +25,6 @@ class Caller:
     # "session" (dashboard), "pat" (personal access token) or "oauth".
     via: str = "session"
     token_id: str = ""
-    # The space this caller reads and writes; None means the user's default space.
-    # (An OAuth grant can switch it: see the graph profile's switch_space.)
-    space_id: Any = None
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes

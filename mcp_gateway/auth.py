@@ -10,7 +10,6 @@ from oauth2_provider.models import get_access_token_model
 from accounts.authentication import pat_authenticate
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.models import TOKEN_PREFIX
-from memories.selectors.spaces import grant_space_id
 
 
 def resource_url(path: str = "/mcp") -> str:
@@ -47,7 +46,6 @@ def caller_for_bearer(raw: str, *, resource: str) -> Caller | None:
             scopes=frozenset(token.scopes.split()) & ALL_SCOPES,
             via="pat",
             token_id=str(token.id),
-            space_id=grant_space_id(user=token.user, personal_token_id=token.id),
         )
     checksum = hashlib.sha256(raw.encode("utf-8")).hexdigest()
     access = get_access_token_model().objects.select_related("user").filter(token_checksum=checksum).first()
@@ -63,5 +61,4 @@ def caller_for_bearer(raw: str, *, resource: str) -> Caller | None:
         agent_id=access.application_id,
         via="oauth",
         token_id=str(access.id),
-        space_id=grant_space_id(user=access.user, application_id=access.application_id),
     )

@@ -454,7 +454,10 @@ class AuditEvent(models.Model):
         EXPORTED = "exported"
         SPACE_CREATED = "space_created"
         SPACE_DELETED = "space_deleted"
+        ACCOUNT_CREATED = "account_created"
         ACCOUNT_DELETED = "account_deleted"
+        PASSWORD_CHANGED = "password_changed"  # noqa: S105 - an audit action name, not a secret
+        TOKEN_CREATED = "token_created"  # noqa: S105 - an audit action name, not a secret
         TOKEN_REVOKED = "token_revoked"  # noqa: S105 - an audit action name, not a secret
         APP_REVOKED = "app_revoked"
         RELATION_CREATED = "relation_created"

@@ -1,15 +1,9 @@
-"""Reads of the memory graph: entities, their memories and relations, the graph:// resources.
+"""How every row looks on the wire: REST, the MCP tools and resources of every profile, the
+export's neighbours and the purge receipts all render from here, so a memory (or a relation, a
+job, a space) looks the same wherever it shows.
 
-Every function is keyword-only and takes the owner AND the space explicitly: a row of
-another account (or of another of the owner's spaces) is indistinguishable from a row
-that does not exist. Results are plain dicts in the shape the graph profile puts on the
-wire, so the MCP tools, the resources and any later REST view render them the same way.
-
-"Current" means what the service holds true now: a memory that is active, not
-superseded and not past its `valid_until`; a relation not superseded and not past its
-`valid_until`. "As of `at`" follows the clocks: recorded by `at`, not superseded by
-`at`, and valid at `at` (`valid_from` <= at < `valid_until`, an open end counting as
-valid), so a fact replaced later is seen as it was.
+Plain dicts rather than DRF serializers: they are read-only shapes. Ids are strings, datetimes
+ISO 8601 with their offset (`iso`), the clocks one object (`clocks`), and embeddings never leave.
 """
 
 from __future__ import annotations
@@ -19,13 +13,47 @@ from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
-from memories.models import Entity, Job, Memory, Relation, Space
-from memories.selectors import evidence as selectors
-from memories.selectors.as_of import is_current
+from memories.models import AuditEvent, Entity, Job, Memory, Relation, Space
+from memories.selectors import evidence
+from memories.selectors.as_of import CURRENT, is_current, status_of
 from memories.selectors.memories import SOURCE_EXCERPT_CHARS, evidence_count, memory_history
 
 if TYPE_CHECKING:
     from memories.retrieval.recall import Hit
+
+# A memory's two clocks, world time then system time, as every surface shows them.
+MEMORY_CLOCKS = (
+    "occurred_at",
+    "valid_from",
+    "valid_until",
+    "due_at",
+    "recorded_at",
+    "superseded_at",
+    "superseded_by",
+)
+# A relation has no occurred_at or due_at.
+RELATION_CLOCKS = ("valid_from", "valid_until", "recorded_at", "superseded_at", "superseded_by")
+
+
+def iso(value: datetime | None) -> str | None:
+    """A datetime as ISO 8601 with its UTC offset (microseconds kept), or None."""
+    return value.isoformat() if value is not None else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return str(value) if value is not None else None
+
+
+def clocks(row: Any, names: tuple[str, ...] = MEMORY_CLOCKS) -> dict[str, Any]:
+    """The `clocks` object of a memory or relation: each named clock as ISO 8601 (or the id of
+    the row that superseded it), None where unknown."""
+    shown: dict[str, Any] = {}
+    for name in names:
+        if name == "superseded_by":
+            shown[name] = _str_or_none(row.superseded_by_id)
+        else:
+            shown[name] = iso(getattr(row, name, None))
+    return shown
 
 
 def space_ref(space: Space) -> dict[str, Any]:
@@ -47,186 +75,7 @@ def entity_dict(entity: Entity) -> dict[str, Any]:
     }
 
 
-def memory_compact(memory: Memory, *, with_entities: bool = False) -> dict[str, Any]:
-    """A memory as the graph shows it: content, kind, clocks and evidence, nothing heavier."""
-    data: dict[str, Any] = {
-        "id": str(memory.id),
-        "content": memory.content,
-        "kind": memory.kind,
-        "category": memory.category or None,
-        "status": memory.status,
-        "clocks": {
-            "occurred_at": iso(memory.occurred_at),
-            "valid_from": iso(memory.valid_from),
-            "valid_until": iso(memory.valid_until),
-            "due_at": iso(memory.due_at),
-            "recorded_at": iso(memory.recorded_at),
-            "superseded_at": iso(memory.superseded_at),
-            "superseded_by": str(memory.superseded_by_id) if memory.superseded_by_id else None,
-        },
-        "evidence_count": int(getattr(memory, "evidence_count", 0)),
-        "contradiction_count": int(getattr(memory, "contradiction_count", 0)),
-    }
-    if with_entities:
-        data["entities"] = [entity_ref(entity) for entity in memory.entities.all()]
-    return data
-
-
-def relation_dict(
-    relation: Relation, *, now: datetime | None = None, perspective: Entity | None = None
-) -> dict[str, Any]:
-    """A relation with both ends, its clocks and evidence. From `perspective` (an entity at one
-    end) it also says `direction` and which end is the `other`."""
-    now = now or timezone.now()
-    data: dict[str, Any] = {
-        "id": str(relation.id),
-        "type": relation.type,
-        "statement": f"{relation.subject.name} {relation.type} {relation.object.name}",
-        "subject": entity_ref(relation.subject),
-        "object": entity_ref(relation.object),
-        "current": is_current(relation, now),
-        "clocks": {
-            "valid_from": iso(relation.valid_from),
-            "valid_until": iso(relation.valid_until),
-            "recorded_at": iso(relation.recorded_at),
-            "superseded_at": iso(relation.superseded_at),
-            "superseded_by": str(relation.superseded_by_id) if relation.superseded_by_id else None,
-        },
-        "evidence_count": int(getattr(relation, "evidence_count", 0)),
-        "contradiction_count": int(getattr(relation, "contradiction_count", 0)),
-    }
-    if perspective is not None:
-        outgoing = relation.subject_id == perspective.id
-        data["direction"] = "outgoing" if outgoing else "incoming"
-        data["other"] = entity_ref(relation.object if outgoing else relation.subject)
-    return data
-
-
-def hit_dict(hit: Hit) -> dict[str, Any]:
-    """A recalled memory as recall and answer show it: the API's memory shape plus its score."""
-    data = memory_dict(hit.memory)
-    data["score"] = round(hit.score, 6)
-    data["similarity"] = round(hit.similarity, 6)
-    return data
-
-
-def evidence_entity_ref(entity: Entity) -> dict[str, Any]:
-    return {"id": str(entity.id), "name": entity.name, "type": entity.type}
-
-
-def row_clocks(row: Any) -> dict[str, Any]:
-    return {
-        "occurred_at": iso(getattr(row, "occurred_at", None)),
-        "valid_from": iso(row.valid_from),
-        "valid_until": iso(row.valid_until),
-        "due_at": iso(getattr(row, "due_at", None)),
-        "recorded_at": iso(row.recorded_at),
-        "superseded_at": iso(row.superseded_at),
-        "superseded_by": str(row.superseded_by_id) if row.superseded_by_id is not None else None,
-    }
-
-
-def fact_dict(fact: selectors.Fact, *, now: datetime) -> dict[str, Any]:
-    """A fact as the evidence profile shows it: memory or relation, same shape."""
-    row: Any = fact.memory if fact.memory is not None else fact.relation
-    status = selectors.fact_status(superseded_at=row.superseded_at, valid_until=row.valid_until, now=now)
-    data: dict[str, Any] = {
-        "id": str(fact.id),
-        "fact_type": fact.fact_type,
-        "content": "",
-        "kind": None,
-        "category": None,
-        "relation": None,
-        "entities": [],
-        "clocks": row_clocks(row),
-        "status": status,
-        "current": status == "current",
-        "evidence_count": fact.evidence_count,
-        "contradiction_count": fact.contradiction_count,
-        "relevance": round(fact.relevance, 6),
-        "confidence": None,
-        "source_id": None,
-    }
-    if isinstance(row, Memory):
-        data.update(
-            content=row.content,
-            kind=row.kind,
-            category=row.category or None,
-            entities=[evidence_entity_ref(entity) for entity in row.entities.all()],
-            confidence=row.confidence,
-            source_id=str(row.source_id) if row.source_id is not None else None,
-        )
-    else:
-        data.update(
-            content=selectors.relation_text(row),
-            relation={
-                "type": row.type,
-                "subject": evidence_entity_ref(row.subject),
-                "object": evidence_entity_ref(row.object),
-            },
-            entities=[evidence_entity_ref(row.subject), evidence_entity_ref(row.object)],
-        )
-    return data
-
-
-def claimant_dict(claim: selectors.Claim, *, caller_claimant: str) -> dict[str, Any]:
-    source = claim.source
-    kind, name = claim.claimant_kind, claim.claimant_name
-    _, _, claimant_id = source.claimant.partition(":")
-    if kind == "user":
-        label = "you"
-    elif kind == "token":
-        label = (
-            f"you, with the personal access token {name!r}" if name else "you, with a personal access token"
-        )
-    elif kind == "agent":
-        label = name or "an agent that has since been removed"
-    elif kind == "document":
-        label = f"the document {name!r}" if name else "a document"
-    else:
-        label = "unknown"
-    return {
-        "kind": kind,
-        "id": claimant_id or None,
-        "name": name,
-        "label": label,
-        "is_caller": bool(source.claimant) and source.claimant == caller_claimant,
-    }
-
-
-def fact_ref_dict(ref: selectors.FactRef) -> dict[str, Any]:
-    return {"id": str(ref.id), "fact_type": ref.fact_type, "content": ref.content, "current": ref.current}
-
-
-def claim_dict(claim: selectors.Claim, *, caller_claimant: str) -> dict[str, Any]:
-    """A claim: one source, who asserted it, when, an excerpt, and the facts it bears on."""
-    source = claim.source
-    return {
-        "source_id": str(source.id),
-        "origin": source.origin,
-        "claimant": claimant_dict(claim, caller_claimant=caller_claimant),
-        "recorded_at": iso(source.recorded_at),
-        "excerpt": claim.excerpt,
-        "excerpt_status": claim.excerpt_status,
-        "title": source.title or None,
-        "document": (
-            {"kind": source.source_kind, "ref": source.source_ref, "version": source.version}
-            if source.source_kind
-            else None
-        ),
-        "session_id": str(source.session_id) if source.session_id is not None else None,
-        "supports": [fact_ref_dict(ref) for ref in claim.supports],
-        "contradicts": [fact_ref_dict(ref) for ref in claim.contradicts],
-    }
-
-
-def iso(value: datetime | None) -> str | None:
-    """A datetime as ISO 8601 with its UTC offset (microseconds kept), or None."""
-    return value.isoformat() if value is not None else None
-
-
-def _str_or_none(value: Any) -> str | None:
-    return str(value) if value is not None else None
+# --- memories, jobs, spaces (REST, recall and answer) -----------------------------------------------
 
 
 def _evidence_count(memory: Memory) -> int:
@@ -261,23 +110,12 @@ def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
         "kind": memory.kind,
         "category": memory.category or None,
         "tags": list(memory.tags),
-        "entities": [
-            {"id": str(entity.id), "name": entity.name, "type": entity.type}
-            for entity in memory.entities.all()
-        ],
+        "entities": [entity_ref(entity) for entity in memory.entities.all()],
         "status": memory.status,
         "pinned": memory.pinned,
         "confidence": memory.confidence,
-        "space": {"id": str(memory.space_id), "name": memory.space.name},
-        "clocks": {
-            "occurred_at": iso(memory.occurred_at),
-            "valid_from": iso(memory.valid_from),
-            "valid_until": iso(memory.valid_until),
-            "due_at": iso(memory.due_at),
-            "recorded_at": iso(memory.recorded_at),
-            "superseded_at": iso(memory.superseded_at),
-            "superseded_by": _str_or_none(memory.superseded_by_id),
-        },
+        "space": space_ref(memory.space),
+        "clocks": clocks(memory),
         "provenance": {
             "source_id": _str_or_none(memory.source_id),
             "job_id": _str_or_none(memory.job_id),
@@ -301,6 +139,14 @@ def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
             {"source_id": str(item.source_id), "stance": item.stance, "recorded_at": iso(item.recorded_at)}
             for item in sorted(memory.evidence.all(), key=lambda e: (e.recorded_at, str(e.id)))
         ]
+    return data
+
+
+def hit_dict(hit: Hit) -> dict[str, Any]:
+    """A recalled memory as recall and answer show it: the API's memory shape plus its score."""
+    data = memory_dict(hit.memory)
+    data["score"] = round(hit.score, 6)
+    data["similarity"] = round(hit.similarity, 6)
     return data
 
 
@@ -340,3 +186,167 @@ def space_dict(space: Space) -> dict[str, Any]:
     if count is not None:
         data["memory_count"] = int(count)
     return data
+
+
+# --- the graph profile ------------------------------------------------------------------------------
+
+
+def memory_compact(memory: Memory, *, with_entities: bool = False) -> dict[str, Any]:
+    """A memory as the graph shows it: content, kind, clocks and evidence, nothing heavier."""
+    data: dict[str, Any] = {
+        "id": str(memory.id),
+        "content": memory.content,
+        "kind": memory.kind,
+        "category": memory.category or None,
+        "status": memory.status,
+        "clocks": clocks(memory),
+        "evidence_count": int(getattr(memory, "evidence_count", 0)),
+        "contradiction_count": int(getattr(memory, "contradiction_count", 0)),
+    }
+    if with_entities:
+        data["entities"] = [entity_ref(entity) for entity in memory.entities.all()]
+    return data
+
+
+def relation_dict(
+    relation: Relation, *, now: datetime | None = None, perspective: Entity | None = None
+) -> dict[str, Any]:
+    """A relation with both ends, its clocks and evidence. From `perspective` (an entity at one
+    end) it also says `direction` and which end is the `other`."""
+    now = now or timezone.now()
+    data: dict[str, Any] = {
+        "id": str(relation.id),
+        "type": relation.type,
+        "statement": evidence.relation_text(relation),
+        "subject": entity_ref(relation.subject),
+        "object": entity_ref(relation.object),
+        "current": is_current(relation, now),
+        "clocks": clocks(relation, RELATION_CLOCKS),
+        "evidence_count": int(getattr(relation, "evidence_count", 0)),
+        "contradiction_count": int(getattr(relation, "contradiction_count", 0)),
+    }
+    if perspective is not None:
+        outgoing = relation.subject_id == perspective.id
+        data["direction"] = "outgoing" if outgoing else "incoming"
+        data["other"] = entity_ref(relation.object if outgoing else relation.subject)
+    return data
+
+
+# --- the evidence profile ---------------------------------------------------------------------------
+
+
+def fact_dict(fact: evidence.Fact, *, now: datetime) -> dict[str, Any]:
+    """A fact as the evidence profile shows it: memory or relation, same shape."""
+    row: Any = fact.memory if fact.memory is not None else fact.relation
+    status = status_of(superseded_at=row.superseded_at, valid_until=row.valid_until, now=now)
+    data: dict[str, Any] = {
+        "id": str(fact.id),
+        "fact_type": fact.fact_type,
+        "content": "",
+        "kind": None,
+        "category": None,
+        "relation": None,
+        "entities": [],
+        "clocks": clocks(row),
+        "status": status,
+        "current": status == CURRENT,
+        "evidence_count": fact.evidence_count,
+        "contradiction_count": fact.contradiction_count,
+        "relevance": round(fact.relevance, 6),
+        "confidence": None,
+        "source_id": None,
+    }
+    if isinstance(row, Memory):
+        data.update(
+            content=row.content,
+            kind=row.kind,
+            category=row.category or None,
+            entities=[entity_ref(entity) for entity in row.entities.all()],
+            confidence=row.confidence,
+            source_id=str(row.source_id) if row.source_id is not None else None,
+        )
+    else:
+        data.update(
+            content=evidence.relation_text(row),
+            relation={
+                "type": row.type,
+                "subject": entity_ref(row.subject),
+                "object": entity_ref(row.object),
+            },
+            entities=[entity_ref(row.subject), entity_ref(row.object)],
+        )
+    return data
+
+
+def claimant_dict(claim: evidence.Claim, *, caller_claimant: str) -> dict[str, Any]:
+    source = claim.source
+    kind, name = claim.claimant_kind, claim.claimant_name
+    _, _, claimant_id = source.claimant.partition(":")
+    if kind == "user":
+        label = "you"
+    elif kind == "token":
+        label = (
+            f"you, with the personal access token {name!r}" if name else "you, with a personal access token"
+        )
+    elif kind == "agent":
+        label = name or "an agent that has since been removed"
+    elif kind == "document":
+        label = f"the document {name!r}" if name else "a document"
+    else:
+        label = "unknown"
+    return {
+        "kind": kind,
+        "id": claimant_id or None,
+        "name": name,
+        "label": label,
+        "is_caller": bool(source.claimant) and source.claimant == caller_claimant,
+    }
+
+
+def fact_ref_dict(ref: evidence.FactRef) -> dict[str, Any]:
+    return {"id": str(ref.id), "fact_type": ref.fact_type, "content": ref.content, "current": ref.current}
+
+
+def claim_dict(claim: evidence.Claim, *, caller_claimant: str) -> dict[str, Any]:
+    """A claim: one source, who asserted it, when, an excerpt, and the facts it bears on."""
+    source = claim.source
+    return {
+        "source_id": str(source.id),
+        "origin": source.origin,
+        "claimant": claimant_dict(claim, caller_claimant=caller_claimant),
+        "recorded_at": iso(source.recorded_at),
+        "excerpt": claim.excerpt,
+        "excerpt_status": claim.excerpt_status,
+        "title": source.title or None,
+        "document": (
+            {"kind": source.source_kind, "ref": source.source_ref, "version": source.version}
+            if source.source_kind
+            else None
+        ),
+        "session_id": str(source.session_id) if source.session_id is not None else None,
+        "supports": [fact_ref_dict(ref) for ref in claim.supports],
+        "contradicts": [fact_ref_dict(ref) for ref in claim.contradicts],
+    }
+
+
+# --- receipts ---------------------------------------------------------------------------------------
+
+
+def purge_receipt(event: AuditEvent) -> dict[str, Any]:
+    """The receipt of a hard delete (a memory, a relation, a space's memories, an account), read
+    from its audit row: the one shape every surface returns and the dashboard shows again later.
+
+    The deleted row's id is under `target_id` and, as the API has always returned it, under its own
+    name (`memory_id`, `relation_id`, `space_id`, `account_id`). `purged` counts what went
+    (`memories.services.purge.PURGE_COUNTS`, plus what an account itself held).
+    """
+    target_id = _str_or_none(event.target_id)
+    return {
+        "target_type": event.target_type,
+        "target_id": target_id,
+        f"{event.target_type}_id": target_id,
+        "reason": event.detail.get("reason") or None,
+        "purged": dict(event.detail.get("purged", {})),
+        "audit_event_id": str(event.id),
+        "purged_at": iso(event.created_at),
+    }

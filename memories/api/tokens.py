@@ -14,10 +14,10 @@ from rest_framework.response import Response
 from accounts.caller import SCOPE_WRITE
 from accounts.models import PersonalAccessToken
 from accounts.selectors import pat_list
-from accounts.services import pat_create, pat_revoke
-from memories.api.base import ApiView
+from memories.api.base import ApiView, request_id_of
 from memories.errors import AppError
 from memories.operations.validation import validate_arguments
+from memories.services.account import token_create, token_revoke
 
 CREATE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -73,11 +73,12 @@ class TokenCollectionView(_SessionOnly):
         user = self.session_user(request)
         args = validate_arguments(CREATE_SCHEMA, request.data if request.data not in (None, "") else {})
         expires = args.get("expires_at")
-        token, raw = pat_create(
+        token, raw = token_create(
             user=user,
             name=args["name"],
             scopes=args["scopes"],
             expires_at=datetime.fromisoformat(expires.replace("Z", "+00:00")) if expires else None,
+            request_id=request_id_of(request),
         )
         # The plaintext is in this response and nowhere else, ever.
         return Response({**token_dict(token), "token": raw}, status=201)
@@ -86,4 +87,5 @@ class TokenCollectionView(_SessionOnly):
 class TokenItemView(_SessionOnly):
     def delete(self, request: Request, token_id: Any) -> Response:
         user = self.session_user(request)
-        return Response(token_dict(pat_revoke(user=user, token_id=token_id)))
+        token = token_revoke(user=user, token_id=token_id, request_id=request_id_of(request))
+        return Response(token_dict(token))

@@ -18,6 +18,7 @@ from django.contrib.auth import login, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.handlers.asgi import ASGIRequest
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
@@ -28,14 +29,18 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.forms import SignUpForm
 from accounts.http import AuthedHttpRequest
 from accounts.selectors import pat_list
-from accounts.services import pat_create
 from memories.api.base import request_id_of
 from memories.api.export import stream_chunks, stream_chunks_async
 from memories.dashboard.forms import AccountDeleteForm, EmailChangeForm, TokenCreateForm
 from memories.errors import AppError
 from memories.selectors.agents import connected_app_get, connected_app_list
 from memories.services import account as account_services
-from memories.services.account import account_email_change, oauth_app_revoke, user_sign_up
+from memories.services.account import (
+    account_email_change,
+    account_password_changed,
+    oauth_app_revoke,
+    user_sign_up,
+)
 from memories.services.export import export_begin
 
 CONFIRMED = "yes"
@@ -77,8 +82,11 @@ class PasswordChangeView(_NoColonLabels, auth_views.PasswordChangeView):
     success_url = reverse_lazy("account:account")
 
     def form_valid(self, form: Any) -> HttpResponse:
+        with transaction.atomic():
+            response = super().form_valid(form)
+            account_password_changed(user=form.user, how="changed", request_id=request_id_of(self.request))
         messages.success(self.request, "Your password is changed.")
-        return super().form_valid(form)
+        return response
 
     def form_invalid(self, form: Any) -> HttpResponse:
         response = super().form_invalid(form)
@@ -100,6 +108,12 @@ class PasswordResetDoneView(auth_views.PasswordResetDoneView):
 class PasswordResetConfirmView(_NoColonLabels, auth_views.PasswordResetConfirmView):
     template_name = "dashboard/account/password_reset_confirm.html"
     success_url = reverse_lazy("account:password-reset-complete")
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        with transaction.atomic():
+            response = super().form_valid(form)
+            account_password_changed(user=form.user, how="reset", request_id=request_id_of(self.request))
+        return response
 
 
 class PasswordResetCompleteView(auth_views.PasswordResetCompleteView):
@@ -150,11 +164,12 @@ def token_list(request: AuthedHttpRequest) -> HttpResponse:
     created: tuple[Any, str] | None = None
     if request.method == "POST" and form.is_valid():
         try:
-            created = pat_create(
+            created = account_services.token_create(
                 user=request.user,
                 name=form.cleaned_data["name"],
                 scopes=list(form.cleaned_data["scopes"]),
                 expires_at=form.expires_at,
+                request_id=request_id_of(request),
             )
         except AppError as exc:
             form.add_error(None, exc.message)
@@ -222,7 +237,11 @@ def signup(request: HttpRequest) -> HttpResponse:
         return redirect("home")
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        user = user_sign_up(email=form.cleaned_data["email"], password=form.cleaned_data["password"])
+        user = user_sign_up(
+            email=form.cleaned_data["email"],
+            password=form.cleaned_data["password"],
+            request_id=request_id_of(request),
+        )
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("home")
     return render(request, "accounts/signup.html", {"form": form}, status=400 if form.errors else 200)

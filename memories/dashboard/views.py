@@ -30,16 +30,17 @@ from memories.api.base import request_id_of
 from memories.dashboard import forms
 from memories.errors import AppError
 from memories.models import Job, Memory
+from memories.representations import purge_receipt
+from memories.retrieval.search import memory_search
 from memories.selectors import graph as graph_selectors
 from memories.selectors import jobs as job_selectors
-from memories.selectors.audit import purge_receipt_get
+from memories.selectors.audit import purge_event_get
 from memories.selectors.graph import relation_get
 from memories.selectors.jobs import job_get, job_memory_list
 from memories.selectors.memories import (
     memory_filtered_list,
     memory_get,
     memory_history,
-    memory_search,
     memory_search_list,
 )
 from memories.selectors.spaces import space_default, space_get, space_list_with_counts
@@ -195,8 +196,9 @@ def relation_delete(request: AuthedHttpRequest, relation_id: uuid.UUID) -> HttpR
 @login_required
 @require_GET
 def receipt(request: AuthedHttpRequest, event_id: uuid.UUID) -> HttpResponse:
-    found = _or_404(purge_receipt_get, owner=request.user, event_id=event_id)
-    return render(request, "dashboard/memories/receipt.html", {"receipt": found})
+    event = _or_404(purge_event_get, owner=request.user, event_id=event_id)
+    context = {"receipt": purge_receipt(event), "purged_at": event.created_at}
+    return render(request, "dashboard/memories/receipt.html", context)
 
 
 @login_required

@@ -28,8 +28,10 @@ AT = {
     "type": "string",
     "format": "date-time",
     "description": (
-        "Evaluation time, ISO 8601 with an offset (2024-05-08T14:00:00+02:00): what the service knew "
-        "then and what held then, so a memory superseded later is seen as it was. Default: now."
+        "Evaluation time, ISO 8601 with an offset (2024-05-08T14:00:00+02:00): what held then in "
+        "the world, as the service knows it now, so a memory superseded later is seen as it was, "
+        "and a conversation saved today with its real dates can be asked about its own past. "
+        "Default: now."
     ),
 }
 
@@ -144,8 +146,8 @@ register(
         description=(
             "Search the user's long-term memory. Returns the most relevant memories (facts, episodes, "
             "plans) with their dates, entities, score and provenance. Use it before answering anything "
-            "that may depend on what the user told you before. `at` looks at the past: what was known "
-            "and true at that time."
+            "that may depend on what the user told you before. `at` looks at the past: what held at "
+            "that time."
         ),
         input_schema={
             "type": "object",

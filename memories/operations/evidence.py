@@ -22,7 +22,7 @@ from memories.models import Entity
 from memories.operations.core import AT
 from memories.operations.registry import Operation, register
 from memories.operations.schemas import UUID, clocks_schema
-from memories.representations import claim_dict, evidence_entity_ref, fact_dict, iso
+from memories.representations import claim_dict, entity_ref, fact_dict, iso
 from memories.selectors import evidence as selectors
 from memories.services.sources import claimant_of
 from memories.services.spaces import space_for_caller
@@ -331,7 +331,7 @@ def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     )
     entities = [
         {
-            **evidence_entity_ref(match.entity),
+            **entity_ref(match.entity),
             "aliases": list(match.entity.aliases),
             "attributes": dict(match.entity.attributes or {}),
             "score": round(match.score, 4),

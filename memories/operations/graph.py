@@ -13,7 +13,7 @@ from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
 from memories.models import Entity, Relation
 from memories.operations.registry import Operation, ResourceDef, ResourceReader, register, register_resource
 from memories.operations.schemas import UUID, clocks_schema
-from memories.representations import entity_ref, relation_dict, space_ref
+from memories.representations import RELATION_CLOCKS, entity_ref, relation_dict, space_ref
 from memories.selectors.graph import (
     CONTEXT_MEMORIES,
     RESOURCE_LIMIT,
@@ -113,9 +113,7 @@ RELATION: dict[str, Any] = {
         "direction": {"type": "string", "enum": ["outgoing", "incoming"]},
         "other": ENTITY_REF,
         "current": {"type": "boolean", "description": "Holds now: not superseded, not past valid_until."},
-        "clocks": clocks_schema(
-            ("valid_from", "valid_until", "recorded_at", "superseded_at", "superseded_by")
-        ),
+        "clocks": clocks_schema(RELATION_CLOCKS),
         "evidence_count": {
             "type": "integer",
             "minimum": 0,
@@ -147,7 +145,7 @@ register(
             "Everything the user's memory holds about one person, place, organisation or thing: the "
             "entity (type, aliases, attributes), the memories that mention it (newest first, up to "
             f"{CONTEXT_MEMORIES}) and its relations in both directions, each with its "
-            "clocks and evidence count. Current by default; `at` shows what was known and true then. "
+            "clocks and evidence count. Current by default; `at` shows what held then. "
             "The name is matched ignoring case and accents, and against aliases."
         ),
         input_schema={
@@ -160,8 +158,9 @@ register(
                     "type": "string",
                     "format": "date-time",
                     "description": (
-                        "Evaluation time, ISO 8601 with an offset: memories and relations recorded by "
-                        "then, not yet superseded then, and valid then. Default: now (current only)."
+                        "Evaluation time, ISO 8601 with an offset: the memories and relations that "
+                        "held then in the world, as the service knows it now. Default: now (current "
+                        "only)."
                     ),
                 },
             },

@@ -7,33 +7,29 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from memories.models import Evidence, Job, Memory, Relation, Source
+from memories.models import Evidence, Memory, Relation, Source
+from memories.selectors.as_of import world_start
 
 
-def relation_supersede(*, new: Relation, source: Source, now: datetime) -> list[Relation]:
-    """As memories.ingest._supersede does for facts: a newer object of a single-valued relation
-    closes the current one and keeps it as history, with the new claim as contradicting evidence."""
-    closed: list[Relation] = []
-    current = (
-        Relation.objects.select_for_update()
-        .filter(
-            owner_id=new.owner_id,
-            space_id=new.space_id,
-            subject_id=new.subject_id,
-            type=new.type,
-            superseded_at__isnull=True,
-        )
-        .exclude(id=new.id)
-        .exclude(object_id=new.object_id)
-        .order_by("recorded_at", "id")
-    )
-    for older in current:
-        new_from = new.valid_from or now
-        old_from = older.valid_from or older.recorded_at
+def supersede(*, new: Memory | Relation, rivals: QuerySet[Any], source: Source, now: datetime) -> list[Any]:
+    """The one supersede rule, for memories and relations alike.
+
+    `rivals` are the current rows that `new` competes with (another value of the same slot, another
+    object of the same single-valued relation). A rival whose world time starts no later than the
+    new row's is closed: superseded now, by `new`, valid until the new row starts, with `source` as
+    contradicting evidence, and kept as history. A rival that starts later means `new` is news about
+    an earlier time (an old conversation ingested late): then `new` is history from the start, valid
+    until that rival starts, and the rival stays current. Returns the rows closed.
+    """
+    evidence_for = "memory" if isinstance(new, Memory) else "relation"
+    new_from = world_start(new)
+    closed = []
+    for older in rivals.select_for_update().exclude(id=new.id).order_by("recorded_at", "id"):
+        old_from = world_start(older)
         if new_from < old_from:
-            # Told now about an earlier time: the new relation is history from the start.
             new.valid_until = old_from
             new.save(update_fields=["valid_until"])
             continue
@@ -42,7 +38,7 @@ def relation_supersede(*, new: Relation, source: Source, now: datetime) -> list[
         older.valid_until = new_from
         older.save(update_fields=["superseded_at", "superseded_by", "valid_until"])
         Evidence.objects.get_or_create(
-            relation=older,
+            **{evidence_for: older},
             source=source,
             stance=Evidence.Stance.CONTRADICTS,
             defaults={"owner_id": new.owner_id},
@@ -51,33 +47,22 @@ def relation_supersede(*, new: Relation, source: Source, now: datetime) -> list[
     return closed
 
 
-def memory_supersede(*, job: Job, source: Source, memory: Memory, now: datetime) -> None:
-    """A newer value of the same slot closes the current one and keeps it as history."""
-    current = (
-        Memory.objects.select_for_update()
-        .filter(owner_id=job.owner_id, space_id=job.space_id, slot=memory.slot, superseded_at__isnull=True)
-        .exclude(id=memory.id)
-        .exclude(slot_value=memory.slot_value)
-    )
-    for older in current:
-        new_from = memory.valid_from or memory.occurred_at or now
-        old_from = older.valid_from or older.occurred_at or older.recorded_at
-        if new_from < old_from:
-            # Learned now, but about an earlier time (an old conversation ingested
-            # late): the new memory is history from the start, not a replacement.
-            memory.valid_until = old_from
-            memory.save(update_fields=["valid_until"])
-            continue
-        older.superseded_at = now
-        older.superseded_by = memory
-        older.valid_until = new_from
-        older.save(update_fields=["superseded_at", "superseded_by", "valid_until"])
-        Evidence.objects.get_or_create(
-            memory=older,
-            source=source,
-            stance=Evidence.Stance.CONTRADICTS,
-            defaults={"owner_id": job.owner_id},
-        )
+def memory_rivals(memory: Memory) -> QuerySet[Memory]:
+    """The current memories of the same slot in the same space with another value."""
+    return Memory.objects.filter(
+        owner_id=memory.owner_id, space_id=memory.space_id, slot=memory.slot, superseded_at__isnull=True
+    ).exclude(slot_value=memory.slot_value)
+
+
+def relation_rivals(relation: Relation) -> QuerySet[Relation]:
+    """The current relations of the same subject and (single-valued) type to another object."""
+    return Relation.objects.filter(
+        owner_id=relation.owner_id,
+        space_id=relation.space_id,
+        subject_id=relation.subject_id,
+        type=relation.type,
+        superseded_at__isnull=True,
+    ).exclude(object_id=relation.object_id)
 
 
 def document_retire_unsupported(*, source: Source, kept: set[Any]) -> None:

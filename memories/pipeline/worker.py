@@ -28,7 +28,7 @@ from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.extract import Candidate, extract
 from memories.pipeline.segment import document_blocks
-from memories.pipeline.supersede import document_retire_unsupported, memory_supersede
+from memories.pipeline.supersede import document_retire_unsupported, memory_rivals, supersede
 
 logger = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ def _store(*, job: Job, source: Source, candidate: Candidate, vector: list[float
     Evidence.objects.create(owner_id=job.owner_id, memory=memory, source=source)
     _link_entities(job=job, memory=memory, entities=[*candidate.entities, *stated])
     if candidate.slot:
-        memory_supersede(job=job, source=source, memory=memory, now=now)
+        supersede(new=memory, rivals=memory_rivals(memory), source=source, now=now)
     return memory
 
 

@@ -39,6 +39,7 @@ from memories import embeddings
 from memories.models import FTS_CONFIG, Memory, Space
 from memories.pipeline.language import word_set
 from memories.pipeline.timeparse import resolve_times
+from memories.selectors.as_of import View, held_sql, held_sql_params
 from memories.selectors.memories import STATUS_ALL, memory_search_list
 
 
@@ -116,7 +117,9 @@ _NAME_TOKEN_RE = re.compile(r"[^\W_]+(?:['\u2019.-][^\W_]+)*")
 
 @dataclass(frozen=True)
 class RecallRequest:
-    """What to look for and the filters; `at=None` is the current view."""
+    """What to look for and the filters. The clocks are those of `memories.selectors.as_of`:
+    `at=None` is the current view; `known_at` limits it to what the service had recorded by then
+    (asked explicitly, as the evidence profile does)."""
 
     query: str
     top_k: int = 20
@@ -124,7 +127,12 @@ class RecallRequest:
     tags: Sequence[str] = ()
     expand_entities: bool = False
     at: datetime | None = None
+    known_at: datetime | None = None
     session_id: uuid.UUID | str | None = None
+
+    @property
+    def view(self) -> View:
+        return View(at=self.at, known_at=self.known_at)
 
 
 @dataclass
@@ -202,11 +210,9 @@ def _filters(request: RecallRequest, alias: str = "m") -> str:
         f"{alias}.owner_id = %(owner)s",
         f"{alias}.space_id = %(space)s",
         f"{alias}.status = 'active'",
-        # What the service knew at `at` and what still held then: recorded by then, not yet
-        # superseded, and not past its validity. Without `at`, `at` is now.
-        f"{alias}.recorded_at <= %(at)s",
-        f"({alias}.superseded_at IS NULL OR {alias}.superseded_at > %(at)s)",
-        f"({alias}.valid_until IS NULL OR {alias}.valid_until > %(at)s)",
+        # The clocks: current, or what held at `at` (memories.selectors.as_of, the rule every
+        # reader shares).
+        held_sql(request.view, alias=alias),
     ]
     if request.kinds:
         clauses.append(f"{alias}.kind = ANY(%(kinds)s::varchar[])")
@@ -426,13 +432,14 @@ def memory_recall(
     for the rows and one for their entities. `query_vector` skips embedding the query (tests and
     benchmarks that already have it).
     """
-    at = request.at or timezone.now()
+    now = timezone.now()
+    at = request.at or now
     vector = query_vector if query_vector is not None else embeddings.embed([request.query])[0]
     periods = query_periods(request.query, reference=at)
     params: dict[str, Any] = {
         "owner": owner.pk,
         "space": space.pk,
-        "at": at,
+        **held_sql_params(request.view, now=now),
         "kinds": list(request.kinds),
         "tags": list(request.tags),
         "session": str(request.session_id) if request.session_id is not None else None,

@@ -1,42 +1,195 @@
-"""What held at a time T: the one definition of "current" and "as of T" for memories and relations."""
+"""What held at a time: the one definition of "current" and "as of T", for memories and relations.
+
+Every reader asks through this module: the ORM readers with `held_q`, recall's SQL with `held_sql`,
+rendering with `row_status`; the supersede rule uses `world_start` for the same start of a row.
+
+Two clocks run through every row (../shared/design/ARCHITECTURE.md, "The clocks"):
+
+- world time: a row holds from its start to its end. The start is `valid_from` (facts, relations),
+  else `occurred_at` (episodes), else, when the text named no time, `recorded_at` (the best the
+  service knows: it held when it was said). The end is `valid_until`, else `superseded_at` (a row
+  replaced without a stated end stopped holding when it was replaced), else open.
+- system time: `recorded_at` (when the service learned it) and `superseded_at` (when it learned of
+  the replacement).
+
+The views:
+
+- **current** (no T): not superseded and not past `valid_until`. A future `valid_from` does not
+  hide a row: a stated plan is the current statement.
+- **as of T** (`at=T`): what held at T in the world, as the service knows it now: start <= T < end.
+  So a conversation imported today with its real dates can be asked about its own past, and a fact
+  replaced later is seen as it was.
+- **known by S** (`known_at=S`, asked explicitly, never implied by `at`): only what the service had
+  recorded by S, and not what it learned later, superseded_at included (the evidence profile's
+  "as the service knew it then").
+
+Memories an agent may be shown are also `active` (`memory_visible`): a suppressed memory is hidden
+whatever the clocks say.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
 
-from memories.models import Memory, Relation
+from memories.models import Memory
+
+CURRENT = "current"
+SUPERSEDED = "superseded"
+EXPIRED = "expired"
 
 
-def _valid_at(moment: datetime, prefix: str = "") -> Q:
-    return Q(**{f"{prefix}valid_until__isnull": True}) | Q(**{f"{prefix}valid_until__gt": moment})
+@dataclass(frozen=True)
+class View:
+    """Which rows a reader sees: `at` (world time; None is the current view) and `known_at`
+    (system time; None is everything the service knows now)."""
+
+    at: datetime | None = None
+    known_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        # "Current, as known at S" would be a third rule; no reader needs it, so none exists.
+        if self.known_at is not None and self.at is None:
+            raise ValueError("known_at needs at: a system-time view is always of a world time")
 
 
-def memory_visible(at: datetime | None = None, *, prefix: str = "", now: datetime | None = None) -> Q:
-    """Memories an agent may be shown: active, and current (or as of `at`)."""
-    condition = Q(**{f"{prefix}status": Memory.Status.ACTIVE})
-    return condition & _held(at, prefix=prefix, now=now)
+CURRENT_VIEW = View()
 
 
-def relation_visible(at: datetime | None = None, *, prefix: str = "", now: datetime | None = None) -> Q:
-    """Relations that are current (or held as of `at`)."""
-    return _held(at, prefix=prefix, now=now)
+def _f(prefix: str, name: str) -> str:
+    return f"{prefix}{name}"
 
 
-def _held(at: datetime | None, *, prefix: str, now: datetime | None) -> Q:
-    if at is None:
-        # Current: a future valid_from does not hide it (a stated plan is still the current
-        # statement), as recall treats facts.
-        return Q(**{f"{prefix}superseded_at__isnull": True}) & _valid_at(now or timezone.now(), prefix)
-    return (
-        Q(**{f"{prefix}recorded_at__lte": at})
-        & (Q(**{f"{prefix}superseded_at__isnull": True}) | Q(**{f"{prefix}superseded_at__gt": at}))
-        & (Q(**{f"{prefix}valid_from__isnull": True}) | Q(**{f"{prefix}valid_from__lte": at}))
-        & _valid_at(at, prefix)
+def started_q(moment: datetime, *, prefix: str = "", with_occurred: bool = True) -> Q:
+    """Rows whose world time had started by `moment`, whether or not they still held then."""
+    # start = coalesce(valid_from, occurred_at, recorded_at) <= moment, spelled out for the ORM.
+    valid_from_unknown = Q(**{_f(prefix, "valid_from__isnull"): True})
+    starts = Q(**{_f(prefix, "valid_from__lte"): moment})
+    if with_occurred:
+        occurred_unknown = Q(**{_f(prefix, "occurred_at__isnull"): True})
+        starts |= valid_from_unknown & Q(**{_f(prefix, "occurred_at__lte"): moment})
+        starts |= valid_from_unknown & occurred_unknown & Q(**{_f(prefix, "recorded_at__lte"): moment})
+    else:
+        starts |= valid_from_unknown & Q(**{_f(prefix, "recorded_at__lte"): moment})
+    return starts
+
+
+def _ends_after(moment: datetime, prefix: str) -> Q:
+    # end = coalesce(valid_until, superseded_at) > moment, an open end counting as after.
+    return Q(**{_f(prefix, "valid_until__gt"): moment}) | (
+        Q(**{_f(prefix, "valid_until__isnull"): True})
+        & (Q(**{_f(prefix, "superseded_at__isnull"): True}) | Q(**{_f(prefix, "superseded_at__gt"): moment}))
     )
 
 
-def is_current(row: Memory | Relation, now: datetime) -> bool:
-    return row.superseded_at is None and (row.valid_until is None or row.valid_until > now)
+def current_q(*, now: datetime | None = None, prefix: str = "") -> Q:
+    """Rows that hold now: not superseded, not past `valid_until`."""
+    return Q(**{_f(prefix, "superseded_at__isnull"): True}) & (
+        Q(**{_f(prefix, "valid_until__isnull"): True})
+        | Q(**{_f(prefix, "valid_until__gt"): now or timezone.now()})
+    )
+
+
+def known_by_q(moment: datetime, *, prefix: str = "") -> Q:
+    """Rows the service had recorded by `moment` and not yet superseded then (system time)."""
+    return Q(**{_f(prefix, "recorded_at__lte"): moment}) & (
+        Q(**{_f(prefix, "superseded_at__isnull"): True}) | Q(**{_f(prefix, "superseded_at__gt"): moment})
+    )
+
+
+def recorded_by_q(moment: datetime, *, prefix: str = "") -> Q:
+    """Rows (memories, relations, sources, evidence) recorded by `moment`, whatever happened since."""
+    return Q(**{_f(prefix, "recorded_at__lte"): moment})
+
+
+def held_q(
+    view: View = CURRENT_VIEW, *, now: datetime | None = None, prefix: str = "", with_occurred: bool = True
+) -> Q:
+    """The rows `view` sees. `with_occurred=False` for relations, which have no `occurred_at`."""
+    if view.at is None:
+        condition = current_q(now=now, prefix=prefix)
+    else:
+        started = started_q(view.at, prefix=prefix, with_occurred=with_occurred)
+        condition = started & _ends_after(view.at, prefix)
+    if view.known_at is not None:
+        condition &= known_by_q(view.known_at, prefix=prefix)
+    return condition
+
+
+def memory_visible(view: View = CURRENT_VIEW, *, prefix: str = "", now: datetime | None = None) -> Q:
+    """Memories an agent may be shown: active, and held in `view`."""
+    return Q(**{_f(prefix, "status"): Memory.Status.ACTIVE}) & held_q(view, now=now, prefix=prefix)
+
+
+def relation_visible(view: View = CURRENT_VIEW, *, prefix: str = "", now: datetime | None = None) -> Q:
+    """Relations held in `view`."""
+    return held_q(view, now=now, prefix=prefix, with_occurred=False)
+
+
+def superseded_q(*, prefix: str = "") -> Q:
+    """Rows a newer one has replaced (history)."""
+    return Q(**{_f(prefix, "superseded_at__isnull"): False})
+
+
+def expired_q(*, now: datetime, prefix: str = "") -> Q:
+    """Rows not replaced but past their `valid_until`."""
+    return Q(**{_f(prefix, "superseded_at__isnull"): True}) & Q(**{_f(prefix, "valid_until__lte"): now})
+
+
+def held_sql(view: View, *, alias: str, with_occurred: bool = True) -> str:
+    """The same rule as `held_q`, as a SQL condition on table alias `alias`.
+
+    Values travel as the parameters `%(as_of_now)s`, `%(as_of_at)s` and `%(as_of_known_at)s`
+    (see `held_sql_params`); only constant text is spliced in.
+    """
+    a = alias
+    if view.at is None:
+        condition = (
+            f"{a}.superseded_at IS NULL AND ({a}.valid_until IS NULL OR {a}.valid_until > %(as_of_now)s)"
+        )
+    else:
+        start = (
+            f"coalesce({a}.valid_from, {a}.occurred_at, {a}.recorded_at)"
+            if with_occurred
+            else (f"coalesce({a}.valid_from, {a}.recorded_at)")
+        )
+        condition = (
+            f"{start} <= %(as_of_at)s"
+            f" AND coalesce({a}.valid_until, {a}.superseded_at, 'infinity'::timestamptz) > %(as_of_at)s"
+        )
+    if view.known_at is not None:
+        condition += (
+            f" AND {a}.recorded_at <= %(as_of_known_at)s"
+            f" AND ({a}.superseded_at IS NULL OR {a}.superseded_at > %(as_of_known_at)s)"
+        )
+    return f"({condition})"
+
+
+def held_sql_params(view: View, *, now: datetime) -> dict[str, Any]:
+    """The parameters `held_sql` refers to."""
+    return {"as_of_now": now, "as_of_at": view.at, "as_of_known_at": view.known_at}
+
+
+def world_start(row: Any) -> datetime:
+    """When a row starts to hold in the world: its `valid_from`, else `occurred_at`, else `recorded_at`."""
+    start: datetime = row.valid_from or getattr(row, "occurred_at", None) or row.recorded_at
+    return start
+
+
+def status_of(*, superseded_at: datetime | None, valid_until: datetime | None, now: datetime) -> str:
+    """Whether a row holds now (the Python side of `current_q`): `current`, `superseded` (a newer
+    one replaced it) or `expired` (past its `valid_until`)."""
+    if superseded_at is not None:
+        return SUPERSEDED
+    if valid_until is not None and valid_until <= now:
+        return EXPIRED
+    return CURRENT
+
+
+def is_current(row: Any, now: datetime) -> bool:
+    """Whether a memory or relation holds now."""
+    return status_of(superseded_at=row.superseded_at, valid_until=row.valid_until, now=now) == CURRENT

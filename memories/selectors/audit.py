@@ -1,4 +1,4 @@
-"""Reads of the audit trail: the receipt of a hard delete, from its audit row."""
+"""Reads of the audit trail: the audit row of a hard delete (its receipt is rendered from it)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from memories import errors
 from memories.models import AuditEvent
 
 
-def purge_receipt_get(*, owner: User, event_id: Any) -> dict[str, Any]:
-    """The receipt of one of the owner's hard deletes (of a memory or a space), from its audit row.
+def purge_event_get(*, owner: User, event_id: Any) -> AuditEvent:
+    """One of the owner's hard deletes (of a memory, a relation or a space's memories), by its audit
+    row's id; `memories.representations.purge_receipt` renders it.
 
-    The same shape `memory_hard_delete` returns. Raises `not_found` (404) for an
-    unknown id, another account's event, or an event that is not a hard delete.
+    Raises `not_found` (404) for an unknown id, another account's event, or an event that is not a
+    hard delete.
     """
     try:
         pk = uuid.UUID(str(event_id))
@@ -29,11 +30,4 @@ def purge_receipt_get(*, owner: User, event_id: Any) -> dict[str, Any]:
     )
     if event is None:
         raise errors.AppError(errors.NOT_FOUND, "No such receipt in your account.", http_status=404)
-    return {
-        "target_type": event.target_type,
-        "target_id": str(event.target_id),
-        "purged": dict(event.detail.get("purged", {})),
-        "reason": event.detail.get("reason", ""),
-        "audit_event_id": str(event.id),
-        "purged_at": event.created_at,
-    }
+    return event

@@ -34,7 +34,7 @@ from memories.errors import AppError
 from memories.models import Entity, Evidence, Job, Memory, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
 from memories.representations import entity_dict, iso, memory_compact, relation_dict, space_ref
-from memories.selectors.as_of import memory_visible, relation_visible
+from memories.selectors.as_of import View, expired_q, memory_visible, relation_visible, superseded_q
 from memories.selectors.jobs import pending_saves
 
 ENTITY_NOT_FOUND = "entity_not_found"
@@ -177,14 +177,14 @@ def entity_context(*, owner: User, space: Space, name: str, at: datetime | None 
     memories = (
         _memories(owner=owner, space=space)
         .filter(entities=entity)
-        .filter(memory_visible(at))
+        .filter(memory_visible(View(at=at), now=now))
         .order_by("-recorded_at", "-id")
     )
     memory_total = memories.count()
     relations = (
         _relations(owner=owner, space=space)
         .filter(Q(subject=entity) | Q(object=entity))
-        .filter(relation_visible(at))
+        .filter(relation_visible(View(at=at), now=now))
         .order_by("-recorded_at", "-id")
     )
     relation_total = relations.count()
@@ -309,17 +309,12 @@ def stats_payload(*, owner: User, space: Space) -> dict[str, Any]:
     for row in Entity.objects.filter(owner=owner, space=space).values("type").annotate(n=Count("id")):
         by_type[row["type"]] = row["n"]
     memories = Memory.objects.filter(owner=owner, space=space)
-    not_superseded = Q(superseded_at__isnull=True)
     memory_counts = memories.aggregate(
         total=Count("id"),
-        superseded=Count("id", filter=~not_superseded),
-        suppressed=Count("id", filter=not_superseded & Q(status=Memory.Status.SUPPRESSED)),
+        superseded=Count("id", filter=superseded_q()),
+        suppressed=Count("id", filter=~superseded_q() & Q(status=Memory.Status.SUPPRESSED)),
         active=Count("id", filter=memory_visible(now=now)),
-        expired=Count(
-            "id",
-            filter=not_superseded
-            & Q(status=Memory.Status.ACTIVE, valid_until__isnull=False, valid_until__lte=now),
-        ),
+        expired=Count("id", filter=expired_q(now=now) & Q(status=Memory.Status.ACTIVE)),
     )
     relation_counts = Relation.objects.filter(owner=owner, space=space).aggregate(
         total=Count("id"), current=Count("id", filter=relation_visible(now=now))

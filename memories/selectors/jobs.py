@@ -23,6 +23,7 @@ from django.utils import timezone
 from accounts.models import User
 from memories.errors import AppError
 from memories.models import Evidence, Job, Memory, Space
+from memories.selectors.as_of import memory_visible, superseded_q
 from memories.selectors.memories import _memories
 from memories.selectors.spaces import as_uuid
 
@@ -292,8 +293,8 @@ def _memory_counts(*, owner: User, jobs: list[Job], now: datetime) -> dict[Any, 
             for job_id in jobs_of_source[source_id]:
                 memory_jobs[job_id].add(memory_id)
     every_memory = set().union(*memory_jobs.values()) if memory_jobs else set()
-    # The same conditions recall applies for "now" (memories.retrieval._filters): active,
-    # embedded, recorded, not superseded and not past its validity.
+    # The same conditions recall applies for "now": active and current (memories.selectors.as_of),
+    # and embedded.
     states = {
         memory_id: (searchable, suppressed, superseded)
         for memory_id, searchable, suppressed, superseded in Memory.objects.filter(
@@ -301,17 +302,11 @@ def _memory_counts(*, owner: User, jobs: list[Job], now: datetime) -> dict[Any, 
         )
         .annotate(
             is_searchable=ExpressionWrapper(
-                Q(status=Memory.Status.ACTIVE)
-                & Q(embedding__isnull=False)
-                & Q(recorded_at__lte=now)
-                & (Q(superseded_at__isnull=True) | Q(superseded_at__gt=now))
-                & (Q(valid_until__isnull=True) | Q(valid_until__gt=now)),
+                memory_visible(now=now) & Q(embedding__isnull=False),
                 output_field=BooleanField(),
             ),
             is_suppressed=ExpressionWrapper(Q(status=Memory.Status.SUPPRESSED), output_field=BooleanField()),
-            is_superseded=ExpressionWrapper(
-                Q(superseded_at__isnull=False) & Q(superseded_at__lte=now), output_field=BooleanField()
-            ),
+            is_superseded=ExpressionWrapper(superseded_q(), output_field=BooleanField()),
         )
         .values_list("id", "is_searchable", "is_suppressed", "is_superseded")
     }

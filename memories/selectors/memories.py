@@ -15,12 +15,11 @@ from typing import Any
 from django.db.models import Count, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Substr
 
-from accounts.caller import ALL_SCOPES, Caller
 from accounts.models import User
 from memories import errors
 from memories.models import Entity, Evidence, Memory, Space
-from memories.operations import registry
-from memories.selectors.spaces import as_uuid, space_list, space_not_found
+from memories.selectors.as_of import View, held_q, started_q, superseded_q
+from memories.selectors.spaces import as_uuid, space_not_found
 
 
 def memory_list(*, owner: User, status: str | None = Memory.Status.ACTIVE) -> QuerySet[Memory]:
@@ -103,9 +102,9 @@ def memory_search_list(
     - `recorded_from` / `recorded_to`: system time, half-open [from, to).
     - `occurred_from` / `occurred_to`: world time, half-open; a memory matches when its
       `occurred_at`, `valid_from` or `due_at` falls in the range.
-    - `at`: what the service knew at T: recorded by T and not yet superseded at T.
+    - `at`: what held at T in the world, as the service knows it now (`memories.selectors.as_of`).
       Without `at`, superseded memories are left out. `include_superseded` keeps
-      them in either way.
+      them in either way (with `at`: every memory whose world time had started by T).
 
     Rows carry `evidence_count` (distinct sources), their space, agent and entities.
     """
@@ -132,11 +131,9 @@ def memory_search_list(
             | _range("due_at", occurred_from, occurred_to)
         )
     if at is not None:
-        qs = qs.filter(recorded_at__lte=at)
-        if not include_superseded:
-            qs = qs.filter(Q(superseded_at__isnull=True) | Q(superseded_at__gt=at))
+        qs = qs.filter(started_q(at) if include_superseded else held_q(View(at=at)))
     elif not include_superseded:
-        qs = qs.filter(superseded_at__isnull=True)
+        qs = qs.filter(~superseded_q())
     return qs.order_by("-recorded_at", "-id")
 
 
@@ -210,13 +207,6 @@ def memory_history(*, owner: User, memory: Memory) -> list[Memory]:
     return chain
 
 
-# How many results a search shows: recall's own ceiling, and more than a person reads.
-SEARCH_LIMIT = 50
-
-
-RECALL = "recall"
-
-
 DATE_BY_RECORDED = "recorded"
 
 
@@ -237,13 +227,6 @@ class MemoryFilters:
     date_to: datetime | None = None
 
 
-@dataclass(frozen=True)
-class SearchResult:
-    memories: list[Memory]
-    # "recall" (hybrid search, ranked) or "text" (every word in the content, newest first).
-    method: str
-
-
 def memory_filtered_list(*, owner: User, filters: MemoryFilters) -> QuerySet[Memory]:
     """The owner's memories matching `filters`, newest first, shaped for the list page."""
     by_recorded = filters.date_by == DATE_BY_RECORDED
@@ -259,65 +242,3 @@ def memory_filtered_list(*, owner: User, filters: MemoryFilters) -> QuerySet[Mem
         occurred_from=None if by_recorded else filters.date_from,
         occurred_to=None if by_recorded else filters.date_to,
     )
-
-
-def recall_available() -> bool:
-    """Whether the operations registry offers `recall` (hybrid search)."""
-    return any(operation.name == RECALL for operation in registry.operations())
-
-
-def _text_match(query: str) -> Q:
-    # Every word, anywhere in the content: "ana lisbon" finds "Ana moved to Lisbon".
-    condition = Q()
-    for word in query.split():
-        condition &= Q(content__icontains=word)
-    return condition
-
-
-def _recalled_ids(*, owner: User, query: str, filters: MemoryFilters) -> list[uuid.UUID]:
-    """Memory ids recall ranks for `query`, best first, over the chosen space or all of them.
-
-    Recall searches one space per call; with no space chosen each space is asked
-    and the hits are merged by score (the same scoring runs on every call).
-    """
-    space_ids = (
-        [filters.space_id]
-        if filters.space_id is not None
-        else [space.id for space in space_list(owner=owner)]
-    )
-    arguments: dict[str, Any] = {
-        "query": query,
-        "top_k": SEARCH_LIMIT,
-        "types": [filters.kind] if filters.kind else [],
-        "tags": list(filters.tags),
-    }
-    hits: list[tuple[float, str]] = []
-    for space_id in space_ids:
-        caller = Caller(user=owner, scopes=ALL_SCOPES, space_id=space_id)
-        result = registry.run(RECALL, caller, dict(arguments))
-        hits.extend((float(hit["score"]), str(hit["id"])) for hit in result["memories"])
-    hits.sort(key=lambda hit: -hit[0])
-    return list(dict.fromkeys(uuid.UUID(memory_id) for _, memory_id in hits))
-
-
-def memory_search(*, owner: User, query: str, filters: MemoryFilters) -> SearchResult:
-    """The owner's memories for a search box query, with the page's filters applied.
-
-    With the `recall` operation registered, active memories are ranked by recall
-    (hybrid vector + full-text search) and then narrowed by the filters recall
-    does not know (pinned, dates). Recall never returns suppressed memories, by
-    design; when the status filter asks for them they are matched by the words
-    of their content and listed after the recalled ones.
-    """
-    base = memory_filtered_list(owner=owner, filters=filters)
-    if not recall_available():
-        return SearchResult(memories=list(base.filter(_text_match(query))[:SEARCH_LIMIT]), method="text")
-    memories: list[Memory] = []
-    if filters.status != Memory.Status.SUPPRESSED:
-        ranked = _recalled_ids(owner=owner, query=query, filters=filters)
-        by_id = {memory.id: memory for memory in base.filter(id__in=ranked)}
-        memories = [by_id[memory_id] for memory_id in ranked if memory_id in by_id]
-    if filters.status in (Memory.Status.SUPPRESSED, STATUS_ALL):
-        suppressed = base.filter(_text_match(query), status=Memory.Status.SUPPRESSED)
-        memories += list(suppressed[: SEARCH_LIMIT - len(memories)])
-    return SearchResult(memories=memories[:SEARCH_LIMIT], method=RECALL)

@@ -7,26 +7,52 @@ Keyword-only, the user passed explicitly, one transaction each, every change aud
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
 
 from accounts.models import PersonalAccessToken, User
-from accounts.services import pat_revoke
+from accounts.services import pat_create, pat_revoke
 from memories.errors import AppError
-from memories.models import AuditEvent, Job, Space
+from memories.models import AuditEvent, Job, Relation, Space
 from memories.services.audit import audit_record
-from memories.services.purge import memories_hard_delete_in_space
+from memories.services.purge import memories_hard_delete_in_space, purge_counts, purge_record
 from memories.services.spaces import space_create_default
 
 
 @transaction.atomic
-def user_sign_up(*, email: str, password: str) -> User:
-    """Create a user with their default space, in one transaction."""
+def user_sign_up(*, email: str, password: str, request_id: str = "") -> User:
+    """Create a user with their default space, in one transaction, and audit it."""
     user = User.objects.create_user(email=email, password=password)
     space_create_default(owner=user)
+    audit_record(
+        owner=user,
+        actor_user=user,
+        action=AuditEvent.Action.ACCOUNT_CREATED,
+        target_id=user.id,
+        target_type="account",
+        request_id=request_id,
+    )
     return user
+
+
+def account_password_changed(*, user: User, how: str, request_id: str = "") -> None:
+    """Record that the password changed (`how`: "changed" while signed in, or "reset" by email link).
+
+    Django's own password forms write the new hash; the views call this in the same transaction,
+    so a password never changes without its audit row. The row holds no password, old or new.
+    """
+    audit_record(
+        owner=user,
+        actor_user=user,
+        action=AuditEvent.Action.PASSWORD_CHANGED,
+        target_id=user.id,
+        target_type="account",
+        detail={"changed": how},
+        request_id=request_id,
+    )
 
 
 EMAIL_TAKEN = "email_taken"
@@ -58,6 +84,28 @@ def account_email_change(*, user: User, email: str, request_id: str = "") -> Use
             request_id=request_id,
         )
     return user
+
+
+@transaction.atomic
+def token_create(
+    *, user: User, name: str, scopes: list[str], expires_at: datetime | None = None, request_id: str = ""
+) -> tuple[PersonalAccessToken, str]:
+    """Create a personal access token (`accounts.services.pat_create`) and audit it.
+
+    Returns the row and the plaintext, which exists only in this return value. The audit row
+    names the token and its scopes, never the token itself.
+    """
+    token, raw = pat_create(user=user, name=name, scopes=scopes, expires_at=expires_at)
+    audit_record(
+        owner=user,
+        actor_user=user,
+        action=AuditEvent.Action.TOKEN_CREATED,
+        target_id=token.id,
+        target_type="personal_access_token",
+        detail={"scopes": sorted(token.scope_set), "expires": token.expires_at is not None},
+        request_id=request_id,
+    )
+    return token, raw
 
 
 @transaction.atomic
@@ -128,7 +176,7 @@ def account_delete(*, user: User, request_id: str = "") -> dict[str, Any]:
     locked = User.objects.select_for_update().filter(pk=user.pk).first()
     if locked is None:
         raise AppError(ACCOUNT_NOT_FOUND, "This account no longer exists.", http_status=404)
-    purged: dict[str, int] = {}
+    purged = purge_counts()
     spaces = list(Space.objects.filter(owner=locked).order_by("id"))
     for space in spaces:
         receipt = memories_hard_delete_in_space(
@@ -136,26 +184,22 @@ def account_delete(*, user: User, request_id: str = "") -> dict[str, Any]:
         )
         for key, value in receipt["purged"].items():
             purged[key] = purged.get(key, 0) + int(value)
+    # What went with the user row itself (the rest cascades from it).
     purged.update(
+        relations=Relation.objects.filter(owner=locked).count(),
         spaces=len(spaces),
         jobs=Job.objects.filter(owner=locked).count(),
         personal_access_tokens=PersonalAccessToken.objects.filter(user=locked).count(),
         oauth_tokens=get_access_token_model().objects.filter(user=locked).count()
         + get_refresh_token_model().objects.filter(user=locked).count(),
     )
-    event = audit_record(
+    receipt = purge_record(
         owner=locked,
-        action=AuditEvent.Action.ACCOUNT_DELETED,
-        target_id=locked.id,
         target_type="account",
-        detail={"purged": purged},
+        target_id=locked.id,
+        purged=purged,
+        action=AuditEvent.Action.ACCOUNT_DELETED,
         request_id=request_id,
     )
-    account_id = str(locked.id)
     locked.delete()
-    return {
-        "account_id": account_id,
-        "purged": purged,
-        "audit_event_id": str(event.id),
-        "purged_at": event.created_at.isoformat(),
-    }
+    return receipt

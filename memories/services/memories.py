@@ -17,7 +17,7 @@ from memories import errors
 from memories.models import AuditEvent, Job, Memory, Source
 from memories.services.audit import audit_record
 from memories.services.jobs import job_queue
-from memories.services.purge import memories_purge
+from memories.services.purge import memories_purge, purge_record
 from memories.services.sources import claimant_of, content_hash
 from memories.services.spaces import space_for_caller
 
@@ -193,20 +193,13 @@ def memory_hard_delete(
 ) -> dict[str, Any]:
     """Permanently remove a memory and its traces, in one transaction; return the receipt."""
     memory = _memory_for_update(owner=owner, memory_id=memory_id)
-    purged = memories_purge(owner=owner, memories=[memory])
-    event = audit_record(
+    return purge_record(
         owner=owner,
+        target_type="memory",
+        target_id=memory.id,
+        purged=memories_purge(owner=owner, memories=[memory]),
+        reason=reason,
         actor_user=actor_user,
         actor_agent_id=actor_agent_id,
-        action=AuditEvent.Action.HARD_DELETED,
-        target_id=memory_id,
-        target_type="memory",
-        detail={"reason": reason[:50], "purged": purged},
         request_id=request_id,
     )
-    return {
-        "memory_id": str(memory_id),
-        "purged": purged,
-        "audit_event_id": str(event.id),
-        "purged_at": event.created_at.isoformat(),
-    }

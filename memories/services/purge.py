@@ -1,9 +1,17 @@
-"""What a hard delete removes: the purge behind every permanent delete (a memory, a relation,
-every memory of a space, an account), its receipt, and the clean-up of what nothing mentions any more.
+"""What a hard delete removes: the purge behind every permanent delete, its receipt, and the
+clean-up of entities nothing mentions any more.
+
+A hard delete of a memory (`memories.services.memories.memory_hard_delete`), of a relation
+(`memories.services.relations.relation_hard_delete`), of every memory of a space
+(`memories_hard_delete_in_space`, behind deleting a space with its memories) and of an account
+(`memories.services.account.account_delete`) all purge through this module, inside the caller's
+transaction, and all answer with one receipt (`memories.representations.purge_receipt`), built from
+the audit row `purge_record` writes. The audit row never holds content, only what was removed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
@@ -11,11 +19,42 @@ from django.db import transaction
 from accounts.models import User
 from memories import errors
 from memories.models import AuditEvent, Entity, Evidence, Memory, Relation, Source, Space
+from memories.representations import purge_receipt
 from memories.services.audit import audit_record
 from memories.services.sources import content_hash
 
+# What every receipt's `purged` counts, in this order; an account receipt adds what the account
+# itself held (spaces, jobs, tokens).
+PURGE_COUNTS = (
+    "memories",
+    "relations",
+    "evidence",
+    "sources_deleted",
+    "sources_redacted",
+    "entities_deleted",
+)
+# What a purged memory's words become in a source that must stay (it supports other memories).
+REDACTED = "[deleted]"
 
-def memories_purge(*, owner: User, memories: list[Memory]) -> dict[str, Any]:
+
+def purge_counts(**counts: int) -> dict[str, int]:
+    """A `purged` dict: every one of PURGE_COUNTS (zero where nothing of that kind went), then extras."""
+    return {**{name: int(counts.pop(name, 0)) for name in PURGE_COUNTS}, **counts}
+
+
+def entities_delete_orphaned(*, owner: User, entity_ids: Iterable[Any]) -> int:
+    """Delete those of `entity_ids` that no memory and no relation mentions any more; return how many."""
+    orphaned = list(
+        Entity.objects.filter(owner=owner, id__in=list(entity_ids), memories__isnull=True)
+        .exclude(id__in=Relation.objects.filter(owner=owner).values("subject_id"))
+        .exclude(id__in=Relation.objects.filter(owner=owner).values("object_id"))
+        .values_list("id", flat=True)
+    )
+    Entity.objects.filter(id__in=orphaned).delete()
+    return len(orphaned)
+
+
+def memories_purge(*, owner: User, memories: list[Memory]) -> dict[str, int]:
     """Delete `memories` and everything derived from them; redact their text from sources.
 
     Runs inside the caller's transaction. A Source that supported only purged
@@ -45,7 +84,7 @@ def memories_purge(*, owner: User, memories: list[Memory]) -> dict[str, Any]:
             continue
         redacted = source.content
         for text in contents:
-            redacted = redacted.replace(text, "[deleted]")
+            redacted = redacted.replace(text, REDACTED)
         # The raw text a save was distilled from may say the purged fact in other
         # words, so it cannot be redacted by matching: it goes entirely.
         if redacted != source.content or source.source_text:
@@ -54,20 +93,66 @@ def memories_purge(*, owner: User, memories: list[Memory]) -> dict[str, Any]:
             source.source_text = ""
             source.save(update_fields=["content", "content_hash", "source_text"])
             sources_redacted += 1
-    orphaned = list(
-        Entity.objects.filter(owner=owner, id__in=entity_ids, memories__isnull=True)
-        .exclude(id__in=Relation.objects.filter(owner=owner).values("subject_id"))
-        .exclude(id__in=Relation.objects.filter(owner=owner).values("object_id"))
-        .values_list("id", flat=True)
+    return purge_counts(
+        memories=len(memory_ids),
+        evidence=evidence_count,
+        sources_deleted=sources_deleted,
+        sources_redacted=sources_redacted,
+        entities_deleted=entities_delete_orphaned(owner=owner, entity_ids=entity_ids),
     )
-    Entity.objects.filter(id__in=orphaned).delete()
-    return {
-        "memories": len(memory_ids),
-        "evidence": evidence_count,
-        "sources_deleted": sources_deleted,
-        "sources_redacted": sources_redacted,
-        "entities_deleted": len(orphaned),
-    }
+
+
+def relation_purge(*, owner: User, relation: Relation) -> dict[str, int]:
+    """Delete `relation`, its evidence and the `relate` claims that asserted it.
+
+    The claims go entirely, even when they also contradicted an older relation: their text is the
+    deleted statement, so keeping them would keep its words. A relation it had superseded stays
+    superseded (history is not rewritten by a delete; the same rule as for memories).
+    """
+    evidence = Evidence.objects.filter(owner=owner, relation=relation)
+    evidence_count = evidence.count()
+    # Read now: deleting the relation cascades the evidence this is found through.
+    claim_ids = list(evidence.filter(stance=Evidence.Stance.SUPPORTS).values_list("source_id", flat=True))
+    claims = Source.objects.filter(owner=owner, origin=Source.Origin.RELATE, id__in=claim_ids)
+    entity_ids = {relation.subject_id, relation.object_id}
+    relation.delete()  # cascades its evidence
+    # delete() counts cascaded rows too; the per-model count is the sources'.
+    _, deleted = claims.delete()
+    return purge_counts(
+        relations=1,
+        evidence=evidence_count,
+        sources_deleted=deleted.get(Source._meta.label, 0),
+        entities_deleted=entities_delete_orphaned(owner=owner, entity_ids=entity_ids),
+    )
+
+
+def purge_record(
+    *,
+    owner: User,
+    target_type: str,
+    target_id: Any,
+    purged: dict[str, int],
+    action: str = AuditEvent.Action.HARD_DELETED,
+    reason: str = "",
+    actor_user: User | None = None,
+    actor_agent_id: int | None = None,
+    request_id: str = "",
+) -> dict[str, Any]:
+    """Write the audit row of a purge (what went, never what it said) and return its receipt."""
+    detail: dict[str, Any] = {"purged": purged}
+    if reason:
+        detail["reason"] = reason[:50]
+    event = audit_record(
+        owner=owner,
+        actor_user=actor_user,
+        actor_agent_id=actor_agent_id,
+        action=action,
+        target_id=target_id,
+        target_type=target_type,
+        detail=detail,
+        request_id=request_id,
+    )
+    return purge_receipt(event)
 
 
 @transaction.atomic
@@ -85,18 +170,11 @@ def memories_hard_delete_in_space(
     leftover = Source.objects.filter(owner=owner, space=space)
     purged["sources_deleted"] += leftover.count()
     leftover.delete()
-    event = audit_record(
+    return purge_record(
         owner=owner,
-        actor_user=actor_user,
-        action=AuditEvent.Action.HARD_DELETED,
-        target_id=space.id,
         target_type="space",
-        detail={"purged": purged},
+        target_id=space.id,
+        purged=purged,
+        actor_user=actor_user,
         request_id=request_id,
     )
-    return {
-        "space_id": str(space.id),
-        "purged": purged,
-        "audit_event_id": str(event.id),
-        "purged_at": event.created_at.isoformat(),
-    }

@@ -20,10 +20,11 @@ from memories import embeddings
 from memories.errors import AppError
 from memories.models import AuditEvent, Entity, Evidence, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
-from memories.pipeline.supersede import relation_supersede
+from memories.pipeline.supersede import relation_rivals, supersede
 from memories.selectors.as_of import relation_visible
 from memories.selectors.graph import entity_matches
 from memories.services.audit import audit_record
+from memories.services.purge import purge_record, relation_purge
 from memories.services.sources import claimant_of, content_hash
 from memories.services.spaces import space_for_caller
 
@@ -185,7 +186,7 @@ def relation_record(
         relation.save(force_insert=True)
         created = True
         if relation_type in SINGLE_VALUED:
-            superseded = relation_supersede(new=relation, source=source, now=now)
+            superseded = supersede(new=relation, rivals=relation_rivals(relation), source=source, now=now)
     Evidence.objects.create(
         owner=caller.user, relation=relation, source=source, stance=Evidence.Stance.SUPPORTS
     )
@@ -228,13 +229,8 @@ def relation_hard_delete(
     actor_agent_id: int | None = None,
     request_id: str = "",
 ) -> dict[str, Any]:
-    """Permanently remove a relation and the claims that asserted it; return the purge receipt.
-
-    The `relate` sources that supported it go entirely, even when they also contradicted an older
-    relation: their text is the deleted statement, so keeping them would keep its words. Entities
-    nothing mentions any more go too. A relation it had superseded stays superseded (history is
-    not rewritten by a delete; the same rule as for memories).
-    """
+    """Permanently remove a relation and the claims that asserted it (`purge.relation_purge`);
+    return the purge receipt."""
     relation = Relation.objects.select_for_update().filter(owner=owner, id=relation_id).first()
     if relation is None:
         raise AppError(
@@ -243,41 +239,13 @@ def relation_hard_delete(
             http_status=404,
             agent_action="look the relation up again (get_context) and use its id",
         )
-    evidence = Evidence.objects.filter(owner=owner, relation=relation)
-    evidence_count = evidence.count()
-    # Read now: deleting the relation cascades the evidence this is found through.
-    claim_ids = list(evidence.filter(stance=Evidence.Stance.SUPPORTS).values_list("source_id", flat=True))
-    claims = Source.objects.filter(owner=owner, origin=Source.Origin.RELATE, id__in=claim_ids)
-    entity_ids = {relation.subject_id, relation.object_id}
-    relation.delete()  # cascades its evidence
-    # delete() counts cascaded rows too; the per-model count is the sources'.
-    _, deleted = claims.delete()
-    orphaned = list(
-        Entity.objects.filter(owner=owner, id__in=entity_ids, memories__isnull=True)
-        .exclude(id__in=Relation.objects.filter(owner=owner).values("subject_id"))
-        .exclude(id__in=Relation.objects.filter(owner=owner).values("object_id"))
-        .values_list("id", flat=True)
-    )
-    Entity.objects.filter(id__in=orphaned).delete()
-    purged = {
-        "relations": 1,
-        "evidence": evidence_count,
-        "sources_deleted": deleted.get(Source._meta.label, 0),
-        "entities_deleted": len(orphaned),
-    }
-    event = audit_record(
+    return purge_record(
         owner=owner,
+        target_type="relation",
+        target_id=relation.id,
+        purged=relation_purge(owner=owner, relation=relation),
+        reason=reason,
         actor_user=actor_user,
         actor_agent_id=actor_agent_id,
-        action=AuditEvent.Action.HARD_DELETED,
-        target_id=relation_id,
-        target_type="relation",
-        detail={"reason": reason[:50], "purged": purged},
         request_id=request_id,
     )
-    return {
-        "relation_id": str(relation_id),
-        "purged": purged,
-        "audit_event_id": str(event.id),
-        "purged_at": event.created_at.isoformat(),
-    }

@@ -19,7 +19,7 @@ from accounts.models import User
 from memories import errors
 from memories.errors import AppError
 from memories.models import AuditEvent, Entity, GrantSpace, Job, Memory, Relation, Source, Space
-from memories.selectors.spaces import space_not_found
+from memories.selectors.spaces import grant_space_id, space_not_found
 from memories.services.audit import audit_record
 from memories.services.purge import memories_hard_delete_in_space
 
@@ -66,8 +66,19 @@ def space_create(*, owner: User, name: str) -> Space:
 
 
 def space_for_caller(*, caller: Caller, space_id: Any = None) -> Space:
-    """The space a write goes to: the one asked for (must be the caller's), else the default."""
-    space_id = space_id if space_id is not None else caller.space_id
+    """Which space a caller's read or write lands in: the one rule every surface uses.
+
+    1. the space the request names (REST `space`); it must be one of the caller's, else
+       `space_not_found` (404);
+    2. else the space the caller's grant chose with `switch_space` (per OAuth application or
+       personal access token, kept across token refreshes; on every endpoint, MCP and REST);
+    3. else the user's default space, created if the account has none yet.
+    The dashboard (a session) has no grant: it uses the default unless a page names a space.
+    """
+    if space_id is None:
+        grant = _grant_of(caller)
+        if grant is not None:
+            space_id = grant_space_id(user=caller.user, **grant)
     if space_id is None:
         return space_create_default(owner=caller.user)
     space = Space.objects.filter(owner=caller.user, id=space_id).first()
@@ -378,12 +389,20 @@ class SpaceSwitch:
     current: Space
 
 
-def _grant_key(caller: Caller) -> dict[str, Any]:
-    """The GrantSpace key of the caller's grant: its OAuth application, or its personal token."""
+def _grant_of(caller: Caller) -> dict[str, Any] | None:
+    """The GrantSpace key of the caller's grant (its OAuth application, or its personal token), or
+    None for a caller without one (the dashboard's session)."""
     if caller.via == "oauth" and caller.agent_id is not None:
         return {"application_id": caller.agent_id}
     if caller.via == "pat" and caller.token_id:
         return {"personal_token_id": caller.token_id}
+    return None
+
+
+def _grant_key(caller: Caller) -> dict[str, Any]:
+    grant = _grant_of(caller)
+    if grant is not None:
+        return grant
     raise AppError(
         SWITCH_SPACE_UNAVAILABLE,
         "switch_space stores the choice per OAuth grant or personal access token; this caller has neither.",

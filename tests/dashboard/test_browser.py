@@ -25,7 +25,6 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from memories.selectors.memories import recall_available
 from tests.conftest import LiveServer
 from tests.dashboard.conftest import SCREENSHOT_DIR, record_screenshot
 
@@ -239,8 +238,7 @@ class TestMemoryLifecycle:
         page.wait_for_url(re.compile(r"q=Lisbon"))
         hit = page.locator(".memory-list .content a", has_text="Lisbon").first
         hit.wait_for()
-        if recall_available():
-            assert page.get_by_text("Ranked by recall").is_visible()
+        assert page.get_by_text("Ranked by recall").is_visible()
         person.shot("05-search-results")
         hit.click()
         page.wait_for_url(re.compile(r"/memories/[0-9a-f-]{36}/$"))

@@ -240,8 +240,12 @@ def test_a_claim_told_late_about_an_earlier_time_becomes_history(asgi_server, al
     assert late["relation"]["clocks"]["valid_until"] is not None
     context = ok(url, token, "get_context", {"entity_name": "Ana"})
     assert [r["other"]["name"] for r in context["relations"]] == ["Acme"]
+    # At a time in 2020 Ana worked at Initech, as the service knows it now (it learned it late), and
+    # not yet at Acme, which she joined when that was recorded.
     then = ok(url, token, "get_context", {"entity_name": "Ana", "at": "2020-01-01T00:00:00+00:00"})
-    assert then["relations"] == []  # the service did not know it in 2020
+    assert [r["other"]["name"] for r in then["relations"]] == ["Initech"]
+    before = ok(url, token, "get_context", {"entity_name": "Ana", "at": "2019-01-01T00:00:00+00:00"})
+    assert before["relations"] == []
 
 
 def test_the_same_claim_from_two_agents_is_two_evidence_and_from_one_agent_twice_is_one(asgi_server, alice):

@@ -65,7 +65,11 @@ def build_account(owner: User, label: str) -> dict[str, set[str]]:
         "entity": {str(person.id), str(acme.id)},
         "relation": {str(relation.id)},
         "job": {str(job.id)},
-        "audit": {str(event.id)},
+        # Signing up is on record too.
+        "audit": {
+            str(event.id),
+            str(AuditEvent.objects.get(owner_id_snapshot=owner.id, action="account_created").id),
+        },
     }
 
 

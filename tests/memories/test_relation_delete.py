@@ -61,9 +61,11 @@ class TestRestDelete:
         receipt = response.json()["receipt"]
         assert receipt["relation_id"] == str(berlin.id)
         assert receipt["purged"] == {
+            "memories": 0,
             "relations": 1,
             "evidence": 1,
             "sources_deleted": 1,
+            "sources_redacted": 0,
             "entities_deleted": 1,
         }
         assert not Relation.objects.filter(id=berlin.id).exists()

@@ -26,7 +26,6 @@ from memories.selectors.evidence.common import (
     Fact,
     FactRef,
     Negative,
-    fact_status,
     relation_text,
 )
 from memories.selectors.evidence.entities import entity_resolve
@@ -46,6 +45,5 @@ __all__ = [
     "entity_resolve",
     "evidence_search",
     "fact_search",
-    "fact_status",
     "relation_text",
 ]

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from accounts.models import PersonalAccessToken, User
 from memories.models import Evidence, Memory, Relation, Source, Space
+from memories.selectors.as_of import CURRENT, is_current, recorded_by_q, status_of
 from memories.selectors.evidence.common import (
     CLAIM_FACT_POOL,
     CLAIM_FACTS_MAX,
@@ -28,7 +29,6 @@ from memories.selectors.evidence.common import (
     _forgotten_match,
     _negative,
     _pending,
-    fact_status,
     relation_text,
 )
 from memories.selectors.evidence.facts import _attach_counts, _matching_facts
@@ -48,8 +48,8 @@ def _history(*, owner: User, facts: list[Fact], at: datetime | None) -> tuple[di
     memories = Memory.objects.filter(owner=owner, status=Memory.Status.ACTIVE)
     relations = Relation.objects.filter(owner=owner)
     if at is not None:
-        memories = memories.filter(recorded_at__lte=at)
-        relations = relations.filter(recorded_at__lte=at)
+        memories = memories.filter(recorded_by_q(at))
+        relations = relations.filter(recorded_by_q(at))
     _walk_back(memories.values_list("id", "superseded_by_id"), memory_rank)
     _walk_back(relations.values_list("id", "superseded_by_id"), relation_rank)
     return memory_rank, relation_rank
@@ -74,7 +74,7 @@ def _evidence(*, owner: User, space: Space, at: datetime | None) -> QuerySet[Evi
     rows = Evidence.objects.filter(owner=owner, source__space=space)
     if at is not None:
         # What had been asserted, and linked, by then.
-        rows = rows.filter(recorded_at__lte=at, source__recorded_at__lte=at)
+        rows = rows.filter(recorded_by_q(at) & recorded_by_q(at, prefix="source__"))
     return rows
 
 
@@ -103,14 +103,13 @@ def _fact_refs(
         .values_list("id", "short", "superseded_at", "valid_until")
     )
     for memory_id, short, superseded_at, valid_until in memory_rows:
-        current = fact_status(superseded_at=superseded_at, valid_until=valid_until, now=now) == "current"
+        current = status_of(superseded_at=superseded_at, valid_until=valid_until, now=now) == CURRENT
         refs[memory_id] = FactRef(memory_id, "memory", short, current)
     for relation in Relation.objects.filter(owner=owner, id__in=relation_ids).select_related(
         "subject", "object"
     ):
-        status = fact_status(superseded_at=relation.superseded_at, valid_until=relation.valid_until, now=now)
         refs[relation.id] = FactRef(
-            relation.id, "relation", relation_text(relation)[:FACT_REF_CHARS], status == "current"
+            relation.id, "relation", relation_text(relation)[:FACT_REF_CHARS], is_current(relation, now)
         )
     return refs
 

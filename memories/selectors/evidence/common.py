@@ -13,12 +13,12 @@ from functools import reduce
 from operator import or_
 
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Q
 from pgvector.django import CosineDistance
 
 from accounts.models import User
 from memories.models import FTS_CONFIG, Entity, Memory, Relation, Source, Space
 from memories.retrieval.recall import query_words
+from memories.selectors.as_of import View, held_q, recorded_by_q
 from memories.selectors.jobs import pending_saves
 
 # A recalled memory counts as matching the query when it shares a word with it (full text, 'english'
@@ -164,15 +164,6 @@ def relation_text(relation: Relation) -> str:
     return f"{relation.subject.name} {relation.type} {relation.object.name}"
 
 
-def fact_status(*, superseded_at: datetime | None, valid_until: datetime | None, now: datetime) -> str:
-    """Whether a fact holds now: "current", "superseded" (a newer one replaced it) or "expired"."""
-    if superseded_at is not None and superseded_at <= now:
-        return "superseded"
-    if valid_until is not None and valid_until <= now:
-        return "expired"
-    return "current"
-
-
 def _fold(text: str) -> str:
     # The folding of stored entity names (case, accents, whitespace), without their length cap, so a
     # name late in a long question is still found.
@@ -189,19 +180,10 @@ def _contains_phrase(haystack: list[str], needle: list[str]) -> bool:
     return size > 0 and any(haystack[i : i + size] == needle for i in range(len(haystack) - size + 1))
 
 
-def _clock_q(at: datetime | None, *, now: datetime, stated_start: bool = False) -> Q:
-    # The same rules as recall: known by then, not yet replaced then, still valid then.
-    moment = at or now
-    held = (
-        Q(recorded_at__lte=moment)
-        & (Q(superseded_at__isnull=True) | Q(superseded_at__gt=moment))
-        & (Q(valid_until__isnull=True) | Q(valid_until__gt=moment))
-    )
-    if stated_start and at is not None:
-        # A relation's valid_from is stated by whoever related it ("from March"): as of an earlier
-        # `at` it did not hold yet (as the graph profile's get_context reads it).
-        held &= Q(valid_from__isnull=True) | Q(valid_from__lte=at)
-    return held
+def evidence_view(at: datetime | None) -> View:
+    """The evidence profile's clocks: with `at`, the facts that held then as the service knew them
+    then (both axes at `at`, as its `validity` envelope says); without, the current view."""
+    return View(at=at, known_at=at)
 
 
 def _text_query(query: str) -> SearchQuery | None:
@@ -234,7 +216,7 @@ def _forgotten_match(
 ) -> bool:
     """Whether a suppressed memory would have matched (by word or by meaning) under the same clocks."""
     suppressed = Memory.objects.filter(owner=owner, space=space, status=Memory.Status.SUPPRESSED).filter(
-        _clock_q(at, now=now)
+        held_q(evidence_view(at), now=now)
     )
     by_meaning = suppressed.filter(embedding__isnull=False).annotate(
         distance=CosineDistance("embedding", list(vector))
@@ -268,8 +250,8 @@ def _negative(
     memories = Memory.objects.filter(owner=owner, space=space)
     relations = Relation.objects.filter(owner=owner, space=space)
     if at is not None:
-        memories = memories.filter(recorded_at__lte=at)
-        relations = relations.filter(recorded_at__lte=at)
+        memories = memories.filter(recorded_by_q(at))
+        relations = relations.filter(recorded_by_q(at))
     has_relations = relations.exists()
     when = f" by {at.isoformat()}" if at is not None else ""
     if not has_relations and not memories.exists():

@@ -10,6 +10,7 @@ from django.utils import timezone
 from accounts.models import User
 from memories.models import Entity, Memory, Relation, Space
 from memories.retrieval.answer import STOP_WORDS
+from memories.selectors.as_of import relation_visible
 from memories.selectors.evidence.common import (
     ENTITY_REASONS,
     ENTITY_SCAN,
@@ -120,7 +121,7 @@ def _entity_matches(
         grouped = (
             Relation.objects.filter(owner=owner, space=space, **{f"{end}__in": ids})
             .values(end)
-            .annotate(n=Count("id"), current=Count("id", filter=Q(superseded_at__isnull=True)))
+            .annotate(n=Count("id"), current=Count("id", filter=relation_visible()))
         )
         for row in grouped:
             relations_any[row[end]] = relations_any.get(row[end], 0) + row["n"]

@@ -14,17 +14,18 @@ from accounts.models import User
 from memories import embeddings
 from memories.models import Evidence, Memory, Relation, Space
 from memories.retrieval.recall import RecallRequest, memory_recall
+from memories.selectors.as_of import relation_visible
 from memories.selectors.evidence.common import (
     MIN_SIMILARITY,
     RELATION_ENTITY_MIN_SCORE,
     EvidenceResult,
     Fact,
-    _clock_q,
     _cosine,
     _forgotten_match,
     _negative,
     _pending,
     _text_query,
+    evidence_view,
 )
 from memories.selectors.evidence.entities import _entity_matches
 
@@ -44,7 +45,7 @@ def _memory_facts(
     result = memory_recall(
         owner=owner,
         space=space,
-        request=RecallRequest(query=query, top_k=pool, at=at),
+        request=RecallRequest(query=query, top_k=pool, at=at, known_at=at),
         query_vector=vector,
     )
     if not result.hits:
@@ -74,7 +75,7 @@ def _relations_of(
     return list(
         Relation.objects.filter(owner=owner, space=space)
         .filter(Q(subject_id__in=entity_ids) | Q(object_id__in=entity_ids))
-        .filter(_clock_q(at, now=now, stated_start=True))
+        .filter(relation_visible(evidence_view(at), now=now))
         .select_related("subject", "object")
         .order_by("-recorded_at", "id")[:pool]
     )

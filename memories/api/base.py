@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import DataError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.views import defaults
@@ -27,7 +29,7 @@ from accounts.authentication import (
     caller_from_request,
     require_scope,
 )
-from accounts.caller import Caller
+from accounts.caller import ALL_SCOPES, Caller
 from memories import errors
 from memories.errors import AppError
 from memories.operations.validation import bad_character
@@ -35,6 +37,14 @@ from memories.operations.validation import bad_character
 logger = logging.getLogger(__name__)
 
 REQUEST_ID_HEADER = "X-Request-ID"
+
+# The methods a view must declare a scope for (the system check in memories.checks says so).
+# HEAD is answered by get and needs get's scope; OPTIONS is DRF's description of the view
+# (name, media types), which holds nothing of anyone's.
+SCOPED_METHODS = ("get", "post", "put", "patch", "delete")
+
+# A scope known only from the request: called with the URL's keyword arguments.
+ScopeOfRequest = Callable[..., str]
 
 
 def request_id_of(request: HttpRequest | Request) -> str:
@@ -126,7 +136,15 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
 
 
 class ApiView(APIView):
-    """Base view: our authentication, the caller, request ids on every response."""
+    """Base view: our authentication, the declared scope checked, request ids on every response.
+
+    Each subclass says in `scopes` which scope each HTTP method it implements needs, e.g.
+    `{"get": SCOPE_READ, "post": SCOPE_WRITE}` (a value may instead be a function of the URL's
+    keyword arguments, for a scope known only per request). The scope is checked before the
+    handler runs, which then reads the checked caller from `self.caller`. A method without a
+    declaration is a configuration error (memories.checks at start-up, 500 at run time), never
+    an open endpoint. `session_only` additionally refuses every token (dashboard-only endpoints).
+    """
 
     authentication_classes = [
         PersonalAccessTokenAuthentication,
@@ -134,12 +152,39 @@ class ApiView(APIView):
         CsrfSessionAuthentication,
     ]
     permission_classes: list[Any] = []
+    scopes: ClassVar[Mapping[str, str | ScopeOfRequest]] = {}
+    session_only: ClassVar[bool] = False
+    # Set by check_permissions before the handler runs.
+    caller: Caller
 
-    def caller(self, request: Request, scope: str) -> Caller:
-        """The authenticated caller, checked for `scope`."""
+    def check_permissions(self, request: Request) -> None:
+        super().check_permissions(request)
+        method = (request.method or "").lower()
+        if method == "options":
+            return
+        if method == "head":
+            method = "get"
+        declared = self.scopes.get(method)
+        if declared is None:
+            if hasattr(self, method):
+                raise ImproperlyConfigured(f"{type(self).__name__} declares no scope for {method.upper()}")
+            return  # not served here: the 405 follows
         caller = caller_from_request(request)
+        # A scope known only per request is resolved after authentication, so that an
+        # anonymous caller learns nothing from it (e.g. which operation names exist).
+        scope = declared if isinstance(declared, str) else declared(**self.kwargs)
+        if scope not in ALL_SCOPES:
+            raise ImproperlyConfigured(f"{type(self).__name__} needs the unknown scope {scope!r}")
         require_scope(caller, scope)
-        return caller
+        if self.session_only and caller.via != "session":
+            # A token that could manage tokens would let a leaked read-only one escalate itself.
+            raise AppError(
+                "session_required",
+                "Access tokens are managed from the signed-in dashboard only.",
+                http_status=403,
+                agent_action="ask the user to manage tokens in the dashboard",
+            )
+        self.caller = caller
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)

@@ -32,9 +32,11 @@ UPLOAD_SCHEMA: dict[str, Any] = {
 
 
 class DocumentUploadView(ApiView):
+    scopes = {"post": SCOPE_WRITE}
+
     def post(self, request: Request) -> Response:
         """Upload a .txt, .md, .pdf or .html document (multipart field `file`)."""
-        caller = self.caller(request, SCOPE_WRITE)
+        caller = self.caller
         upload = request.FILES.get("file")
         data = request.data
         if not isinstance(data, QueryDict):

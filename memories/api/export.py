@@ -49,13 +49,15 @@ async def stream_chunks_async(chunks: Iterator[str]) -> AsyncIterator[str]:
 
 
 class ExportView(ApiView):
+    scopes = {"get": SCOPE_READ}
+
     @extend_schema(
         operation_id="export",
         summary="Everything in your account as JSON Lines",
         responses={(200, "application/x-ndjson"): OpenApiTypes.STR},
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        caller = self.caller(request, SCOPE_READ)
+        caller = self.caller
         StrictQuery(request, ())
         lines = export_begin(
             owner=caller.user,

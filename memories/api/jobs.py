@@ -28,6 +28,8 @@ from memories.selectors.jobs import job_get, job_list, job_memory_list
 
 
 class JobListView(ApiView):
+    scopes = {"get": SCOPE_READ}
+
     @extend_schema(
         operation_id="jobs_list",
         summary="List jobs, newest first",
@@ -35,7 +37,7 @@ class JobListView(ApiView):
         responses=OBJECT_RESPONSE,
     )
     def get(self, request: Request) -> Response:
-        caller = self.caller(request, SCOPE_READ)
+        caller = self.caller
         query = StrictQuery(request, {"status", *PAGE})
         page_size = query.integer("page_size", default=PAGE_SIZE_DEFAULT, minimum=1, maximum=PAGE_SIZE_MAX)
         jobs = job_list(owner=caller.user, status=query.choice("status", Job.Status.values))
@@ -48,13 +50,15 @@ class JobListView(ApiView):
 
 
 class JobDetailView(ApiView):
+    scopes = {"get": SCOPE_READ}
+
     @extend_schema(
         operation_id="jobs_retrieve",
         summary="One job with the memories it produced",
         responses=OBJECT_RESPONSE,
     )
     def get(self, request: Request, job_id: uuid.UUID) -> Response:
-        caller = self.caller(request, SCOPE_READ)
+        caller = self.caller
         StrictQuery(request, ())
         job = job_get(owner=caller.user, job_id=job_id)
         memories = list(job_memory_list(owner=caller.user, job=job))

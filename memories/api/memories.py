@@ -63,6 +63,8 @@ MEMORY_LIST_PARAMS = frozenset(
 
 
 class MemoryListView(ApiView):
+    scopes = {"get": SCOPE_READ}
+
     @extend_schema(
         operation_id="memories_list",
         summary="List memories, newest first, with filters and cursor pagination",
@@ -85,7 +87,7 @@ class MemoryListView(ApiView):
         responses=OBJECT_RESPONSE,
     )
     def get(self, request: Request) -> Response:
-        caller = self.caller(request, SCOPE_READ)
+        caller = self.caller
         query = StrictQuery(request, MEMORY_LIST_PARAMS, repeatable={"tag"})
         tags = query.texts("tag")
         if len(tags) > TAGS_MAX or any(len(tag) > TAG_MAX_LENGTH for tag in tags):
@@ -119,13 +121,15 @@ class MemoryListView(ApiView):
 
 
 class MemoryDetailView(ApiView):
+    scopes = {"get": SCOPE_READ}
+
     @extend_schema(
         operation_id="memories_retrieve",
         summary="One memory with its history and evidence",
         responses=OBJECT_RESPONSE,
     )
     def get(self, request: Request, memory_id: uuid.UUID) -> Response:
-        caller = self.caller(request, SCOPE_READ)
+        caller = self.caller
         StrictQuery(request, ())
         memory = memory_get(owner=caller.user, memory_id=memory_id)
         return Response(memory_dict(memory, detail=True))
@@ -191,10 +195,12 @@ EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False,
 
 
 class MemoryCollectionView(MemoryListView):
+    scopes = {**MemoryListView.scopes, "post": SCOPE_WRITE}
+
     def post(self, request: Request) -> Response:
         """REST save: content plus optional occurred_at, tags, kind, category, entities, confidence,
         source_text, space; `wait` to verify in one call."""
-        caller = self.caller(request, SCOPE_WRITE)
+        caller = self.caller
         args = validate_arguments(SAVE_SCHEMA, json_body(request))
         job = remember(
             caller=caller,
@@ -214,9 +220,11 @@ class MemoryCollectionView(MemoryListView):
 
 
 class MemoryItemView(MemoryDetailView):
+    scopes = {**MemoryDetailView.scopes, "delete": SCOPE_WRITE}
+
     def delete(self, request: Request, memory_id: Any) -> Response:
         """Hard delete: permanent, with a purge receipt."""
-        caller = self.caller(request, SCOPE_WRITE)
+        caller = self.caller
         reason = request.query_params.get("reason_code", "other")
         validate_arguments(SUPPRESS_SCHEMA, {"reason_code": reason})
         receipt = memory_hard_delete(
@@ -231,10 +239,11 @@ class MemoryItemView(MemoryDetailView):
 
 
 class _MemoryActionView(ApiView):
+    scopes = {"post": SCOPE_WRITE}
     schema_of_body: dict[str, Any] = EMPTY_SCHEMA
 
     def post(self, request: Request, memory_id: Any) -> Response:
-        caller = self.caller(request, SCOPE_WRITE)
+        caller = self.caller
         args = validate_arguments(self.schema_of_body, json_body(request))
         common = {
             "owner": caller.user,

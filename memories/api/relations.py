@@ -15,9 +15,11 @@ from memories.services.relations import relation_hard_delete
 
 
 class RelationItemView(ApiView):
+    scopes = {"delete": SCOPE_WRITE}
+
     def delete(self, request: Request, relation_id: Any) -> Response:
         """Hard delete of a relation (and the claims that asserted it), with a purge receipt."""
-        caller = self.caller(request, SCOPE_WRITE)
+        caller = self.caller
         reason = request.query_params.get("reason_code", "other")
         validate_arguments(SUPPRESS_SCHEMA, {"reason_code": reason})
         receipt = relation_hard_delete(

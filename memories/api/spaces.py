@@ -26,11 +26,13 @@ from memories.services.spaces import MEMORIES_DELETE, MEMORIES_MOVE, space_creat
 
 
 class SpaceCollectionView(ApiView):
+    scopes = {"get": SCOPE_READ, "post": SCOPE_WRITE}
+
     @extend_schema(
         operation_id="spaces_list", summary="List spaces, default first", responses=OBJECT_RESPONSE
     )
     def get(self, request: Request) -> Response:
-        caller = self.caller(request, SCOPE_READ)
+        caller = self.caller
         StrictQuery(request, ())
         spaces = space_list_with_counts(owner=caller.user)
         return Response({"results": [space_dict(space) for space in spaces]})
@@ -42,7 +44,7 @@ class SpaceCollectionView(ApiView):
         responses={201: OpenApiTypes.OBJECT},
     )
     def post(self, request: Request) -> Response:
-        caller = self.caller(request, SCOPE_WRITE)
+        caller = self.caller
         StrictQuery(request, ())
         name = body_with_keys(request, {"name"}).get("name")
         if not isinstance(name, str):
@@ -53,9 +55,11 @@ class SpaceCollectionView(ApiView):
 
 
 class SpaceItemView(ApiView):
+    scopes = {"get": SCOPE_READ, "patch": SCOPE_WRITE, "delete": SCOPE_WRITE}
+
     @extend_schema(operation_id="spaces_retrieve", summary="One space", responses=OBJECT_RESPONSE)
     def get(self, request: Request, space_id: uuid.UUID) -> Response:
-        caller = self.caller(request, SCOPE_READ)
+        caller = self.caller
         StrictQuery(request, ())
         return Response(space_dict(space_get(owner=caller.user, space_id=space_id)))
 
@@ -68,7 +72,7 @@ class SpaceItemView(ApiView):
         responses=OBJECT_RESPONSE,
     )
     def patch(self, request: Request, space_id: uuid.UUID) -> Response:
-        caller = self.caller(request, SCOPE_WRITE)
+        caller = self.caller
         StrictQuery(request, ())
         body = body_with_keys(request, {"name", "is_default"})
         if not body:
@@ -108,7 +112,7 @@ class SpaceItemView(ApiView):
         responses=OBJECT_RESPONSE,
     )
     def delete(self, request: Request, space_id: uuid.UUID) -> Response:
-        caller = self.caller(request, SCOPE_WRITE)
+        caller = self.caller
         query = StrictQuery(request, {"memories"})
         result = space_delete(
             owner=caller.user,

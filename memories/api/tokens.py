@@ -11,11 +11,10 @@ from typing import Any
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts.caller import SCOPE_WRITE
+from accounts.caller import ALL_SCOPES, SCOPE_WRITE
 from accounts.models import PersonalAccessToken
 from accounts.selectors import pat_list
 from memories.api.base import ApiView, request_id_of
-from memories.errors import AppError
 from memories.operations.validation import validate_arguments
 from memories.services.account import token_create, token_revoke
 
@@ -29,7 +28,7 @@ CREATE_SCHEMA: dict[str, Any] = {
             "type": "array",
             "minItems": 1,
             "uniqueItems": True,
-            "items": {"type": "string", "enum": ["memory:read", "memory:write"]},
+            "items": {"type": "string", "enum": sorted(ALL_SCOPES)},
         },
         "expires_at": {"type": "string", "format": "date-time"},
     },
@@ -49,32 +48,21 @@ def token_dict(token: PersonalAccessToken) -> dict[str, Any]:
     }
 
 
-class _SessionOnly(ApiView):
-    def session_user(self, request: Request) -> Any:
-        caller = self.caller(request, SCOPE_WRITE)
-        if caller.via != "session":
-            raise AppError(
-                "session_required",
-                "Access tokens are managed from the signed-in dashboard only.",
-                http_status=403,
-                agent_action="ask the user to manage tokens in the dashboard",
-            )
-        return caller.user
+class TokenCollectionView(ApiView):
+    # Session only: any token, whatever its scopes, is refused (after the scope check, as before).
+    scopes = {"get": SCOPE_WRITE, "post": SCOPE_WRITE}
+    session_only = True
 
-
-class TokenCollectionView(_SessionOnly):
     def get(self, request: Request) -> Response:
-        user = self.session_user(request)
-        return Response({"results": [token_dict(t) for t in pat_list(user=user)]})
+        return Response({"results": [token_dict(t) for t in pat_list(user=self.caller.user)]})
 
     def post(self, request: Request) -> Response:
         from datetime import datetime
 
-        user = self.session_user(request)
         args = validate_arguments(CREATE_SCHEMA, request.data if request.data not in (None, "") else {})
         expires = args.get("expires_at")
         token, raw = token_create(
-            user=user,
+            user=self.caller.user,
             name=args["name"],
             scopes=args["scopes"],
             expires_at=datetime.fromisoformat(expires.replace("Z", "+00:00")) if expires else None,
@@ -84,8 +72,10 @@ class TokenCollectionView(_SessionOnly):
         return Response({**token_dict(token), "token": raw}, status=201)
 
 
-class TokenItemView(_SessionOnly):
+class TokenItemView(ApiView):
+    scopes = {"delete": SCOPE_WRITE}
+    session_only = True
+
     def delete(self, request: Request, token_id: Any) -> Response:
-        user = self.session_user(request)
-        token = token_revoke(user=user, token_id=token_id, request_id=request_id_of(request))
+        token = token_revoke(user=self.caller.user, token_id=token_id, request_id=request_id_of(request))
         return Response(token_dict(token))

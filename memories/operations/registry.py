@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accounts.authentication import require_scope
-from accounts.caller import Caller
+from accounts.caller import ALL_SCOPES, SCOPE_READ, Caller
 from memories.errors import AppError
 from memories.operations.schemas import result_or_error
 from memories.operations.validation import check_schema, validate_arguments
@@ -106,7 +106,7 @@ class ResourceDef:
     description: str
     reader: ResourceReader
     profiles: tuple[str, ...] = ("graph",)
-    scope: str = "memory:read"
+    scope: str = SCOPE_READ
     mime_type: str = "application/json"
 
 
@@ -120,9 +120,17 @@ def register(operation: Operation) -> Operation:
     unknown = set(operation.profiles) - set(PROFILES)
     if unknown:
         raise ValueError(f"operation {operation.name!r} names unknown profiles {sorted(unknown)}")
+    _check_scope(f"operation {operation.name!r}", operation.scope)
     check_schema(operation.input_schema)
     _REGISTRY[operation.name] = operation
     return operation
+
+
+def _check_scope(what: str, scope: str) -> None:
+    # A scope no credential can hold would make the operation unusable; a typo of a real
+    # one must not be discovered by a user's 403.
+    if scope not in ALL_SCOPES:
+        raise ValueError(f"{what} needs the unknown scope {scope!r}; use one of {sorted(ALL_SCOPES)}")
 
 
 def operations(profile: str | None = None) -> list[Operation]:
@@ -147,6 +155,7 @@ def get_operation(name: str) -> Operation:
 def register_resource(resource: ResourceDef) -> ResourceDef:
     if resource.uri in _RESOURCES:
         raise ValueError(f"resource {resource.uri!r} is registered twice")
+    _check_scope(f"resource {resource.uri!r}", resource.scope)
     _RESOURCES[resource.uri] = resource
     return resource
 

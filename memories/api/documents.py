@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from accounts.caller import SCOPE_WRITE
 from memories.api.base import ApiView
 from memories.api.jobs import job_response, job_wait
-from memories.api.query import WAIT, _when
+from memories.api.query import WAIT
 from memories.errors import AppError
 from memories.operations.validation import validate_arguments
 from memories.services.documents import document_ingest
@@ -68,7 +68,7 @@ class DocumentUploadView(ApiView):
             source_kind=args.get("source_kind", ""),
             source_ref=args.get("source_ref", ""),
             versioning_mode=args["versioning_mode"],
-            source_modified_at=_when(args.get("source_modified_at")),
+            source_modified_at=args.get("source_modified_at"),
             space_id=args.get("space"),
         )
         if created:

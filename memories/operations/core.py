@@ -7,7 +7,7 @@ from the token, never from the request body.
 
 from __future__ import annotations
 
-from datetime import datetime
+import uuid
 from typing import Any
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
@@ -28,7 +28,7 @@ AT = {
     "type": "string",
     "format": "date-time",
     "description": (
-        "Evaluation time, ISO 8601 with an offset (2024-05-08T14:00:00+02:00): what the service knew "
+        "Evaluation time, RFC 3339 with an offset (2024-05-08T14:00:00+02:00): what the service knew "
         "then and what held then, so a memory superseded later is seen as it was. Default: now."
     ),
 }
@@ -97,11 +97,6 @@ FRESHNESS_SCHEMA: dict[str, Any] = {
 }
 
 
-def _when(value: str | None) -> datetime | None:
-    # The validator has already checked the format and the offset.
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
-
-
 def freshness(*, caller: Caller, space: Space) -> dict[str, Any]:
     """How fresh a read is: saves of the caller's space still being processed are not in it yet."""
     pending = pending_saves(owner=caller.user, space=space)
@@ -126,7 +121,7 @@ def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
             kinds=args["types"],
             tags=args["tags"],
             expand_entities=args["expand_entities"],
-            at=_when(args.get("at")),
+            at=args.get("at"),
             session_id=args.get("session_id"),
         ),
     )
@@ -220,7 +215,7 @@ def _answer(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         request=RecallRequest(
             query=args["question"],
             top_k=args["top_k"],
-            at=_when(args.get("at")),
+            at=args.get("at"),
             session_id=args.get("session_id"),
         ),
     )
@@ -349,7 +344,7 @@ register(
 
 
 def _forget(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    memory_id = args["memory_id"]
+    memory_id: uuid.UUID = args["memory_id"]
     if args["hard"]:
         receipt = memory_hard_delete(
             owner=caller.user,
@@ -360,7 +355,8 @@ def _forget(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         )
         return {
             "action": "hard_deleted",
-            "memory_id": memory_id,
+            # The canonical spelling, whatever letter case the caller sent.
+            "memory_id": str(memory_id),
             "message": "The memory and everything derived from it were permanently deleted.",
             "receipt": receipt,
         }
@@ -373,7 +369,7 @@ def _forget(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     )
     return {
         "action": "suppressed",
-        "memory_id": memory_id,
+        "memory_id": str(memory_id),
         "message": (
             "The memory is hidden from recall and answers; the user can restore it from the dashboard."
         ),

@@ -6,7 +6,6 @@ one service or selector, render.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
@@ -127,17 +126,12 @@ RELATION: dict[str, Any] = {
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}
 
 
-def _when(value: str | None) -> datetime | None:
-    # The validator has already checked the format and the offset.
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
-
-
 # --- get_context ---------------------------------------------------------------------------
 
 
 def _get_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     space = space_for_caller(caller=caller)
-    return entity_context(owner=caller.user, space=space, name=args["entity_name"], at=_when(args.get("at")))
+    return entity_context(owner=caller.user, space=space, name=args["entity_name"], at=args.get("at"))
 
 
 register(
@@ -160,7 +154,7 @@ register(
                     "type": "string",
                     "format": "date-time",
                     "description": (
-                        "Evaluation time, ISO 8601 with an offset: memories and relations recorded by "
+                        "Evaluation time, RFC 3339 with an offset: memories and relations recorded by "
                         "then, not yet superseded then, and valid then. Default: now (current only)."
                     ),
                 },
@@ -276,7 +270,7 @@ def _relate(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         relation_type=args["relation_type"],
         source_type=args.get("source_type"),
         target_type=args.get("target_type"),
-        valid_from=_when(args.get("valid_from")),
+        valid_from=args.get("valid_from"),
     )
     relation = relation_get_with_evidence(
         owner=caller.user, space=result.relation.space, relation_id=result.relation.id
@@ -325,7 +319,7 @@ register(
                 "valid_from": {
                     "type": "string",
                     "format": "date-time",
-                    "description": "Since when it holds in the world (ISO 8601 with an offset), if known.",
+                    "description": "Since when it holds in the world (RFC 3339 with an offset), if known.",
                 },
             },
         },

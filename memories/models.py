@@ -22,7 +22,8 @@ from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
-EMBEDDING_DIMENSIONS = 384
+from memories import embeddings
+
 # The text-search configuration of the full-text column and of every query on it.
 FTS_CONFIG = "english"
 
@@ -247,7 +248,7 @@ class Memory(models.Model):
     slot_value = models.CharField(max_length=200, blank=True)
     tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
     entities = models.ManyToManyField(Entity, blank=True, related_name="memories")
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding = VectorField(dimensions=embeddings.DIMENSIONS, null=True, blank=True)
     # Maintained by PostgreSQL itself, so a purge of `content` also purges it.
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config=FTS_CONFIG),
@@ -328,7 +329,7 @@ class Relation(models.Model):
     type = models.CharField(max_length=20, choices=Type.choices)
     # The embedding of its sentence ("Alice lives in Berlin"), so that the evidence tools rank it
     # against memories without running the model per request. Null for rows made before it existed.
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding = VectorField(dimensions=embeddings.DIMENSIONS, null=True, blank=True)
     valid_from = models.DateTimeField(null=True, blank=True)
     valid_until = models.DateTimeField(null=True, blank=True)
     recorded_at = models.DateTimeField(default=timezone.now)

@@ -225,6 +225,23 @@ class Memory(models.Model):
         DECISION = "decision"
         CONTEXT = "context"
 
+    class SuppressReason(models.TextChoices):
+        """Why a memory was suppressed or deleted. Every reason the code writes is here."""
+
+        # The likeliest first: tools list them in this order and the dashboard offers them so.
+        INCORRECT = "incorrect"
+        OUTDATED = "outdated"
+        DUPLICATE = "duplicate"
+        PRIVATE = "private"
+        OTHER = "other"
+        # Written by the admin's bulk action only; people and agents give one of the others.
+        OPERATOR = "operator"
+
+        @classmethod
+        def for_callers(cls) -> list[str]:
+            """The reasons `forget`, REST and the dashboard accept: all but `operator`."""
+            return [reason.value for reason in cls if reason is not cls.OPERATOR]
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="memories")
@@ -259,7 +276,7 @@ class Memory(models.Model):
     pinned = models.BooleanField(default=False)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     suppressed_at = models.DateTimeField(null=True, blank=True)
-    suppressed_reason = models.CharField(max_length=50, blank=True)
+    suppressed_reason = models.CharField(max_length=50, choices=SuppressReason.choices, blank=True)
     # World time.
     occurred_at = models.DateTimeField(null=True, blank=True)
     valid_from = models.DateTimeField(null=True, blank=True)

@@ -179,8 +179,8 @@ SUPPRESS_SCHEMA: dict[str, Any] = {
     "properties": {
         "reason_code": {
             "type": "string",
-            "enum": ["duplicate", "incorrect", "private", "outdated", "other"],
-            "default": "other",
+            "enum": Memory.SuppressReason.for_callers(),
+            "default": Memory.SuppressReason.OTHER.value,
         }
     },
 }

@@ -33,14 +33,21 @@ SPACE_NAME_MAX_LENGTH = 100
 DELETE_WORD = "delete"
 
 
-# The reasons the REST API and the `forget` tool accept, in the words a person reads.
-SUPPRESS_REASONS = [
-    ("incorrect", "It is wrong"),
-    ("outdated", "It is out of date"),
-    ("duplicate", "It repeats another memory"),
-    ("private", "It is private"),
-    ("other", "Another reason"),
-]
+Reason = Memory.SuppressReason
+
+
+# The words a person reads for each reason the REST API and the `forget` tool accept.
+SUPPRESS_LABELS = {
+    Reason.INCORRECT: "It is wrong",
+    Reason.OUTDATED: "It is out of date",
+    Reason.DUPLICATE: "It repeats another memory",
+    Reason.PRIVATE: "It is private",
+    Reason.OTHER: "Another reason",
+}
+
+
+# Read from the model, so a reason added there without words here fails at import.
+SUPPRESS_REASONS = [(reason, SUPPRESS_LABELS[Reason(reason)]) for reason in Reason.for_callers()]
 
 
 class DateInput(forms.DateInput):

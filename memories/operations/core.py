@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
-from memories.models import Space
+from memories.models import Memory, Space
 from memories.operations.registry import EVERY_PROFILE, Operation, register
 from memories.operations.schemas import UUID, clocks_schema
 from memories.representations import hit_dict, iso
@@ -299,9 +299,6 @@ register(
 )
 
 
-REASON_CODES = ["duplicate", "incorrect", "private", "outdated", "other"]
-
-
 def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     job = remember(caller=caller, content=args["content"], session_id=args.get("session_id"))
     return {"job_id": str(job.id), "status": job.status}
@@ -390,7 +387,11 @@ register(
             "properties": {
                 "memory_id": {**UUID, "description": "The id of a memory, as returned by recall."},
                 "hard": {"type": "boolean", "default": False, "description": "Permanent deletion."},
-                "reason_code": {"type": "string", "enum": REASON_CODES, "default": "other"},
+                "reason_code": {
+                    "type": "string",
+                    "enum": Memory.SuppressReason.for_callers(),
+                    "default": Memory.SuppressReason.OTHER.value,
+                },
             },
         },
         output_schema={

@@ -14,6 +14,8 @@ from memories.api.base import ApiView
 from memories.api.jobs import job_response, job_wait
 from memories.api.query import WAIT
 from memories.errors import AppError
+from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH
+from memories.models import Source
 from memories.operations.validation import validate_arguments
 from memories.services.documents import document_ingest
 
@@ -21,9 +23,13 @@ UPLOAD_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "source_kind": {"type": "string", "minLength": 1, "maxLength": 50},
-        "source_ref": {"type": "string", "minLength": 1, "maxLength": 500},
-        "versioning_mode": {"type": "string", "enum": ["snapshot", "living"], "default": "snapshot"},
+        "source_kind": {"type": "string", "minLength": 1, "maxLength": SOURCE_KIND_MAX_LENGTH},
+        "source_ref": {"type": "string", "minLength": 1, "maxLength": SOURCE_REF_MAX_LENGTH},
+        "versioning_mode": {
+            "type": "string",
+            "enum": Source.VersioningMode.values,
+            "default": Source.VersioningMode.SNAPSHOT.value,
+        },
         "source_modified_at": {"type": "string", "format": "date-time"},
         "space": {"type": "string", "format": "uuid"},
         "wait": WAIT,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
@@ -20,7 +21,6 @@ from memories.api.query import (
     PAGE,
     PAGE_SIZE_DEFAULT,
     PAGE_SIZE_MAX,
-    TAG_MAX_LENGTH,
     TAGS_MAX,
     WAIT,
     StrictQuery,
@@ -31,6 +31,8 @@ from memories.api.query import (
     time_range,
     ts_param,
 )
+from memories.limits import ENTITY_NAME_MAX_LENGTH, TAG_MAX_LENGTH
+from memories.limits import TAGS_MAX as SAVE_TAGS_MAX
 from memories.models import Entity, Memory, Source
 from memories.operations.validation import validate_arguments
 from memories.representations import memory_dict
@@ -130,14 +132,11 @@ class MemoryDetailView(ApiView):
         return Response(memory_dict(memory, detail=True))
 
 
-KINDS = ["fact", "episode", "foresight"]
-
-
 TAGS = {
     "type": "array",
-    "maxItems": 50,
+    "maxItems": SAVE_TAGS_MAX,
     "uniqueItems": True,
-    "items": {"type": "string", "minLength": 1, "maxLength": 100},
+    "items": {"type": "string", "minLength": 1, "maxLength": TAG_MAX_LENGTH},
 }
 
 
@@ -146,10 +145,10 @@ SAVE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["content"],
     "properties": {
-        "content": {"type": "string", "minLength": 1, "maxLength": 100_000},
+        "content": {"type": "string", "minLength": 1, "maxLength": settings.REMEMBER_MAX_CHARS},
         "occurred_at": {"type": "string", "format": "date-time"},
         "tags": TAGS,
-        "kind": {"type": "string", "enum": KINDS},
+        "kind": {"type": "string", "enum": Memory.Kind.values},
         "space": {"type": "string", "format": "uuid"},
         "session_id": {"type": "string", "format": "uuid"},
         "wait": WAIT,
@@ -162,13 +161,13 @@ SAVE_SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
                 "required": ["name", "type"],
                 "properties": {
-                    "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "name": {"type": "string", "minLength": 1, "maxLength": ENTITY_NAME_MAX_LENGTH},
                     "type": {"type": "string", "enum": [t.value for t in Entity.Type]},
                 },
             },
         },
         "confidence": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.9},
-        "source_text": {"type": "string", "minLength": 1, "maxLength": 100_000},
+        "source_text": {"type": "string", "minLength": 1, "maxLength": settings.REMEMBER_MAX_CHARS},
     },
 }
 

@@ -11,10 +11,10 @@ from typing import Any
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts.caller import SCOPE_WRITE
+from accounts.caller import ALL_SCOPES, SCOPE_WRITE
 from accounts.models import PersonalAccessToken
 from accounts.selectors import pat_list
-from accounts.services import pat_create, pat_revoke
+from accounts.services import NAME_MAX_LENGTH, pat_create, pat_revoke
 from memories.api.base import ApiView
 from memories.errors import AppError
 from memories.operations.validation import validate_arguments
@@ -24,12 +24,12 @@ CREATE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["name", "scopes"],
     "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 100},
+        "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX_LENGTH},
         "scopes": {
             "type": "array",
             "minItems": 1,
             "uniqueItems": True,
-            "items": {"type": "string", "enum": ["memory:read", "memory:write"]},
+            "items": {"type": "string", "enum": sorted(ALL_SCOPES)},
         },
         "expires_at": {"type": "string", "format": "date-time"},
     },

@@ -10,7 +10,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.conf import settings
+
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
+from memories.limits import QUERY_MAX_LENGTH, TAG_MAX_LENGTH, TAGS_MAX
 from memories.models import Memory, Space
 from memories.operations.registry import EVERY_PROFILE, Operation, register
 from memories.operations.schemas import UUID, clocks_schema
@@ -20,9 +23,6 @@ from memories.retrieval.recall import RecallRequest, memory_recall
 from memories.selectors.jobs import pending_saves
 from memories.services.memories import memory_hard_delete, memory_suppress, remember
 from memories.services.spaces import space_for_caller
-
-KINDS = ["fact", "episode", "foresight"]
-
 
 AT = {
     "type": "string",
@@ -60,7 +60,7 @@ MEMORY_SCHEMA: dict[str, Any] = {
     "properties": {
         "id": UUID,
         "content": {"type": "string"},
-        "kind": {"type": "string", "enum": KINDS},
+        "kind": {"type": "string", "enum": Memory.Kind.values},
         "tags": {"type": "array", "items": {"type": "string"}},
         "entities": {
             "type": "array",
@@ -150,8 +150,10 @@ register(
                 "query": {
                     "type": "string",
                     "minLength": 1,
-                    "maxLength": 2000,
-                    "description": "What to look for, in plain language (trimmed; 1-2,000 characters).",
+                    "maxLength": QUERY_MAX_LENGTH,
+                    "description": (
+                        f"What to look for, in plain language (trimmed; 1-{QUERY_MAX_LENGTH:,} characters)."
+                    ),
                 },
                 "top_k": {
                     "type": "integer",
@@ -163,17 +165,20 @@ register(
                 "types": {
                     "type": "array",
                     "uniqueItems": True,
-                    "items": {"type": "string", "enum": KINDS},
+                    "items": {"type": "string", "enum": Memory.Kind.values},
                     "default": [],
                     "description": "Only these kinds of memory; empty means all.",
                 },
                 "tags": {
                     "type": "array",
-                    "maxItems": 50,
+                    "maxItems": TAGS_MAX,
                     "uniqueItems": True,
-                    "items": {"type": "string", "minLength": 1, "maxLength": 100},
+                    "items": {"type": "string", "minLength": 1, "maxLength": TAG_MAX_LENGTH},
                     "default": [],
-                    "description": "Only memories carrying all of these tags (up to 50, 1-100 characters).",
+                    "description": (
+                        f"Only memories carrying all of these tags (up to {TAGS_MAX}, "
+                        f"1-{TAG_MAX_LENGTH} characters)."
+                    ),
                 },
                 "expand_entities": {
                     "type": "boolean",
@@ -320,8 +325,11 @@ register(
                 "content": {
                     "type": "string",
                     "minLength": 1,
-                    "maxLength": 100_000,
-                    "description": "What to remember, in plain language (trimmed; 1-100,000 characters).",
+                    "maxLength": settings.REMEMBER_MAX_CHARS,
+                    "description": (
+                        "What to remember, in plain language "
+                        f"(trimmed; 1-{settings.REMEMBER_MAX_CHARS:,} characters)."
+                    ),
                 },
                 "session_id": {**UUID, "description": "Optional conversation/session id to group saves."},
             },

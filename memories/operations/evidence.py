@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from accounts.caller import SCOPE_READ, Caller
+from memories.limits import QUERY_MAX_LENGTH
 from memories.models import Entity
 from memories.operations.core import AT
 from memories.operations.registry import Operation, register
@@ -42,8 +43,10 @@ NULLABLE_TIME = {"type": ["string", "null"], "format": "date-time"}
 QUERY = {
     "type": "string",
     "minLength": 1,
-    "maxLength": 2000,
-    "description": "What to look for, in plain language or a name (trimmed; 1-2,000 characters).",
+    "maxLength": QUERY_MAX_LENGTH,
+    "description": (
+        f"What to look for, in plain language or a name (trimmed; 1-{QUERY_MAX_LENGTH:,} characters)."
+    ),
 }
 
 

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
-from memories.models import Entity, Relation
+from memories.limits import ENTITY_NAME_MAX_LENGTH
+from memories.models import Entity, Memory, Relation
 from memories.operations.registry import Operation, ResourceDef, ResourceReader, register, register_resource
 from memories.operations.schemas import UUID, clocks_schema
 from memories.representations import entity_ref, relation_dict, space_ref
@@ -35,9 +36,10 @@ RELATION_TYPES = list(Relation.Type.values)
 ENTITY_NAME = {
     "type": "string",
     "minLength": 1,
-    "maxLength": 200,
+    "maxLength": ENTITY_NAME_MAX_LENGTH,
     "description": (
-        "An entity's name as people write it (trimmed; 1-200 characters); case and accents are ignored."
+        f"An entity's name as people write it (trimmed; 1-{ENTITY_NAME_MAX_LENGTH} characters); case and "
+        "accents are ignored."
     ),
 }
 
@@ -80,7 +82,7 @@ MEMORY: dict[str, Any] = {
     "properties": {
         "id": UUID,
         "content": {"type": "string"},
-        "kind": {"type": "string", "enum": ["fact", "episode", "foresight"]},
+        "kind": {"type": "string", "enum": Memory.Kind.values},
         "category": {"type": ["string", "null"]},
         "status": {"type": "string"},
         "clocks": clocks_schema(),
@@ -303,8 +305,14 @@ register(
             "additionalProperties": False,
             "required": ["source", "target", "relation_type"],
             "properties": {
-                "source": {**ENTITY_NAME, "description": "The subject's name (1-200 characters)."},
-                "target": {**ENTITY_NAME, "description": "The object's name (1-200 characters)."},
+                "source": {
+                    **ENTITY_NAME,
+                    "description": f"The subject's name (1-{ENTITY_NAME_MAX_LENGTH} characters).",
+                },
+                "target": {
+                    **ENTITY_NAME,
+                    "description": f"The object's name (1-{ENTITY_NAME_MAX_LENGTH} characters).",
+                },
                 "relation_type": {"type": "string", "enum": RELATION_TYPES},
                 "source_type": {
                     "type": "string",

@@ -32,6 +32,7 @@ from django.conf import settings
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
 from memories.errors import AppError
+from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH, TITLE_MAX_LENGTH
 from memories.models import Job, Source, Space
 from memories.operations.registry import Operation, register
 from memories.operations.schemas import NULLABLE_TIME, UUID
@@ -265,22 +266,27 @@ register(
                         "and anything else is read as text/plain (declare text/html or text/markdown)."
                     ),
                 },
-                "title": {"type": "string", "minLength": 1, "maxLength": 300, "description": "A title."},
+                "title": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": TITLE_MAX_LENGTH,
+                    "description": "A title.",
+                },
                 "source_kind": {
                     "type": "string",
                     "minLength": 1,
-                    "maxLength": 50,
+                    "maxLength": SOURCE_KIND_MAX_LENGTH,
                     "description": "Where the document lives (gdrive, notion, url, ...); needs source_ref.",
                 },
                 "source_ref": {
                     "type": "string",
                     "minLength": 1,
-                    "maxLength": 500,
+                    "maxLength": SOURCE_REF_MAX_LENGTH,
                     "description": "The document's id or URL there; needs source_kind.",
                 },
                 "versioning_mode": {
                     "type": "string",
-                    "enum": [m.value for m in Source.VersioningMode],
+                    "enum": Source.VersioningMode.values,
                     "default": Source.VersioningMode.SNAPSHOT.value,
                     "description": (
                         "snapshot (default): each version stands on its own. living: the newest version "

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accounts.authentication import require_scope
-from accounts.caller import Caller
+from accounts.caller import SCOPE_READ, Caller
 from memories.errors import AppError
 from memories.operations.schemas import result_or_error
 from memories.operations.validation import check_schema, validate_arguments
@@ -106,7 +106,7 @@ class ResourceDef:
     description: str
     reader: ResourceReader
     profiles: tuple[str, ...] = ("graph",)
-    scope: str = "memory:read"
+    scope: str = SCOPE_READ
     mime_type: str = "application/json"
 
 

@@ -8,9 +8,15 @@ from django.contrib.auth.forms import AuthenticationForm
 
 from accounts.models import User
 
+# The column's own limit: every form that takes an email reads it from here. (A CharField always
+# has a max_length; the stubs type it as optional for the other fields.)
+EMAIL_MAX_LENGTH: int = User._meta.get_field("email").max_length  # type: ignore[assignment]
+
 
 class SignUpForm(forms.Form):
-    email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
+    email = forms.EmailField(
+        max_length=EMAIL_MAX_LENGTH, widget=forms.EmailInput(attrs={"autocomplete": "email"})
+    )
     password = forms.CharField(
         strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "new-password"})
     )
@@ -35,7 +41,7 @@ class SignUpForm(forms.Form):
 class LoginForm(AuthenticationForm):
     username = forms.EmailField(
         label="Email",
-        max_length=254,
+        max_length=EMAIL_MAX_LENGTH,
         widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "email"}),
     )
 

@@ -21,7 +21,8 @@ from memories.errors import AppError
 DISPLAY_PREFIX_LENGTH = 12
 
 
-NAME_MAX_LENGTH = 100
+# The column's own limit, so the service, the REST schema and the dashboard form cannot drift from it.
+NAME_MAX_LENGTH: int = PersonalAccessToken._meta.get_field("name").max_length  # type: ignore[assignment]
 
 
 # Stable error codes (see memories/errors.py: add, never rename).

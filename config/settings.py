@@ -273,7 +273,6 @@ CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 2, minimum=1, m
 
 # --- embeddings -----------------------------------------------------------------------
 
-EMBEDDING_DIMENSIONS = 384
 EMBEDDINGS_URL = env_url("EMBEDDINGS_URL", "", schemes=("http", "https"))
 EMBEDDINGS_MODEL = env_str("EMBEDDINGS_MODEL", "all-MiniLM-L6-v2")
 EMBEDDINGS_API_KEY = env_str("EMBEDDINGS_API_KEY")

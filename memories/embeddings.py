@@ -14,6 +14,7 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
+# The model's output size, and so the size of every vector column (memories.models).
 DIMENSIONS = 384
 
 _model: Any = None

@@ -22,7 +22,8 @@ from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
-EMBEDDING_DIMENSIONS = 384
+from memories import embeddings
+
 # The text-search configuration of the full-text column and of every query on it.
 FTS_CONFIG = "english"
 
@@ -224,6 +225,23 @@ class Memory(models.Model):
         DECISION = "decision"
         CONTEXT = "context"
 
+    class SuppressReason(models.TextChoices):
+        """Why a memory was suppressed or deleted. Every reason the code writes is here."""
+
+        # The likeliest first: tools list them in this order and the dashboard offers them so.
+        INCORRECT = "incorrect"
+        OUTDATED = "outdated"
+        DUPLICATE = "duplicate"
+        PRIVATE = "private"
+        OTHER = "other"
+        # Written by the admin's bulk action only; people and agents give one of the others.
+        OPERATOR = "operator"
+
+        @classmethod
+        def for_callers(cls) -> list[str]:
+            """The reasons `forget`, REST and the dashboard accept: all but `operator`."""
+            return [reason.value for reason in cls if reason is not cls.OPERATOR]
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="memories")
@@ -247,7 +265,7 @@ class Memory(models.Model):
     slot_value = models.CharField(max_length=200, blank=True)
     tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
     entities = models.ManyToManyField(Entity, blank=True, related_name="memories")
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding = VectorField(dimensions=embeddings.DIMENSIONS, null=True, blank=True)
     # Maintained by PostgreSQL itself, so a purge of `content` also purges it.
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config=FTS_CONFIG),
@@ -258,7 +276,7 @@ class Memory(models.Model):
     pinned = models.BooleanField(default=False)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     suppressed_at = models.DateTimeField(null=True, blank=True)
-    suppressed_reason = models.CharField(max_length=50, blank=True)
+    suppressed_reason = models.CharField(max_length=50, choices=SuppressReason.choices, blank=True)
     # World time.
     occurred_at = models.DateTimeField(null=True, blank=True)
     valid_from = models.DateTimeField(null=True, blank=True)
@@ -328,7 +346,7 @@ class Relation(models.Model):
     type = models.CharField(max_length=20, choices=Type.choices)
     # The embedding of its sentence ("Alice lives in Berlin"), so that the evidence tools rank it
     # against memories without running the model per request. Null for rows made before it existed.
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding = VectorField(dimensions=embeddings.DIMENSIONS, null=True, blank=True)
     valid_from = models.DateTimeField(null=True, blank=True)
     valid_until = models.DateTimeField(null=True, blank=True)
     recorded_at = models.DateTimeField(default=timezone.now)

@@ -12,8 +12,10 @@ from rest_framework.response import Response
 from accounts.caller import SCOPE_WRITE
 from memories.api.base import ApiView
 from memories.api.jobs import job_response, job_wait
-from memories.api.query import WAIT, _when
+from memories.api.query import WAIT
 from memories.errors import AppError
+from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH
+from memories.models import Source
 from memories.operations.validation import validate_arguments
 from memories.services.documents import document_ingest
 
@@ -21,9 +23,13 @@ UPLOAD_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "source_kind": {"type": "string", "minLength": 1, "maxLength": 50},
-        "source_ref": {"type": "string", "minLength": 1, "maxLength": 500},
-        "versioning_mode": {"type": "string", "enum": ["snapshot", "living"], "default": "snapshot"},
+        "source_kind": {"type": "string", "minLength": 1, "maxLength": SOURCE_KIND_MAX_LENGTH},
+        "source_ref": {"type": "string", "minLength": 1, "maxLength": SOURCE_REF_MAX_LENGTH},
+        "versioning_mode": {
+            "type": "string",
+            "enum": Source.VersioningMode.values,
+            "default": Source.VersioningMode.SNAPSHOT.value,
+        },
         "source_modified_at": {"type": "string", "format": "date-time"},
         "space": {"type": "string", "format": "uuid"},
         "wait": WAIT,
@@ -70,7 +76,7 @@ class DocumentUploadView(ApiView):
             source_kind=args.get("source_kind", ""),
             source_ref=args.get("source_ref", ""),
             versioning_mode=args["versioning_mode"],
-            source_modified_at=_when(args.get("source_modified_at")),
+            source_modified_at=args.get("source_modified_at"),
             space_id=args.get("space"),
         )
         if created:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
@@ -20,11 +21,9 @@ from memories.api.query import (
     PAGE,
     PAGE_SIZE_DEFAULT,
     PAGE_SIZE_MAX,
-    TAG_MAX_LENGTH,
     TAGS_MAX,
     WAIT,
     StrictQuery,
-    _when,
     invalid_parameter,
     json_body,
     page_params,
@@ -32,6 +31,8 @@ from memories.api.query import (
     time_range,
     ts_param,
 )
+from memories.limits import ENTITY_NAME_MAX_LENGTH, TAG_MAX_LENGTH
+from memories.limits import TAGS_MAX as SAVE_TAGS_MAX
 from memories.models import Entity, Memory, Source
 from memories.operations.validation import validate_arguments
 from memories.representations import memory_dict
@@ -135,14 +136,11 @@ class MemoryDetailView(ApiView):
         return Response(memory_dict(memory, detail=True))
 
 
-KINDS = ["fact", "episode", "foresight"]
-
-
 TAGS = {
     "type": "array",
-    "maxItems": 50,
+    "maxItems": SAVE_TAGS_MAX,
     "uniqueItems": True,
-    "items": {"type": "string", "minLength": 1, "maxLength": 100},
+    "items": {"type": "string", "minLength": 1, "maxLength": TAG_MAX_LENGTH},
 }
 
 
@@ -151,10 +149,10 @@ SAVE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["content"],
     "properties": {
-        "content": {"type": "string", "minLength": 1, "maxLength": 100_000},
+        "content": {"type": "string", "minLength": 1, "maxLength": settings.REMEMBER_MAX_CHARS},
         "occurred_at": {"type": "string", "format": "date-time"},
         "tags": TAGS,
-        "kind": {"type": "string", "enum": KINDS},
+        "kind": {"type": "string", "enum": Memory.Kind.values},
         "space": {"type": "string", "format": "uuid"},
         "session_id": {"type": "string", "format": "uuid"},
         "wait": WAIT,
@@ -167,13 +165,13 @@ SAVE_SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
                 "required": ["name", "type"],
                 "properties": {
-                    "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "name": {"type": "string", "minLength": 1, "maxLength": ENTITY_NAME_MAX_LENGTH},
                     "type": {"type": "string", "enum": [t.value for t in Entity.Type]},
                 },
             },
         },
         "confidence": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.9},
-        "source_text": {"type": "string", "minLength": 1, "maxLength": 100_000},
+        "source_text": {"type": "string", "minLength": 1, "maxLength": settings.REMEMBER_MAX_CHARS},
     },
 }
 
@@ -184,8 +182,8 @@ SUPPRESS_SCHEMA: dict[str, Any] = {
     "properties": {
         "reason_code": {
             "type": "string",
-            "enum": ["duplicate", "incorrect", "private", "outdated", "other"],
-            "default": "other",
+            "enum": Memory.SuppressReason.for_callers(),
+            "default": Memory.SuppressReason.OTHER.value,
         }
     },
 }
@@ -206,7 +204,7 @@ class MemoryCollectionView(MemoryListView):
             caller=caller,
             content=args["content"],
             origin=Source.Origin.REST,
-            occurred_at=_when(args.get("occurred_at")),
+            occurred_at=args.get("occurred_at"),
             tags=args.get("tags"),
             kind=args.get("kind"),
             space_id=args.get("space"),

@@ -14,7 +14,7 @@ import re
 import uuid
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from django.db.models import Model, Q, QuerySet
@@ -25,6 +25,7 @@ from rest_framework.request import Request
 from rest_framework.utils.urls import replace_query_param
 
 from memories.errors import AppError
+from memories.parsing import parse_rest_timestamp
 
 UNKNOWN_PARAMETER = "unknown_parameter"
 
@@ -39,9 +40,6 @@ PAGE_SIZE_DEFAULT = 20
 
 
 PAGE_SIZE_MAX = 100
-
-
-TAG_MAX_LENGTH = 100
 
 
 TAGS_MAX = 20
@@ -73,25 +71,15 @@ def invalid_parameter(name: str, message: str, **details: Any) -> AppError:
 _DIGITS = re.compile(r"[0-9]{1,4}")
 
 
-# In a URL query an unencoded "+" arrives as a space: "...T10:00:00 02:00" meant "+02:00".
-_SPACE_FOR_PLUS = re.compile(r" ([0-9]{2}(?::?[0-9]{2})?)$")
-
-
 def parse_timestamp(name: str, raw: str) -> datetime:
-    """ISO 8601 date or date-time; without an offset it is taken as UTC."""
-    value = None
-    for candidate in (raw, _SPACE_FOR_PLUS.sub(r"+\1", raw)):
-        try:
-            value = datetime.fromisoformat(candidate)
-            break
-        except ValueError:
-            continue
-    if value is None:
+    """ISO 8601 date or date-time; without an offset it is taken as UTC (memories.parsing)."""
+    try:
+        return parse_rest_timestamp(raw)
+    except ValueError:
         raise invalid_parameter(
             name,
             f"{name} is not an ISO 8601 date or date-time (e.g. 2025-03-01 or 2025-03-01T09:30:00+01:00).",
-        )
-    return value if timezone.is_aware(value) else value.replace(tzinfo=UTC)
+        ) from None
 
 
 class StrictQuery:
@@ -272,10 +260,6 @@ OBJECT_RESPONSE = {200: OpenApiTypes.OBJECT}
 
 
 WAIT = {"type": "integer", "minimum": 0, "maximum": 30, "default": 0}
-
-
-def _when(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
 
 def json_body(request: Request) -> Any:

@@ -20,6 +20,7 @@ from memories.api.query import (
     invalid_parameter,
 )
 from memories.errors import AppError
+from memories.limits import SPACE_NAME_MAX_LENGTH
 from memories.representations import space_dict
 from memories.selectors.spaces import space_get, space_list_with_counts
 from memories.services.spaces import MEMORIES_DELETE, MEMORIES_MOVE, space_create, space_delete, space_update
@@ -48,7 +49,9 @@ class SpaceCollectionView(ApiView):
         StrictQuery(request, ())
         name = body_with_keys(request, {"name"}).get("name")
         if not isinstance(name, str):
-            raise invalid_parameter("name", "name is required: a string of 1 to 100 characters.")
+            raise invalid_parameter(
+                "name", f"name is required: a string of 1 to {SPACE_NAME_MAX_LENGTH} characters."
+            )
         space = space_create(owner=caller.user, name=name)
         created = space_get(owner=caller.user, space_id=space.id)
         return Response(space_dict(created), status=http.HTTP_201_CREATED)
@@ -79,7 +82,9 @@ class SpaceItemView(ApiView):
             raise AppError(INVALID_ARGUMENTS, "Nothing to change: send name and/or is_default.")
         name = body.get("name")
         if "name" in body and not isinstance(name, str):
-            raise invalid_parameter("name", "name must be a string of 1 to 100 characters.")
+            raise invalid_parameter(
+                "name", f"name must be a string of 1 to {SPACE_NAME_MAX_LENGTH} characters."
+            )
         if "is_default" in body and body["is_default"] is not True:
             raise invalid_parameter(
                 "is_default",

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from accounts.caller import ALL_SCOPES, SCOPE_WRITE
 from accounts.models import PersonalAccessToken
 from accounts.selectors import pat_list
+from accounts.services import NAME_MAX_LENGTH
 from memories.api.base import ApiView, request_id_of
 from memories.operations.validation import validate_arguments
 from memories.services.account import token_create, token_revoke
@@ -23,7 +24,7 @@ CREATE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["name", "scopes"],
     "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 100},
+        "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX_LENGTH},
         "scopes": {
             "type": "array",
             "minItems": 1,
@@ -57,15 +58,12 @@ class TokenCollectionView(ApiView):
         return Response({"results": [token_dict(t) for t in pat_list(user=self.caller.user)]})
 
     def post(self, request: Request) -> Response:
-        from datetime import datetime
-
         args = validate_arguments(CREATE_SCHEMA, request.data if request.data not in (None, "") else {})
-        expires = args.get("expires_at")
         token, raw = token_create(
             user=self.caller.user,
             name=args["name"],
             scopes=args["scopes"],
-            expires_at=datetime.fromisoformat(expires.replace("Z", "+00:00")) if expires else None,
+            expires_at=args.get("expires_at"),
             request_id=request_id_of(request),
         )
         # The plaintext is in this response and nowhere else, ever.

@@ -11,36 +11,33 @@ from django.conf import settings
 from django.utils import timezone
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE
+from accounts.forms import EMAIL_MAX_LENGTH
 from accounts.models import User
 from accounts.services import NAME_MAX_LENGTH
+from memories.limits import QUERY_MAX_LENGTH, SPACE_NAME_MAX_LENGTH, TAG_MAX_LENGTH, TAGS_MAX
 from memories.models import Memory
 from memories.selectors.memories import DATE_BY_OCCURRED, DATE_BY_RECORDED, STATUS_ALL, MemoryFilters
 from memories.selectors.spaces import space_list
-
-TAG_MAX_LENGTH = 100
-
-
-TAGS_MAX = 50
-
-
-QUERY_MAX_LENGTH = 2000
-
-
-SPACE_NAME_MAX_LENGTH = 100
-
 
 # What a person types to confirm a hard delete: a word, not a click, so it cannot happen by accident.
 DELETE_WORD = "delete"
 
 
-# The reasons the REST API and the `forget` tool accept, in the words a person reads.
-SUPPRESS_REASONS = [
-    ("incorrect", "It is wrong"),
-    ("outdated", "It is out of date"),
-    ("duplicate", "It repeats another memory"),
-    ("private", "It is private"),
-    ("other", "Another reason"),
-]
+Reason = Memory.SuppressReason
+
+
+# The words a person reads for each reason the REST API and the `forget` tool accept.
+SUPPRESS_LABELS = {
+    Reason.INCORRECT: "It is wrong",
+    Reason.OUTDATED: "It is out of date",
+    Reason.DUPLICATE: "It repeats another memory",
+    Reason.PRIVATE: "It is private",
+    Reason.OTHER: "Another reason",
+}
+
+
+# Read from the model, so a reason added there without words here fails at import.
+SUPPRESS_REASONS = [(reason, SUPPRESS_LABELS[Reason(reason)]) for reason in Reason.for_callers()]
 
 
 class DateInput(forms.DateInput):
@@ -305,7 +302,9 @@ class _PasswordCheck(DashboardForm):
 
 class EmailChangeForm(_PasswordCheck):
     email = forms.EmailField(
-        label="New email", max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"})
+        label="New email",
+        max_length=EMAIL_MAX_LENGTH,
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
     )
     field_order = ["email", "password"]
 

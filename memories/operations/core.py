@@ -7,11 +7,14 @@ from the token, never from the request body.
 
 from __future__ import annotations
 
-from datetime import datetime
+import uuid
 from typing import Any
 
+from django.conf import settings
+
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
-from memories.models import Space
+from memories.limits import QUERY_MAX_LENGTH, TAG_MAX_LENGTH, TAGS_MAX
+from memories.models import Memory, Space
 from memories.operations.registry import EVERY_PROFILE, Operation, register
 from memories.operations.schemas import UUID, clocks_schema
 from memories.representations import hit_dict, iso
@@ -21,14 +24,11 @@ from memories.selectors.jobs import pending_saves
 from memories.services.memories import memory_hard_delete, memory_suppress, remember
 from memories.services.spaces import space_for_caller
 
-KINDS = ["fact", "episode", "foresight"]
-
-
 AT = {
     "type": "string",
     "format": "date-time",
     "description": (
-        "Evaluation time, ISO 8601 with an offset (2024-05-08T14:00:00+02:00): what held then in "
+        "Evaluation time, RFC 3339 with an offset (2024-05-08T14:00:00+02:00): what held then in "
         "the world, as the service knows it now, so a memory superseded later is seen as it was, "
         "and a conversation saved today with its real dates can be asked about its own past. "
         "Default: now."
@@ -62,7 +62,7 @@ MEMORY_SCHEMA: dict[str, Any] = {
     "properties": {
         "id": UUID,
         "content": {"type": "string"},
-        "kind": {"type": "string", "enum": KINDS},
+        "kind": {"type": "string", "enum": Memory.Kind.values},
         "tags": {"type": "array", "items": {"type": "string"}},
         "entities": {
             "type": "array",
@@ -99,11 +99,6 @@ FRESHNESS_SCHEMA: dict[str, Any] = {
 }
 
 
-def _when(value: str | None) -> datetime | None:
-    # The validator has already checked the format and the offset.
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
-
-
 def freshness(*, caller: Caller, space: Space) -> dict[str, Any]:
     """How fresh a read is: saves of the caller's space still being processed are not in it yet."""
     pending = pending_saves(owner=caller.user, space=space)
@@ -128,7 +123,7 @@ def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
             kinds=args["types"],
             tags=args["tags"],
             expand_entities=args["expand_entities"],
-            at=_when(args.get("at")),
+            at=args.get("at"),
             session_id=args.get("session_id"),
         ),
     )
@@ -157,8 +152,10 @@ register(
                 "query": {
                     "type": "string",
                     "minLength": 1,
-                    "maxLength": 2000,
-                    "description": "What to look for, in plain language (trimmed; 1-2,000 characters).",
+                    "maxLength": QUERY_MAX_LENGTH,
+                    "description": (
+                        f"What to look for, in plain language (trimmed; 1-{QUERY_MAX_LENGTH:,} characters)."
+                    ),
                 },
                 "top_k": {
                     "type": "integer",
@@ -170,17 +167,20 @@ register(
                 "types": {
                     "type": "array",
                     "uniqueItems": True,
-                    "items": {"type": "string", "enum": KINDS},
+                    "items": {"type": "string", "enum": Memory.Kind.values},
                     "default": [],
                     "description": "Only these kinds of memory; empty means all.",
                 },
                 "tags": {
                     "type": "array",
-                    "maxItems": 50,
+                    "maxItems": TAGS_MAX,
                     "uniqueItems": True,
-                    "items": {"type": "string", "minLength": 1, "maxLength": 100},
+                    "items": {"type": "string", "minLength": 1, "maxLength": TAG_MAX_LENGTH},
                     "default": [],
-                    "description": "Only memories carrying all of these tags (up to 50, 1-100 characters).",
+                    "description": (
+                        f"Only memories carrying all of these tags (up to {TAGS_MAX}, "
+                        f"1-{TAG_MAX_LENGTH} characters)."
+                    ),
                 },
                 "expand_entities": {
                     "type": "boolean",
@@ -222,7 +222,7 @@ def _answer(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         request=RecallRequest(
             query=args["question"],
             top_k=args["top_k"],
-            at=_when(args.get("at")),
+            at=args.get("at"),
             session_id=args.get("session_id"),
         ),
     )
@@ -306,9 +306,6 @@ register(
 )
 
 
-REASON_CODES = ["duplicate", "incorrect", "private", "outdated", "other"]
-
-
 def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     job = remember(caller=caller, content=args["content"], session_id=args.get("session_id"))
     return {"job_id": str(job.id), "status": job.status}
@@ -330,8 +327,11 @@ register(
                 "content": {
                     "type": "string",
                     "minLength": 1,
-                    "maxLength": 100_000,
-                    "description": "What to remember, in plain language (trimmed; 1-100,000 characters).",
+                    "maxLength": settings.REMEMBER_MAX_CHARS,
+                    "description": (
+                        "What to remember, in plain language "
+                        f"(trimmed; 1-{settings.REMEMBER_MAX_CHARS:,} characters)."
+                    ),
                 },
                 "session_id": {**UUID, "description": "Optional conversation/session id to group saves."},
             },
@@ -351,7 +351,7 @@ register(
 
 
 def _forget(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    memory_id = args["memory_id"]
+    memory_id: uuid.UUID = args["memory_id"]
     if args["hard"]:
         receipt = memory_hard_delete(
             owner=caller.user,
@@ -362,7 +362,8 @@ def _forget(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         )
         return {
             "action": "hard_deleted",
-            "memory_id": memory_id,
+            # The canonical spelling, whatever letter case the caller sent.
+            "memory_id": str(memory_id),
             "message": "The memory and everything derived from it were permanently deleted.",
             "receipt": receipt,
         }
@@ -375,7 +376,7 @@ def _forget(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     )
     return {
         "action": "suppressed",
-        "memory_id": memory_id,
+        "memory_id": str(memory_id),
         "message": (
             "The memory is hidden from recall and answers; the user can restore it from the dashboard."
         ),
@@ -396,7 +397,11 @@ register(
             "properties": {
                 "memory_id": {**UUID, "description": "The id of a memory, as returned by recall."},
                 "hard": {"type": "boolean", "default": False, "description": "Permanent deletion."},
-                "reason_code": {"type": "string", "enum": REASON_CODES, "default": "other"},
+                "reason_code": {
+                    "type": "string",
+                    "enum": Memory.SuppressReason.for_callers(),
+                    "default": Memory.SuppressReason.OTHER.value,
+                },
             },
         },
         output_schema={

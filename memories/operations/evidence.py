@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from accounts.caller import SCOPE_READ, Caller
+from memories.limits import QUERY_MAX_LENGTH
 from memories.models import Entity
 from memories.operations.core import AT
 from memories.operations.registry import Operation, register
@@ -42,8 +43,10 @@ NULLABLE_TIME = {"type": ["string", "null"], "format": "date-time"}
 QUERY = {
     "type": "string",
     "minLength": 1,
-    "maxLength": 2000,
-    "description": "What to look for, in plain language or a name (trimmed; 1-2,000 characters).",
+    "maxLength": QUERY_MAX_LENGTH,
+    "description": (
+        f"What to look for, in plain language or a name (trimmed; 1-{QUERY_MAX_LENGTH:,} characters)."
+    ),
 }
 
 
@@ -59,7 +62,7 @@ K = {
 EVIDENCE_AT = {
     **AT,
     "description": (
-        "Evaluation time, ISO 8601 with an offset: the facts that held then, as the service knew them "
+        "Evaluation time, RFC 3339 with an offset: the facts that held then, as the service knew them "
         "then, and only the claims recorded by then. Default: now (the current view)."
     ),
 }
@@ -286,11 +289,6 @@ def _input_schema(**extra: Any) -> dict[str, Any]:
     }
 
 
-def _when(value: str | None) -> datetime | None:
-    # The validator has already checked the format and that it carries an offset.
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
-
-
 def _validity(*, at: datetime | None, now: datetime) -> dict[str, Any]:
     moment = at or now
     return {
@@ -378,7 +376,7 @@ def _envelope(grain: str, result: selectors.EvidenceResult, **items: Any) -> dic
 def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     space = space_for_caller(caller=caller)
     result = selectors.fact_search(
-        owner=caller.user, space=space, query=args["query"], k=args["k"], at=_when(args.get("at"))
+        owner=caller.user, space=space, query=args["query"], k=args["k"], at=args.get("at")
     )
     facts = _facts_part(result)
     return _envelope("fact", result, facts=facts, total=len(facts))
@@ -387,7 +385,7 @@ def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
 def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     space = space_for_caller(caller=caller)
     result = selectors.claim_search(
-        owner=caller.user, space=space, query=args["query"], k=args["k"], at=_when(args.get("at"))
+        owner=caller.user, space=space, query=args["query"], k=args["k"], at=args.get("at")
     )
     claims = _claims_part(result, caller)
     return _envelope("evidence", result, claims=claims, total=len(claims))
@@ -396,7 +394,7 @@ def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
 def _combined_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     space = space_for_caller(caller=caller)
     result = selectors.evidence_search(
-        owner=caller.user, space=space, query=args["query"], k=args["k"], at=_when(args.get("at"))
+        owner=caller.user, space=space, query=args["query"], k=args["k"], at=args.get("at")
     )
     return _envelope("composite", result, facts=_facts_part(result), claims=_claims_part(result, caller))
 

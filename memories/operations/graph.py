@@ -6,11 +6,11 @@ one service or selector, render.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
-from memories.models import Entity, Relation
+from memories.limits import ENTITY_NAME_MAX_LENGTH
+from memories.models import Entity, Memory, Relation
 from memories.operations.registry import Operation, ResourceDef, ResourceReader, register, register_resource
 from memories.operations.schemas import UUID, clocks_schema
 from memories.representations import RELATION_CLOCKS, entity_ref, relation_dict, space_ref
@@ -36,9 +36,10 @@ RELATION_TYPES = list(Relation.Type.values)
 ENTITY_NAME = {
     "type": "string",
     "minLength": 1,
-    "maxLength": 200,
+    "maxLength": ENTITY_NAME_MAX_LENGTH,
     "description": (
-        "An entity's name as people write it (trimmed; 1-200 characters); case and accents are ignored."
+        f"An entity's name as people write it (trimmed; 1-{ENTITY_NAME_MAX_LENGTH} characters); case and "
+        "accents are ignored."
     ),
 }
 
@@ -81,7 +82,7 @@ MEMORY: dict[str, Any] = {
     "properties": {
         "id": UUID,
         "content": {"type": "string"},
-        "kind": {"type": "string", "enum": ["fact", "episode", "foresight"]},
+        "kind": {"type": "string", "enum": Memory.Kind.values},
         "category": {"type": ["string", "null"]},
         "status": {"type": "string"},
         "clocks": clocks_schema(),
@@ -125,17 +126,12 @@ RELATION: dict[str, Any] = {
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}
 
 
-def _when(value: str | None) -> datetime | None:
-    # The validator has already checked the format and the offset.
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
-
-
 # --- get_context ---------------------------------------------------------------------------
 
 
 def _get_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     space = space_for_caller(caller=caller)
-    return entity_context(owner=caller.user, space=space, name=args["entity_name"], at=_when(args.get("at")))
+    return entity_context(owner=caller.user, space=space, name=args["entity_name"], at=args.get("at"))
 
 
 register(
@@ -158,7 +154,7 @@ register(
                     "type": "string",
                     "format": "date-time",
                     "description": (
-                        "Evaluation time, ISO 8601 with an offset: the memories and relations that "
+                        "Evaluation time, RFC 3339 with an offset: the memories and relations that "
                         "held then in the world, as the service knows it now. Default: now (current "
                         "only)."
                     ),
@@ -275,7 +271,7 @@ def _relate(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         relation_type=args["relation_type"],
         source_type=args.get("source_type"),
         target_type=args.get("target_type"),
-        valid_from=_when(args.get("valid_from")),
+        valid_from=args.get("valid_from"),
     )
     relation = relation_get_with_evidence(
         owner=caller.user, space=result.relation.space, relation_id=result.relation.id
@@ -308,8 +304,14 @@ register(
             "additionalProperties": False,
             "required": ["source", "target", "relation_type"],
             "properties": {
-                "source": {**ENTITY_NAME, "description": "The subject's name (1-200 characters)."},
-                "target": {**ENTITY_NAME, "description": "The object's name (1-200 characters)."},
+                "source": {
+                    **ENTITY_NAME,
+                    "description": f"The subject's name (1-{ENTITY_NAME_MAX_LENGTH} characters).",
+                },
+                "target": {
+                    **ENTITY_NAME,
+                    "description": f"The object's name (1-{ENTITY_NAME_MAX_LENGTH} characters).",
+                },
                 "relation_type": {"type": "string", "enum": RELATION_TYPES},
                 "source_type": {
                     "type": "string",
@@ -324,7 +326,7 @@ register(
                 "valid_from": {
                     "type": "string",
                     "format": "date-time",
-                    "description": "Since when it holds in the world (ISO 8601 with an offset), if known.",
+                    "description": "Since when it holds in the world (RFC 3339 with an offset), if known.",
                 },
             },
         },

@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import uuid
-from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
 from memories.errors import AppError
+from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH, TITLE_MAX_LENGTH
 from memories.models import Job, Source, Space
 from memories.operations.registry import Operation, register
 from memories.operations.schemas import NULLABLE_TIME, UUID
@@ -60,11 +59,6 @@ JOB_STATUSES = [*Job.Status.values, "not_found"]
 
 def _base64_length(size: int) -> int:
     return 4 * ((size + 2) // 3)
-
-
-def _when(value: str | None) -> datetime | None:
-    # The validator has already checked the format and the offset.
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
 
 def _too_large(field: str) -> AppError:
@@ -198,7 +192,7 @@ def _ingest(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         source_kind=source_kind,
         source_ref=source_ref,
         versioning_mode=args["versioning_mode"],
-        source_modified_at=_when(args.get("source_modified_at")),
+        source_modified_at=args.get("source_modified_at"),
         title=title,
     )
     if created:
@@ -272,22 +266,27 @@ register(
                         "and anything else is read as text/plain (declare text/html or text/markdown)."
                     ),
                 },
-                "title": {"type": "string", "minLength": 1, "maxLength": 300, "description": "A title."},
+                "title": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": TITLE_MAX_LENGTH,
+                    "description": "A title.",
+                },
                 "source_kind": {
                     "type": "string",
                     "minLength": 1,
-                    "maxLength": 50,
+                    "maxLength": SOURCE_KIND_MAX_LENGTH,
                     "description": "Where the document lives (gdrive, notion, url, ...); needs source_ref.",
                 },
                 "source_ref": {
                     "type": "string",
                     "minLength": 1,
-                    "maxLength": 500,
+                    "maxLength": SOURCE_REF_MAX_LENGTH,
                     "description": "The document's id or URL there; needs source_kind.",
                 },
                 "versioning_mode": {
                     "type": "string",
-                    "enum": [m.value for m in Source.VersioningMode],
+                    "enum": Source.VersioningMode.values,
                     "default": Source.VersioningMode.SNAPSHOT.value,
                     "description": (
                         "snapshot (default): each version stands on its own. living: the newest version "
@@ -299,7 +298,7 @@ register(
                     "type": "string",
                     "format": "date-time",
                     "description": (
-                        "When the document was last changed at its source (ISO 8601 with an offset); "
+                        "When the document was last changed at its source (RFC 3339 with an offset); "
                         "relative dates in it resolve against this."
                     ),
                 },
@@ -364,14 +363,6 @@ register(
 
 
 # --- pipeline_readiness ------------------------------------------------------------------
-
-
-def _job_ids(raw: list[str]) -> list[uuid.UUID]:
-    ids = [uuid.UUID(value) for value in raw]
-    # The schema compares strings; the same id in another letter case is still the same job.
-    if len(set(ids)) != len(ids):
-        raise AppError("duplicate_items", "job_ids has duplicate values.", details={"field": "job_ids"})
-    return ids
 
 
 def _next_step(item: JobReadiness, *, in_current_space: bool) -> str:
@@ -448,8 +439,8 @@ def _readiness_dict(item: JobReadiness, *, current_space: Space) -> dict[str, An
 
 
 def _pipeline_readiness(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    job_ids = _job_ids(args["job_ids"])
-    items = job_readiness_list(owner=caller.user, job_ids=job_ids)
+    # Typed and unique by the validator: the same id in another letter case is a duplicate there.
+    items = job_readiness_list(owner=caller.user, job_ids=args["job_ids"])
     current_space = space_for_caller(caller=caller)
     jobs = [_readiness_dict(item, current_space=current_space) for item in items]
     waiting = [item for item in items if not item.stop_polling]

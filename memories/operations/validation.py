@@ -4,15 +4,21 @@ Rules beyond JSON Schema's defaults, because agents send sloppy JSON:
 - `true`/`false` are never integers or numbers (Python's bool is an int);
 - strings are trimmed before length checks (and stored trimmed);
 - unknown keys are rejected (`additionalProperties: false` on every schema);
-- `uuid` and `date-time` formats are enforced (a date-time needs an offset);
+- `uuid` and `date-time` formats are enforced strictly (memories.parsing: the canonical
+  8-4-4-4-12 form; RFC 3339 with an offset);
 - nothing is coerced: "5" is not 5.
+
+What comes back is typed: every string validated as `uuid` is a `uuid.UUID` and every
+`date-time` an aware `datetime` (inside arrays and objects too), so no handler parses a
+string the validator has already read. Two spellings of one value (an id in upper and lower
+case, one instant at two offsets) are the same value, so `uniqueItems` is checked again on
+the typed values.
 """
 
 from __future__ import annotations
 
 import copy
-import uuid
-from datetime import datetime
+from collections.abc import Callable
 from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
@@ -20,26 +26,27 @@ from jsonschema import ValidationError as SchemaError
 from jsonschema.validators import extend
 
 from memories.errors import AppError
+from memories.parsing import DATE_TIME_EXPECTED, UUID_EXPECTED, parse_datetime, parse_uuid
+
+# What a string of each format becomes once validated, and how a caller is told to write it.
+PARSERS: dict[str, Callable[[str], Any]] = {"uuid": parse_uuid, "date-time": parse_datetime}
+_EXPECTED = {"uuid": UUID_EXPECTED, "date-time": DATE_TIME_EXPECTED}
 
 _format_checker = FormatChecker(formats=())
 
 
-@_format_checker.checks("uuid", raises=ValueError)
-def _is_uuid(value: object) -> bool:
-    if not isinstance(value, str):
+def _checks(parse: Callable[[str], Any]) -> Callable[[object], bool]:
+    def check(value: object) -> bool:
+        # A non-string is the type check's to report, not the format's.
+        if isinstance(value, str):
+            parse(value)
         return True
-    uuid.UUID(value)
-    return True
+
+    return check
 
 
-@_format_checker.checks("date-time", raises=ValueError)
-def _is_datetime(value: object) -> bool:
-    if not isinstance(value, str):
-        return True
-    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    if parsed.tzinfo is None:
-        raise ValueError("a date-time needs a timezone offset, e.g. 2024-05-08T14:00:00+02:00")
-    return True
+for _format, _parse in PARSERS.items():
+    _format_checker.checks(_format, raises=ValueError)(_checks(_parse))
 
 
 def _is_integer(checker: Any, instance: object) -> bool:
@@ -143,13 +150,14 @@ def _as_app_error(error: SchemaError) -> AppError:
             agent_action=f"send {field} within its limits",
         )
     if validator == "uniqueItems":
-        return AppError("duplicate_items", f"{field} has duplicate values.", details={"field": field})
+        return _duplicates(field)
     if validator == "format":
+        expected = _EXPECTED.get(str(error.validator_value), str(error.validator_value))
         return AppError(
             "invalid_format",
-            f"{field} is not a valid {error.validator_value}.",
+            f"{field} is not a valid {error.validator_value}: expected {expected}.",
             details={"field": field, "format": error.validator_value},
-            agent_action=f"send {field} as {error.validator_value}",
+            agent_action=f"send {field} as {expected}",
         )
     if validator == "enum":
         allowed = list(error.validator_value)
@@ -168,8 +176,37 @@ def _apply_defaults(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[s
     return arguments
 
 
+def _duplicates(path: str) -> AppError:
+    return AppError("duplicate_items", f"{path} has duplicate values.", details={"field": path})
+
+
+def _typed(schema: dict[str, Any], value: Any, path: str) -> Any:
+    """`value` (already valid against `schema`) with its uuid and date-time strings parsed."""
+    if isinstance(value, str):
+        parse = PARSERS.get(schema.get("format", ""))
+        return parse(value) if parse is not None else value
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        return {
+            key: _typed(properties.get(key, {}), item, f"{path}.{key}" if path else key)
+            for key, item in value.items()
+        }
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        items = schema["items"]
+        typed = [_typed(items, item, f"{path}.{index}") for index, item in enumerate(value)]
+        # The schema compared the strings; "ABC..." and "abc..." are still one id.
+        if schema.get("uniqueItems") and items.get("format") in PARSERS and len(set(typed)) != len(typed):
+            raise _duplicates(path)
+        return typed
+    return value
+
+
 def validate_arguments(schema: dict[str, Any], arguments: object) -> dict[str, Any]:
-    """Trimmed, validated arguments with schema defaults filled in, or an AppError."""
+    """Trimmed, validated, typed arguments with schema defaults filled in, or an AppError.
+
+    Strings of `format: uuid` come back as `uuid.UUID`, of `format: date-time` as aware
+    `datetime`; everything else as sent (trimmed).
+    """
     if not isinstance(arguments, dict):
         raise AppError("invalid_arguments", "The arguments must be a JSON object.")
     bad = bad_character(arguments)
@@ -190,11 +227,33 @@ def validate_arguments(schema: dict[str, Any], arguments: object) -> dict[str, A
     )
     if found:
         raise _as_app_error(found[0])
-    return _apply_defaults(schema, trimmed)
+    typed: dict[str, Any] = _typed(schema, _apply_defaults(schema, trimmed), "")
+    return typed
+
+
+def _typed_formats(schema: Any) -> int:
+    # The formats `_typed` reaches: through `properties` and `items`, nothing else.
+    if not isinstance(schema, dict):
+        return 0
+    here = 1 if schema.get("format") in PARSERS else 0
+    below = sum(_typed_formats(spec) for spec in schema.get("properties", {}).values())
+    return here + below + _typed_formats(schema.get("items"))
+
+
+def _all_formats(node: Any) -> int:
+    if isinstance(node, dict):
+        here = 1 if isinstance(node.get("format"), str) and node["format"] in PARSERS else 0
+        return here + sum(_all_formats(value) for value in node.values())
+    if isinstance(node, list):
+        return sum(_all_formats(value) for value in node)
+    return 0
 
 
 def check_schema(schema: dict[str, Any]) -> None:
-    """Fail at import time on a malformed schema or one that admits unknown keys."""
+    """Fail at import time on a malformed schema, one that admits unknown keys, or one with a
+    uuid / date-time that validation would hand on untyped (under anyOf, $defs ...)."""
     StrictValidator.check_schema(schema)
     if schema.get("type") != "object" or schema.get("additionalProperties") is not False:
         raise ValueError("operation input schemas must be objects with additionalProperties: false")
+    if _all_formats(schema) != _typed_formats(schema):
+        raise ValueError("uuid and date-time formats must sit under properties or items to be typed")

@@ -14,23 +14,15 @@ from typing import Any
 
 from django.conf import settings
 
+from memories.models import Entity, Memory
 from memories.outbound import post_json
 from memories.pipeline.extract import Candidate, extract
 
 logger = logging.getLogger(__name__)
 
-KINDS = {"fact", "episode", "foresight"}
-ENTITY_TYPES = {
-    "Person",
-    "Organization",
-    "Product",
-    "Amount",
-    "Date",
-    "Location",
-    "Concept",
-    "Decision",
-    "Action",
-}
+# What a model's answer may use: exactly what the columns accept.
+KINDS = frozenset(Memory.Kind.values)
+ENTITY_TYPES = frozenset(Entity.Type.values)
 
 SYSTEM_PROMPT = """You turn text a user saved into memories for a long-term memory service.
 Answer with JSON only: {"memories": [{"content": str, "kind": "fact"|"episode"|"foresight",

@@ -25,7 +25,6 @@ from memories.errors import AppError
 from memories.models import Evidence, Job, Memory, Space
 from memories.selectors.as_of import memory_visible, superseded_q
 from memories.selectors.memories import _memories
-from memories.selectors.spaces import as_uuid
 
 JOB_NOT_FOUND = "job_not_found"
 
@@ -57,10 +56,9 @@ def job_list(*, owner: User, status: str | None = None) -> QuerySet[Job]:
     return qs.order_by("-created_at", "-id")
 
 
-def job_get(*, owner: User, job_id: Any) -> Job:
+def job_get(*, owner: User, job_id: uuid.UUID) -> Job:
     """One of the owner's jobs. Raises `job_not_found` for an unknown id or another account's job."""
-    job_uuid = as_uuid(job_id)
-    job = _jobs(owner=owner).filter(id=job_uuid).first() if job_uuid is not None else None
+    job = _jobs(owner=owner).filter(id=job_id).first()
     if job is None:
         raise job_not_found()
     return job

@@ -10,7 +10,6 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from django.db.models import Count, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Substr
@@ -19,7 +18,7 @@ from accounts.models import User
 from memories import errors
 from memories.models import Entity, Evidence, Memory, Space
 from memories.selectors.as_of import View, held_q, started_q, superseded_q
-from memories.selectors.spaces import as_uuid, space_not_found
+from memories.selectors.spaces import space_not_found
 
 
 def memory_list(*, owner: User, status: str | None = Memory.Status.ACTIVE) -> QuerySet[Memory]:
@@ -86,7 +85,7 @@ def memory_search_list(
     tags: list[str] | None = None,
     status: str = Memory.Status.ACTIVE,
     pinned: bool | None = None,
-    space_id: Any = None,
+    space_id: uuid.UUID | None = None,
     recorded_from: datetime | None = None,
     recorded_to: datetime | None = None,
     occurred_from: datetime | None = None,
@@ -118,10 +117,9 @@ def memory_search_list(
     if pinned is not None:
         qs = qs.filter(pinned=pinned)
     if space_id is not None:
-        space_uuid = as_uuid(space_id)
-        if space_uuid is None or not Space.objects.filter(owner=owner, id=space_uuid).exists():
+        if not Space.objects.filter(owner=owner, id=space_id).exists():
             raise space_not_found()
-        qs = qs.filter(space_id=space_uuid)
+        qs = qs.filter(space_id=space_id)
     if recorded_from is not None or recorded_to is not None:
         qs = qs.filter(_range("recorded_at", recorded_from, recorded_to))
     if occurred_from is not None or occurred_to is not None:
@@ -137,29 +135,26 @@ def memory_search_list(
     return qs.order_by("-recorded_at", "-id")
 
 
-def memory_get(*, owner: User, memory_id: Any) -> Memory:
+def memory_get(*, owner: User, memory_id: uuid.UUID) -> Memory:
     """One of the owner's memories, whatever its status, with its evidence and source excerpt.
 
     Raises `memory_not_found` for an unknown id and for another account's memory.
     """
-    memory_uuid = as_uuid(memory_id)
-    memory = None
-    if memory_uuid is not None:
-        memory = (
-            _memories(owner=owner)
-            .prefetch_related(
-                Prefetch(
-                    "evidence",
-                    queryset=Evidence.objects.filter(owner=owner).order_by("recorded_at", "id"),
-                )
+    memory = (
+        _memories(owner=owner)
+        .prefetch_related(
+            Prefetch(
+                "evidence",
+                queryset=Evidence.objects.filter(owner=owner).order_by("recorded_at", "id"),
             )
-            .annotate(
-                source_excerpt=Substr("source__content", 1, SOURCE_EXCERPT_CHARS),
-                source_purged_at=F("source__purged_at"),
-            )
-            .filter(id=memory_uuid)
-            .first()
         )
+        .annotate(
+            source_excerpt=Substr("source__content", 1, SOURCE_EXCERPT_CHARS),
+            source_purged_at=F("source__purged_at"),
+        )
+        .filter(id=memory_id)
+        .first()
+    )
     if memory is None:
         raise errors.memory_not_found()
     return memory

@@ -48,15 +48,6 @@ def space_not_found() -> AppError:
     )
 
 
-def as_uuid(value: Any) -> uuid.UUID | None:
-    if isinstance(value, uuid.UUID):
-        return value
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        return None
-
-
 def _spaces_with_counts(*, owner: User) -> QuerySet[Space]:
     # Every memory stored in the space, whatever its status: the number a delete
     # of the space would move or destroy.
@@ -77,10 +68,9 @@ def space_list_with_counts(*, owner: User) -> QuerySet[Space]:
     return _spaces_with_counts(owner=owner).order_by("-is_default", "name")
 
 
-def space_get(*, owner: User, space_id: Any) -> Space:
+def space_get(*, owner: User, space_id: uuid.UUID) -> Space:
     """One of the owner's spaces with `memory_count`. Raises `space_not_found` otherwise."""
-    space_uuid = as_uuid(space_id)
-    space = _spaces_with_counts(owner=owner).filter(id=space_uuid).first() if space_uuid is not None else None
+    space = _spaces_with_counts(owner=owner).filter(id=space_id).first()
     if space is None:
         raise space_not_found()
     return space

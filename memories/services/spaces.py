@@ -18,6 +18,7 @@ from accounts.caller import Caller
 from accounts.models import User
 from memories import errors
 from memories.errors import AppError
+from memories.limits import SPACE_NAME_MAX_LENGTH
 from memories.models import AuditEvent, Entity, GrantSpace, Job, Memory, Relation, Source, Space
 from memories.selectors.spaces import grant_space_id, space_not_found
 from memories.services.audit import audit_record
@@ -43,8 +44,10 @@ def space_create_default(*, owner: User) -> Space:
 def space_create(*, owner: User, name: str) -> Space:
     """Create another space for `owner`; names are unique per owner."""
     name = name.strip()
-    if not name or len(name) > 100:
-        raise errors.AppError("invalid_space_name", "A space name has 1 to 100 characters.")
+    if not name or len(name) > SPACE_NAME_MAX_LENGTH:
+        raise errors.AppError(
+            "invalid_space_name", f"A space name has 1 to {SPACE_NAME_MAX_LENGTH} characters."
+        )
     try:
         with transaction.atomic():
             space = Space.objects.create(owner=owner, name=name)
@@ -102,9 +105,6 @@ SPACE_NAME_TAKEN = "space_name_taken"
 
 
 INVALID_SPACE_NAME = "invalid_space_name"
-
-
-SPACE_NAME_MAX_LENGTH = 100
 
 
 MEMORIES_MOVE = "move"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -30,6 +32,16 @@ class TestTokenApi:
         agent.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
         assert agent.get("/api/v1/memories").status_code == 200
         assert agent.post("/api/v1/memories", {"content": "x"}, format="json").status_code == 403
+
+    def test_it_stores_the_expiry_as_the_instant_it_names(self, alice):
+        response = _session(alice).post(
+            "/api/v1/tokens",
+            {"name": "trip", "scopes": ["memory:read"], "expires_at": "2099-01-01t01:00:00+01:00"},
+            format="json",
+        )
+        assert response.status_code == 201, response.json()
+        token = PersonalAccessToken.objects.get(id=response.json()["id"])
+        assert token.expires_at == datetime(2099, 1, 1, tzinfo=UTC)
 
     def test_it_revokes_and_the_token_stops_working(self, alice):
         created = _session(alice).post(
@@ -60,6 +72,11 @@ class TestTokenApi:
                 {"name": "x", "scopes": ["memory:read"], "expires_at": "2001-01-01T00:00:00Z"},
                 "invalid_expiry",
             ),
+            (
+                {"name": "x", "scopes": ["memory:read"], "expires_at": "2099-01-01T00:00+01:00"},
+                "invalid_format",
+            ),
+            ({"name": "x" * 101, "scopes": ["memory:read"]}, "value_too_long"),
         ],
     )
     def test_it_validates_and_stores_nothing(self, alice, body, code):

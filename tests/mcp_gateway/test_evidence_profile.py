@@ -215,6 +215,23 @@ def test_a_later_source_that_contradicts_a_fact_is_recorded_as_contradicting_evi
     assert earlier["claims"][0]["contradicts"] == []
 
 
+def test_at_in_utc_and_at_an_equivalent_offset_answer_alike(asgi_server, alice):
+    token = agent_token(alice, asgi_server, "Clock Agent")
+    remember(asgi_server, token, "I live in Paris.")
+    before_the_move = timezone.now()
+    remember(asgi_server, token, "I live in Berlin.")
+    in_utc = before_the_move.strftime("%Y-%m-%dT%H:%M:%S.%fz")
+    east = (before_the_move + timedelta(hours=5, minutes=45)).strftime("%Y-%m-%dT%H:%M:%S.%f") + "+05:45"
+    for tool in CONTEXT_TOOLS:
+        utc = ok(asgi_server, token, tool, {"query": "where do I live", "at": in_utc})
+        kathmandu = ok(asgi_server, token, tool, {"query": "where do I live", "at": east})
+        # Only what held and was said before the move: Paris as the fact, Paris's save as the claim.
+        assert {item.get("content") or item["excerpt"] for item in items(utc)} == {"I live in Paris."}, tool
+        assert items(kathmandu) == items(utc), tool
+        for clock in ("at", "world_time", "system_time"):
+            assert parsed(kathmandu["validity"][clock]) == parsed(utc["validity"][clock]) == before_the_move
+
+
 def test_combined_context_keeps_facts_and_claims_in_separate_fields(asgi_server, alice):
     token = agent_token(alice, asgi_server, "Notes Agent")
     remember(asgi_server, token, "I live in Paris.")
@@ -551,6 +568,8 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
         ({"query": "tea", "top_k": 5}, "unknown_field"),
         ({"query": "tea", "at": "yesterday"}, "invalid_format"),
         ({"query": "tea", "at": "2024-05-08T14:00:00"}, "invalid_format"),
+        ({"query": "tea", "at": "20240508T140000+0200"}, "invalid_format"),
+        ({"query": "tea", "at": "2024-05-08T14:00+02:00"}, "invalid_format"),
         ({"query": "tea", "at": 1715176800}, "wrong_type"),
         ({"query": "   "}, "value_too_short"),
         ({"query": ""}, "value_too_short"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -446,6 +446,41 @@ def test_switch_space_moves_one_grant_and_later_calls_use_it(asgi_server, alice)
     assert all("Malia" not in m["content"] for m in after)
 
 
+def test_it_reads_ids_and_times_in_every_spelling_the_contracts_allow(asgi_server, alice):
+    space_create_default(owner=alice)
+    work = space_create(owner=alice, name="Work")
+    token = rpc.pat_token(alice)
+    url = graph_url(asgi_server)
+
+    switched = ok(url, token, "switch_space", {"space_id": str(work.id).upper()})
+    assert switched["current"] == {"id": str(work.id), "name": "Work"} and switched["changed"] is True
+
+    # Lower-case t and an offset: stored as the instant they name.
+    initech = ok(
+        url,
+        token,
+        "relate",
+        {
+            "source": "Ana",
+            "target": "Initech",
+            "relation_type": "works_at",
+            "valid_from": "2019-03-01t02:00:00+02:00",
+        },
+    )
+    assert Relation.objects.get(id=initech["relation"]["id"]).valid_from == datetime(2019, 3, 1, tzinfo=UTC)
+    between = datetime.now(UTC)
+    ok(url, token, "relate", {"source": "Ana", "target": "Acme", "relation_type": "works_at"})
+
+    in_utc = ok(
+        url, token, "get_context", {"entity_name": "Ana", "at": between.strftime("%Y-%m-%dT%H:%M:%S.%fz")}
+    )
+    west = (between - timedelta(hours=7)).strftime("%Y-%m-%dT%H:%M:%S.%f") + "-07:00"
+    in_the_west = ok(url, token, "get_context", {"entity_name": "Ana", "at": west})
+    assert [r["other"]["name"] for r in in_utc["relations"]] == ["Initech"]
+    assert in_the_west["relations"] == in_utc["relations"]
+    assert datetime.fromisoformat(in_the_west["at"]) == datetime.fromisoformat(in_utc["at"]) == between
+
+
 @pytest.fixture(params=["oauth", "pat"])
 def charlie_token(request, asgi_server, charlie) -> str:
     if request.param == "oauth":
@@ -698,6 +733,8 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
     ("get_context", {"entity_name": 7}, "wrong_type"),
     ("get_context", {"entity_name": "x" * 201}, "value_too_long"),
     ("get_context", {"entity_name": "Alice", "at": "yesterday"}, "invalid_format"),
+    ("get_context", {"entity_name": "Alice", "at": "20240508T140000+0200"}, "invalid_format"),
+    ("get_context", {"entity_name": "Alice", "at": "2024-05-08T14:00+02:00"}, "invalid_format"),
     ("list_entities", {"type": "Planet"}, "invalid_value"),
     ("list_entities", {"limit": 0}, "value_out_of_range"),
     ("list_entities", {"limit": 201}, "value_out_of_range"),
@@ -707,6 +744,8 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
     ("list_entities", {"space_id": str(uuid.uuid4())}, "unknown_field"),
     ("switch_space", {}, "missing_field"),
     ("switch_space", {"space_id": "not-a-uuid"}, "invalid_format"),
+    ("switch_space", {"space_id": f"urn:uuid:{uuid.uuid4()}"}, "invalid_format"),
+    ("switch_space", {"space_id": f"{{{uuid.uuid4()}}}"}, "invalid_format"),
     ("switch_space", {"space_id": 42}, "wrong_type"),
     ("switch_space", {"space_id": str(uuid.uuid4()), "persist": True}, "unknown_field"),
 ]

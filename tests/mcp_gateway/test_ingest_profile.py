@@ -15,6 +15,7 @@ import os
 import socket
 import time
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -381,6 +382,24 @@ def test_it_reports_remember_jobs_and_unknown_ids_in_the_order_asked(asgi_server
     assert answer["stop_polling"] is True and answer["done"] is False
 
 
+def test_it_reads_source_modified_at_and_job_ids_in_every_spelling_the_contracts_allow(asgi_server, alice):
+    token = rpc.pat_token(alice)
+    url = ingest_url(asgi_server)
+    ingested = ok(
+        url,
+        token,
+        "ingest",
+        {"content": "The roof was repaired last week.", "source_modified_at": "2024-05-01t11:00:00+02:00"},
+    )
+    source = Source.objects.get(id=ingested["version"]["source_id"])
+    assert source.source_modified_at == datetime(2024, 5, 1, 9, tzinfo=UTC)
+    wait_for_job(ingested["job_id"])
+    # The same job in capitals is the same job, answered under its canonical id.
+    answer = readiness(url, token, [ingested["job_id"].upper()])
+    (job,) = answer["jobs"]
+    assert job["job_id"] == ingested["job_id"] and job["status"] == "succeeded"
+
+
 # === tenancy ===========================================================================
 
 
@@ -440,6 +459,8 @@ PDF = build_pdf(["A page of text."])
         ({"content": "Fine text.", "source_kind": "drive", "source_ref": "r" * 501}, "value_too_long"),
         ({"content": "Fine text.", "source_modified_at": "yesterday"}, "invalid_format"),
         ({"content": "Fine text.", "source_modified_at": "2024-05-01T10:00:00"}, "invalid_format"),
+        ({"content": "Fine text.", "source_modified_at": "2024-05-01T10:00+02:00"}, "invalid_format"),
+        ({"content": "Fine text.", "source_modified_at": "20240501T100000+0200"}, "invalid_format"),
         ({}, "missing_field"),
         ({"title": "Only a title"}, "missing_field"),
         ({"content": "Fine text.", "document_base64": "QQ=="}, "conflicting_fields"),
@@ -476,6 +497,8 @@ def test_ingest_refuses_bad_arguments_and_stores_nothing(asgi_server, alice, arg
         ([str(uuid.uuid4()) for _ in range(51)], "value_out_of_range"),
         ("0b0c6c39-5d5c-4a57-8d0a-6e1f1bde0c51", "wrong_type"),
         (["not-a-uuid"], "invalid_format"),
+        (["urn:uuid:0b0c6c39-5d5c-4a57-8d0a-6e1f1bde0c51"], "invalid_format"),
+        (["0b0c6c395d5c4a578d0a6e1f1bde0c51"], "invalid_format"),
         (["0b0c6c39-5d5c-4a57-8d0a-6e1f1bde0c51"] * 2, "duplicate_items"),
         (["0b0c6c39-5d5c-4a57-8d0a-6e1f1bde0c51", "0B0C6C39-5D5C-4A57-8D0A-6E1F1BDE0C51"], "duplicate_items"),
         ([5], "wrong_type"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from memories.models import Job, Memory, Source
@@ -44,6 +46,17 @@ class TestUpload:
             Source.objects.filter(owner=alice).count() == 1 and Job.objects.filter(owner=alice).count() == 1
         )
 
+    def test_it_takes_source_modified_at_as_the_instant_it_names(self, alice):
+        response = _upload(
+            pat_client(alice),
+            "roof.txt",
+            b"The roof was repaired.",
+            source_modified_at="2024-05-01t11:00:00+02:00",
+        )
+        assert response.status_code == 201, response.json()
+        source = Source.objects.get(id=response.json()["source"]["id"])
+        assert source.source_modified_at == datetime(2024, 5, 1, 9, tzinfo=UTC)
+
     def test_a_new_version_of_a_living_source_supersedes_what_it_no_longer_says(self, alice):
         client = pat_client(alice)
         v1 = b"Project Falcon launches in May.\n\nThe project lead is Maya."
@@ -69,6 +82,14 @@ class TestUpload:
             ("a.txt", b"hello", {"versioning_mode": "sometimes"}, "invalid_value", 400),
             ("a.txt", b"hello", {"versioning_mode": "living"}, "source_ref_required", 400),
             ("a.txt", b"hello", {"colour": "blue"}, "unknown_field", 400),
+            ("a.txt", b"hello", {"source_modified_at": "2024-05-01T10:00+02:00"}, "invalid_format", 400),
+            (
+                "a.txt",
+                b"hello",
+                {"space": "urn:uuid:0b0c6c39-5d5c-4a57-8d0a-6e1f1bde0c51"},
+                "invalid_format",
+                400,
+            ),
         ],
     )
     def test_it_rejects_bad_uploads_and_stores_nothing(self, alice, name, data, fields, code, status):

@@ -103,6 +103,34 @@ class TestHardDelete:
         assert response.json()["action"] == "hard_deleted"
         assert _tables_containing(SECRET) == []
 
+    def test_forget_echoes_the_canonical_id_of_an_upper_case_one(self, alice):
+        client = pat_client(alice)
+        memory = Memory.objects.get(job=_remember(client, "I drink oolong every evening."))
+        response = client.post(
+            "/api/v1/operations/forget", {"memory_id": str(memory.id).upper()}, format="json"
+        )
+        assert response.status_code == 200, response.json()
+        assert response.json()["action"] == "suppressed"
+        assert response.json()["memory_id"] == str(memory.id)
+        assert Memory.objects.get(id=memory.id).status == "suppressed"
+
+    @pytest.mark.parametrize("spelling", ["urn:uuid:{}", "{{{}}}"])
+    def test_forget_refuses_a_non_canonical_id_and_changes_nothing(self, alice, spelling):
+        client = pat_client(alice)
+        memory = Memory.objects.get(job=_remember(client, "I drink oolong at noon."))
+        for hard in (False, True):
+            response = client.post(
+                "/api/v1/operations/forget",
+                {"memory_id": spelling.format(memory.id), "hard": hard},
+                format="json",
+            )
+            assert response.status_code == 400
+            error = error_of(response)
+            assert error["code"] == "invalid_format" and error["retryable"] is False
+            assert error["details"] == {"field": "memory_id", "format": "uuid"}
+        assert Memory.objects.filter(id=memory.id, status="active").exists()
+        assert not AuditEvent.objects.filter(target_id=memory.id).exists()
+
     def test_forget_refuses_an_integer_for_hard(self, alice):
         client = pat_client(alice)
         memory = Memory.objects.get(job=_remember(client, "Keep me"))

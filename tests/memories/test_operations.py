@@ -13,6 +13,7 @@ from tests.helpers import READ, error_of, pat_client
 pytestmark = pytest.mark.django_db
 
 URL = "/api/v1/operations/remember"
+SESSION = "0b0c6c39-5d5c-4a57-8d0a-6e1f1bde0c51"
 
 
 def _nothing_stored() -> bool:
@@ -48,6 +49,9 @@ class TestStrictValidation:
             ({"content": "hi", "agent_id": "someone-else"}, "unknown_field", None),
             ({"content": 42}, "wrong_type", "content"),
             ({"content": "hi", "session_id": "not-a-uuid"}, "invalid_format", "session_id"),
+            ({"content": "hi", "session_id": f"urn:uuid:{SESSION}"}, "invalid_format", "session_id"),
+            ({"content": "hi", "session_id": f"{{{SESSION}}}"}, "invalid_format", "session_id"),
+            ({"content": "hi", "session_id": SESSION.replace("-", "")}, "invalid_format", "session_id"),
         ],
     )
     def test_it_rejects_bad_arguments_and_stores_nothing(self, alice, body, code, field):
@@ -55,6 +59,7 @@ class TestStrictValidation:
         assert response.status_code == 400, response.json()
         error = error_of(response)
         assert error["code"] == code
+        assert error["retryable"] is False
         if field:
             assert error["details"]["field"] == field
         assert _nothing_stored()

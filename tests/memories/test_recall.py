@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import jsonschema
 import pytest
@@ -63,7 +63,10 @@ class TestInputRules:
             ({}, "missing_field", "query"),
             ({"query": "x", "at": "2024-05-08T14:00:00"}, "invalid_format", "at"),
             ({"query": "x", "at": "yesterday"}, "invalid_format", "at"),
+            ({"query": "x", "at": "20240508T140000+0200"}, "invalid_format", "at"),
+            ({"query": "x", "at": "2024-05-08T14:00+02:00"}, "invalid_format", "at"),
             ({"query": "x", "session_id": "not-a-uuid"}, "invalid_format", "session_id"),
+            ({"query": "x", "session_id": f"urn:uuid:{uuid.UUID(int=1)}"}, "invalid_format", "session_id"),
             ({"query": "x", "agent_id": "someone-else"}, "invalid_format", "agent_id"),
             ({"query": "x", "expand_entities": "true"}, "wrong_type", "expand_entities"),
             ({"query": "x", "limit": 5}, "unknown_field", None),
@@ -168,6 +171,18 @@ class TestRecall:
         assert berlin in after and paris not in after
         before_everything = _recall(client, query="Where do I live?", at="2000-01-01T00:00:00+00:00")
         assert before_everything["memories"] == [] and before_everything["at"].startswith("2000-01-01")
+
+    def test_at_in_utc_and_at_an_equivalent_offset_see_the_same_past(self, alice):
+        client = pat_client(alice)
+        (paris,) = _save(client, "I live in Paris.")
+        between = datetime.now(UTC)
+        (berlin,) = _save(client, "I moved to Berlin.")
+        in_utc = _recall(client, query="Where do I live?", at=between.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+        east = between.astimezone(timezone(timedelta(hours=5, minutes=30)))
+        in_india = _recall(client, query="Where do I live?", at=east.isoformat())
+        assert paris in _ids(in_utc) and berlin not in _ids(in_utc)
+        assert _ids(in_india) == _ids(in_utc)
+        assert datetime.fromisoformat(in_india["at"]) == datetime.fromisoformat(in_utc["at"]) == between
 
     def test_suppressed_memories_never_come_back(self, alice):
         client = pat_client(alice)

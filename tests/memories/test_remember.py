@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memories.models import Evidence, Job, Memory
+from memories.models import Evidence, Job, Memory, Source
 from tests.helpers import error_of, oauth_client, pat_client, wait_for_job
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker")]
@@ -59,6 +59,17 @@ class TestRemember:
         (memory,) = body["job"]["memories"]
         assert memory["kind"] == "foresight"
         assert memory["clocks"]["due_at"].startswith("2024-03-08")
+
+    def test_it_takes_occurred_at_as_the_instant_it_names_in_any_rfc_3339_spelling(self, alice):
+        client = pat_client(alice)
+        # Lower-case t and z are RFC 3339 as much as T and Z are.
+        for spelling in ("2024-03-06t23:30:00+09:00", "2024-03-06t14:30:00z"):
+            body = _save(client, content=f"Tomorrow I fly home ({spelling}).", occurred_at=spelling, wait=20)
+            assert body["job"]["status"] == "succeeded", body
+            (memory,) = body["job"]["memories"]
+            assert memory["clocks"]["due_at"].startswith("2024-03-07")
+        stated = set(Source.objects.filter(owner=alice).values_list("refers_to", flat=True))
+        assert stated == {datetime(2024, 3, 6, 14, 30, tzinfo=UTC)}
 
     def test_it_saves_and_verifies_in_one_call_with_tags_and_kind(self, alice):
         body = _save(

@@ -160,6 +160,11 @@ class TestRefusals:
             ({"source_text": "s" * 100_001}, "value_too_long"),
             ({"source_text": 5}, "wrong_type"),
             ({"source_text": "nul \x00 inside"}, "invalid_characters"),
+            ({"occurred_at": "2024-05-08T14:00+02:00"}, "invalid_format"),
+            ({"occurred_at": "20240508T140000+0200"}, "invalid_format"),
+            ({"occurred_at": "2024-05-08T14:00:00"}, "invalid_format"),
+            ({"space": "urn:uuid:0b0c6c39-5d5c-4a57-8d0a-6e1f1bde0c51"}, "invalid_format"),
+            ({"session_id": "0b0c6c395d5c4a578d0a6e1f1bde0c51"}, "invalid_format"),
         ],
     )
     def test_it_refuses_a_bad_value_with_its_stable_code_and_stores_nothing(self, alice, fields, code):

@@ -1,0 +1,36 @@
+"""Limits that several surfaces check (operation schemas, REST schemas, dashboard forms, services).
+
+Each is defined once here and imported everywhere else, so a schema can never promise more than
+the column stores or the form allows. Lengths that protect a column are read from the model
+field itself. The content maximum is a setting (settings.REMEMBER_MAX_CHARS) and is read from
+there; a token's name length belongs to the accounts app (accounts.services.NAME_MAX_LENGTH).
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from memories.models import Entity, Memory, Source, Space
+
+
+def _max_length(model: type[models.Model], name: str) -> int:
+    field = model._meta.get_field(name)
+    # An ArrayField's limit is its items' (a tag's length, not the list's).
+    field = getattr(field, "base_field", field)
+    max_length = getattr(field, "max_length", None)
+    if not isinstance(max_length, int):
+        raise TypeError(f"{model.__name__}.{name} has no max_length")
+    return max_length
+
+
+TAG_MAX_LENGTH = _max_length(Memory, "tags")
+SPACE_NAME_MAX_LENGTH = _max_length(Space, "name")
+ENTITY_NAME_MAX_LENGTH = _max_length(Entity, "name")
+SOURCE_KIND_MAX_LENGTH = _max_length(Source, "source_kind")
+SOURCE_REF_MAX_LENGTH = _max_length(Source, "source_ref")
+TITLE_MAX_LENGTH = _max_length(Source, "title")
+
+# How many tags one save or one search may carry (recall, REST save, the dashboard).
+TAGS_MAX = 50
+# The longest question or search text (recall, the evidence tools, the dashboard's search box).
+QUERY_MAX_LENGTH = 2000

@@ -11,10 +11,16 @@ from django.contrib.auth.forms import BaseUserCreationForm, UserChangeForm
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 
+from accounts.caller import Actor
 from accounts.models import User
 from memories.models import AuditEvent, Entity, Evidence, GrantSpace, Job, Memory, Relation, Source, Space
 from memories.services.memories import memory_restore, memory_suppress
 from memories.services.spaces import space_create_default
+
+
+def _operator(request: HttpRequest, owner: Any) -> Actor:
+    """An operator acting on someone's memories: the owner's data, the operator's name on the row."""
+    return Actor(owner=owner, user=request.user if request.user.is_authenticated else None)
 
 
 @admin.register(Space)
@@ -101,12 +107,7 @@ class MemoryAdmin(admin.ModelAdmin):
     def suppress_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
         count = 0
         for memory in queryset.select_related("owner"):
-            memory_suppress(
-                owner=memory.owner,
-                memory_id=memory.id,
-                reason="operator",
-                actor_user=request.user if request.user.is_authenticated else None,
-            )
+            memory_suppress(actor=_operator(request, memory.owner), memory_id=memory.id, reason="operator")
             count += 1
         self.message_user(request, f"Suppressed {count} memories.", messages.SUCCESS)
 
@@ -114,11 +115,7 @@ class MemoryAdmin(admin.ModelAdmin):
     def restore_selected(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
         count = 0
         for memory in queryset.select_related("owner"):
-            memory_restore(
-                owner=memory.owner,
-                memory_id=memory.id,
-                actor_user=request.user if request.user.is_authenticated else None,
-            )
+            memory_restore(actor=_operator(request, memory.owner), memory_id=memory.id)
             count += 1
         self.message_user(request, f"Restored {count} memories.", messages.SUCCESS)
 

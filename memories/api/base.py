@@ -29,7 +29,7 @@ from accounts.authentication import (
     caller_from_request,
     require_scope,
 )
-from accounts.caller import ALL_SCOPES, Caller
+from accounts.caller import ALL_SCOPES, Actor, Caller
 from memories import errors
 from memories.errors import AppError
 from memories.operations.validation import bad_character
@@ -60,6 +60,11 @@ def request_id_of(request: HttpRequest | Request) -> str:
     request_id = value or uuid.uuid4().hex
     raw.request_id = request_id  # type: ignore[attr-defined]
     return request_id
+
+
+def session_actor(request: HttpRequest) -> Actor:
+    """The signed-in person of a dashboard page, acting on their own data."""
+    return Actor.owner_acting(request.user, request_id_of(request))  # type: ignore[arg-type]
 
 
 def error_response(error: AppError, request_id: str, headers: dict[str, str] | None = None) -> Response:
@@ -185,6 +190,11 @@ class ApiView(APIView):
                 agent_action="ask the user to manage tokens in the dashboard",
             )
         self.caller = caller
+
+    @property
+    def actor(self) -> Actor:
+        """The checked caller as the author of a change, for the audit trail."""
+        return self.caller.actor(request_id_of(self.request))
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)

@@ -13,7 +13,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 
 from accounts.caller import SCOPE_READ
-from memories.api.base import ApiView, request_id_of
+from memories.api.base import ApiView
 from memories.api.query import StrictQuery
 from memories.services.export import export_begin
 
@@ -57,14 +57,8 @@ class ExportView(ApiView):
         responses={(200, "application/x-ndjson"): OpenApiTypes.STR},
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        caller = self.caller
         StrictQuery(request, ())
-        lines = export_begin(
-            owner=caller.user,
-            actor_user=caller.user,
-            actor_agent_id=caller.agent_id,
-            request_id=request_id_of(request),
-        )
+        lines = export_begin(actor=self.actor)
         chunks = stream_chunks(lines)
         content = stream_chunks_async(chunks) if isinstance(request._request, ASGIRequest) else chunks
         response = StreamingHttpResponse(content, content_type="application/x-ndjson")

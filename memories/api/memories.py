@@ -14,20 +14,23 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE
-from memories.api.base import ApiView, request_id_of
+from memories.api.base import ApiView
 from memories.api.jobs import job_response, job_wait
 from memories.api.query import (
     OBJECT_RESPONSE,
     PAGE,
     PAGE_SIZE_DEFAULT,
     PAGE_SIZE_MAX,
+    REASON_SCHEMA,
     TAGS_MAX,
     WAIT,
     StrictQuery,
+    hard_deleted,
     invalid_parameter,
     json_body,
     page_params,
     paginate,
+    reason_of,
     time_range,
     ts_param,
 )
@@ -176,19 +179,6 @@ SAVE_SCHEMA: dict[str, Any] = {
 }
 
 
-SUPPRESS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "reason_code": {
-            "type": "string",
-            "enum": Memory.SuppressReason.for_callers(),
-            "default": Memory.SuppressReason.OTHER.value,
-        }
-    },
-}
-
-
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": {}}
 
 
@@ -222,18 +212,9 @@ class MemoryItemView(MemoryDetailView):
 
     def delete(self, request: Request, memory_id: Any) -> Response:
         """Hard delete: permanent, with a purge receipt."""
-        caller = self.caller
-        reason = request.query_params.get("reason_code", "other")
-        validate_arguments(SUPPRESS_SCHEMA, {"reason_code": reason})
-        receipt = memory_hard_delete(
-            owner=caller.user,
-            memory_id=memory_id,
-            reason=reason,
-            actor_user=caller.user,
-            actor_agent_id=caller.agent_id,
-            request_id=request_id_of(request),
+        return hard_deleted(
+            memory_hard_delete(actor=self.actor, memory_id=memory_id, reason=reason_of(request))
         )
-        return Response({"action": "hard_deleted", "receipt": receipt})
 
 
 class _MemoryActionView(ApiView):
@@ -241,17 +222,9 @@ class _MemoryActionView(ApiView):
     schema_of_body: dict[str, Any] = EMPTY_SCHEMA
 
     def post(self, request: Request, memory_id: Any) -> Response:
-        caller = self.caller
         args = validate_arguments(self.schema_of_body, json_body(request))
-        common = {
-            "owner": caller.user,
-            "memory_id": memory_id,
-            "actor_user": caller.user,
-            "actor_agent_id": caller.agent_id,
-            "request_id": request_id_of(request),
-        }
-        memory = self.act(common, args)
-        return Response(memory_dict(memory_get(owner=caller.user, memory_id=memory.id)))
+        memory = self.act({"actor": self.actor, "memory_id": memory_id}, args)
+        return Response(memory_dict(memory_get(owner=self.caller.user, memory_id=memory.id)))
 
     def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
         raise NotImplementedError
@@ -268,7 +241,7 @@ class MemoryUnpinView(_MemoryActionView):
 
 
 class MemorySuppressView(_MemoryActionView):
-    schema_of_body = SUPPRESS_SCHEMA
+    schema_of_body = REASON_SCHEMA
 
     def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
         return memory_suppress(reason=args["reason_code"], **common)

@@ -22,9 +22,12 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
 from memories.errors import AppError
+from memories.models import Memory
+from memories.operations.validation import validate_arguments
 from memories.parsing import parse_rest_timestamp
 
 UNKNOWN_PARAMETER = "unknown_parameter"
@@ -265,3 +268,29 @@ WAIT = {"type": "integer", "minimum": 0, "maximum": 30, "default": 0}
 def json_body(request: Request) -> Any:
     # An empty body is an empty object; anything else must be a JSON object.
     return request.data if request.data not in (None, "") else {}
+
+
+# --- hard deletes ------------------------------------------------------------------------
+
+REASON_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "reason_code": {
+            "type": "string",
+            "enum": Memory.SuppressReason.for_callers(),
+            "default": Memory.SuppressReason.OTHER.value,
+        }
+    },
+}
+
+
+def reason_of(request: Request) -> str:
+    """The `reason_code` of a suppress or hard delete sent in the query string (validated like a body)."""
+    raw = request.query_params.get("reason_code", Memory.SuppressReason.OTHER.value)
+    return str(validate_arguments(REASON_SCHEMA, {"reason_code": raw})["reason_code"])
+
+
+def hard_deleted(receipt: dict[str, Any]) -> Response:
+    """The answer to every REST hard delete: the action and its purge receipt."""
+    return Response({"action": "hard_deleted", "receipt": receipt})

@@ -8,9 +8,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.caller import SCOPE_WRITE
-from memories.api.base import ApiView, request_id_of
-from memories.api.memories import SUPPRESS_SCHEMA
-from memories.operations.validation import validate_arguments
+from memories.api.base import ApiView
+from memories.api.query import hard_deleted, reason_of
 from memories.services.relations import relation_hard_delete
 
 
@@ -19,15 +18,5 @@ class RelationItemView(ApiView):
 
     def delete(self, request: Request, relation_id: Any) -> Response:
         """Hard delete of a relation (and the claims that asserted it), with a purge receipt."""
-        caller = self.caller
-        reason = request.query_params.get("reason_code", "other")
-        validate_arguments(SUPPRESS_SCHEMA, {"reason_code": reason})
-        receipt = relation_hard_delete(
-            owner=caller.user,
-            relation_id=relation_id,
-            reason=reason,
-            actor_user=caller.user,
-            actor_agent_id=caller.agent_id,
-            request_id=request_id_of(request),
-        )
-        return Response({"action": "hard_deleted", "receipt": receipt})
+        receipt = relation_hard_delete(actor=self.actor, relation_id=relation_id, reason=reason_of(request))
+        return hard_deleted(receipt)

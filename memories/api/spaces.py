@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE
-from memories.api.base import ApiView, request_id_of
+from memories.api.base import ApiView
 from memories.api.query import (
     INVALID_ARGUMENTS,
     OBJECT_RESPONSE,
@@ -52,7 +52,7 @@ class SpaceCollectionView(ApiView):
             raise invalid_parameter(
                 "name", f"name is required: a string of 1 to {SPACE_NAME_MAX_LENGTH} characters."
             )
-        space = space_create(owner=caller.user, name=name)
+        space = space_create(actor=self.actor, name=name)
         created = space_get(owner=caller.user, space_id=space.id)
         return Response(space_dict(created), status=http.HTTP_201_CREATED)
 
@@ -90,15 +90,7 @@ class SpaceItemView(ApiView):
                 "is_default",
                 "is_default can only be set to true; to change the default, make another space the default.",
             )
-        space_update(
-            owner=caller.user,
-            space_id=space_id,
-            name=name,
-            make_default="is_default" in body,
-            actor_user=caller.user,
-            actor_agent_id=caller.agent_id,
-            request_id=request_id_of(request),
-        )
+        space_update(actor=self.actor, space_id=space_id, name=name, make_default="is_default" in body)
         return Response(space_dict(space_get(owner=caller.user, space_id=space_id)))
 
     @extend_schema(
@@ -117,14 +109,7 @@ class SpaceItemView(ApiView):
         responses=OBJECT_RESPONSE,
     )
     def delete(self, request: Request, space_id: uuid.UUID) -> Response:
-        caller = self.caller
         query = StrictQuery(request, {"memories"})
-        result = space_delete(
-            owner=caller.user,
-            space_id=space_id,
-            memories=query.text("memories") or "",
-            actor_user=caller.user,
-            actor_agent_id=caller.agent_id,
-            request_id=request_id_of(request),
+        return Response(
+            space_delete(actor=self.actor, space_id=space_id, memories=query.text("memories") or "")
         )
-        return Response(result)

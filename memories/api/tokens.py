@@ -15,7 +15,7 @@ from accounts.caller import ALL_SCOPES, SCOPE_WRITE
 from accounts.models import PersonalAccessToken
 from accounts.selectors import pat_list
 from accounts.services import NAME_MAX_LENGTH
-from memories.api.base import ApiView, request_id_of
+from memories.api.base import ApiView
 from memories.operations.validation import validate_arguments
 from memories.services.account import token_create, token_revoke
 
@@ -60,11 +60,7 @@ class TokenCollectionView(ApiView):
     def post(self, request: Request) -> Response:
         args = validate_arguments(CREATE_SCHEMA, request.data if request.data not in (None, "") else {})
         token, raw = token_create(
-            user=self.caller.user,
-            name=args["name"],
-            scopes=args["scopes"],
-            expires_at=args.get("expires_at"),
-            request_id=request_id_of(request),
+            actor=self.actor, name=args["name"], scopes=args["scopes"], expires_at=args.get("expires_at")
         )
         # The plaintext is in this response and nowhere else, ever.
         return Response({**token_dict(token), "token": raw}, status=201)
@@ -75,5 +71,4 @@ class TokenItemView(ApiView):
     session_only = True
 
     def delete(self, request: Request, token_id: Any) -> Response:
-        token = token_revoke(user=self.caller.user, token_id=token_id, request_id=request_id_of(request))
-        return Response(token_dict(token))
+        return Response(token_dict(token_revoke(actor=self.actor, token_id=token_id)))

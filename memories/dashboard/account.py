@@ -26,10 +26,11 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.caller import Actor
 from accounts.forms import SignUpForm
 from accounts.http import AuthedHttpRequest
 from accounts.selectors import pat_list
-from memories.api.base import request_id_of
+from memories.api.base import request_id_of, session_actor
 from memories.api.export import stream_chunks, stream_chunks_async
 from memories.dashboard.forms import AccountDeleteForm, EmailChangeForm, TokenCreateForm
 from memories.errors import AppError
@@ -57,9 +58,7 @@ def account(request: AuthedHttpRequest) -> HttpResponse:
     form = EmailChangeForm(request.POST if request.method == "POST" else None, user=request.user)
     if request.method == "POST" and form.is_valid():
         try:
-            account_email_change(
-                user=request.user, email=form.cleaned_data["email"], request_id=request_id_of(request)
-            )
+            account_email_change(actor=session_actor(request), email=form.cleaned_data["email"])
         except AppError as exc:
             form.add_error("email", exc.message)
         else:
@@ -84,7 +83,7 @@ class PasswordChangeView(_NoColonLabels, auth_views.PasswordChangeView):
     def form_valid(self, form: Any) -> HttpResponse:
         with transaction.atomic():
             response = super().form_valid(form)
-            account_password_changed(user=form.user, how="changed", request_id=request_id_of(self.request))
+            account_password_changed(actor=session_actor(self.request), how="changed")
         messages.success(self.request, "Your password is changed.")
         return response
 
@@ -112,7 +111,9 @@ class PasswordResetConfirmView(_NoColonLabels, auth_views.PasswordResetConfirmVi
     def form_valid(self, form: Any) -> HttpResponse:
         with transaction.atomic():
             response = super().form_valid(form)
-            account_password_changed(user=form.user, how="reset", request_id=request_id_of(self.request))
+            account_password_changed(
+                actor=Actor.owner_acting(form.user, request_id_of(self.request)), how="reset"
+            )
         return response
 
 
@@ -124,7 +125,7 @@ class PasswordResetCompleteView(auth_views.PasswordResetCompleteView):
 @require_POST
 def export_download(request: AuthedHttpRequest) -> StreamingHttpResponse:
     """Everything in the account as JSON Lines (the same file as GET /api/v1/export), audited."""
-    lines = export_begin(owner=request.user, actor_user=request.user, request_id=request_id_of(request))
+    lines = export_begin(actor=session_actor(request))
     chunks: Iterator[str] = stream_chunks(lines)
     content: Any = stream_chunks_async(chunks) if isinstance(request, ASGIRequest) else chunks
     response = StreamingHttpResponse(content, content_type="application/x-ndjson")
@@ -142,7 +143,7 @@ def account_delete(request: AuthedHttpRequest) -> HttpResponse:
     form = AccountDeleteForm(request.POST if request.method == "POST" else None, user=request.user)
     if request.method == "POST" and form.is_valid():
         email = request.user.email
-        receipt = account_services.account_delete(user=request.user, request_id=request_id_of(request))
+        receipt = account_services.account_delete(actor=session_actor(request))
         logout(request)
         context = {
             "receipt": receipt,
@@ -165,11 +166,10 @@ def token_list(request: AuthedHttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             created = account_services.token_create(
-                user=request.user,
+                actor=session_actor(request),
                 name=form.cleaned_data["name"],
                 scopes=list(form.cleaned_data["scopes"]),
                 expires_at=form.expires_at,
-                request_id=request_id_of(request),
             )
         except AppError as exc:
             form.add_error(None, exc.message)
@@ -192,7 +192,7 @@ def token_revoke(request: AuthedHttpRequest, token_id: uuid.UUID) -> HttpRespons
     if token is None:
         raise Http404("No such token in your account.")
     if request.method == "POST" and _confirmed(request):
-        account_services.token_revoke(user=request.user, token_id=token_id, request_id=request_id_of(request))
+        account_services.token_revoke(actor=session_actor(request), token_id=token_id)
         messages.success(request, f"Revoked “{token.name}”: it no longer works.")
         return redirect("account:tokens")
     context = {
@@ -218,7 +218,7 @@ def app_revoke(request: AuthedHttpRequest, application_id: int) -> HttpResponse:
     if app is None:
         raise Http404("No such connected app in your account.")
     if request.method == "POST" and _confirmed(request):
-        oauth_app_revoke(user=request.user, application_id=application_id, request_id=request_id_of(request))
+        oauth_app_revoke(actor=session_actor(request), application_id=application_id)
         messages.success(request, f"Disconnected “{app.name}”: it must ask you again to use your memory.")
         return redirect("account:apps")
     context = {

@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.http import AuthedHttpRequest
-from memories.api.base import request_id_of
+from memories.api.base import session_actor
 from memories.dashboard import forms
 from memories.errors import AppError
 from memories.models import Job, Memory
@@ -71,7 +71,7 @@ def _caller(request: AuthedHttpRequest) -> Caller:
 
 
 def _actor(request: AuthedHttpRequest) -> dict[str, Any]:
-    return {"owner": request.user, "actor_user": request.user, "request_id": request_id_of(request)}
+    return {"actor": session_actor(request)}
 
 
 def _back(request: AuthedHttpRequest, fallback: str) -> HttpResponse:
@@ -319,7 +319,7 @@ def space_list(request: AuthedHttpRequest) -> HttpResponse:
     form = forms.SpaceNameForm(request.POST, prefix="create")
     if form.is_valid():
         try:
-            space = space_create(owner=request.user, name=form.cleaned_data["name"])
+            space = space_create(actor=session_actor(request), name=form.cleaned_data["name"])
         except AppError as exc:
             form.add_error("name", exc.message)
         else:

@@ -353,13 +353,7 @@ register(
 def _forget(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     memory_id: uuid.UUID = args["memory_id"]
     if args["hard"]:
-        receipt = memory_hard_delete(
-            owner=caller.user,
-            memory_id=memory_id,
-            reason=args["reason_code"],
-            actor_user=caller.user,
-            actor_agent_id=caller.agent_id,
-        )
+        receipt = memory_hard_delete(actor=caller.actor(), memory_id=memory_id, reason=args["reason_code"])
         return {
             "action": "hard_deleted",
             # The canonical spelling, whatever letter case the caller sent.
@@ -367,13 +361,7 @@ def _forget(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
             "message": "The memory and everything derived from it were permanently deleted.",
             "receipt": receipt,
         }
-    memory_suppress(
-        owner=caller.user,
-        memory_id=memory_id,
-        reason=args["reason_code"],
-        actor_user=caller.user,
-        actor_agent_id=caller.agent_id,
-    )
+    memory_suppress(actor=caller.actor(), memory_id=memory_id, reason=args["reason_code"])
     return {
         "action": "suppressed",
         "memory_id": str(memory_id),

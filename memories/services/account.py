@@ -1,7 +1,8 @@
-"""Account-level writes: sign up, change email, revoke access (tokens, apps), export, delete the account.
+"""Account-level writes: sign up, change email or password, create and revoke access (tokens,
+apps), delete the account.
 
-Keyword-only, the user passed explicitly, one transaction each, every change audited
-(audit rows never hold memory content).
+Keyword-only, one transaction each, every change audited (audit rows never hold memory content
+or a credential). The person acts on their own account: `actor.owner` is the account.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from django.db import transaction
 from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
 
+from accounts.caller import Actor
 from accounts.models import PersonalAccessToken, User
 from accounts.services import pat_create, pat_revoke
 from memories.errors import AppError
@@ -21,51 +23,38 @@ from memories.services.audit import audit_record
 from memories.services.purge import memories_hard_delete_in_space, purge_counts, purge_record
 from memories.services.spaces import space_create_default
 
+EMAIL_TAKEN = "email_taken"
+APPLICATION_NOT_FOUND = "application_not_found"
+ACCOUNT_NOT_FOUND = "account_not_found"
+ACCOUNT = "account"
+TOKEN = "personal_access_token"  # noqa: S105 - an audit target type, not a secret
+
+
+def _audit(actor: Actor, action: str, **detail: Any) -> None:
+    audit_record(actor=actor, action=action, target_type=ACCOUNT, target_id=actor.owner.id, detail=detail)
+
 
 @transaction.atomic
 def user_sign_up(*, email: str, password: str, request_id: str = "") -> User:
     """Create a user with their default space, in one transaction, and audit it."""
     user = User.objects.create_user(email=email, password=password)
     space_create_default(owner=user)
-    audit_record(
-        owner=user,
-        actor_user=user,
-        action=AuditEvent.Action.ACCOUNT_CREATED,
-        target_id=user.id,
-        target_type="account",
-        request_id=request_id,
-    )
+    _audit(Actor.owner_acting(user, request_id), AuditEvent.Action.ACCOUNT_CREATED)
     return user
 
 
-def account_password_changed(*, user: User, how: str, request_id: str = "") -> None:
+def account_password_changed(*, actor: Actor, how: str) -> None:
     """Record that the password changed (`how`: "changed" while signed in, or "reset" by email link).
 
     Django's own password forms write the new hash; the views call this in the same transaction,
     so a password never changes without its audit row. The row holds no password, old or new.
     """
-    audit_record(
-        owner=user,
-        actor_user=user,
-        action=AuditEvent.Action.PASSWORD_CHANGED,
-        target_id=user.id,
-        target_type="account",
-        detail={"changed": how},
-        request_id=request_id,
-    )
+    _audit(actor, AuditEvent.Action.PASSWORD_CHANGED, changed=how)
 
 
-EMAIL_TAKEN = "email_taken"
-
-
-APPLICATION_NOT_FOUND = "application_not_found"
-
-
-ACCOUNT_NOT_FOUND = "account_not_found"
-
-
-def account_email_change(*, user: User, email: str, request_id: str = "") -> User:
+def account_email_change(*, actor: Actor, email: str) -> User:
     """Change the sign-in email (stored lower-case); `email_taken` (409) if another account has it."""
+    user = actor.owner
     email = email.strip().lower()
     if email == user.email:
         return user
@@ -74,69 +63,60 @@ def account_email_change(*, user: User, email: str, request_id: str = "") -> Use
             raise AppError(EMAIL_TAKEN, "Another account already uses this email.", http_status=409)
         user.email = email
         user.save(update_fields=["email"])
-        audit_record(
-            owner=user,
-            actor_user=user,
-            action=AuditEvent.Action.UPDATED,
-            target_id=user.id,
-            target_type="account",
-            detail={"changed": "email"},
-            request_id=request_id,
-        )
+        _audit(actor, AuditEvent.Action.UPDATED, changed="email")
     return user
 
 
 @transaction.atomic
 def token_create(
-    *, user: User, name: str, scopes: list[str], expires_at: datetime | None = None, request_id: str = ""
+    *, actor: Actor, name: str, scopes: list[str], expires_at: datetime | None = None
 ) -> tuple[PersonalAccessToken, str]:
     """Create a personal access token (`accounts.services.pat_create`) and audit it.
 
     Returns the row and the plaintext, which exists only in this return value. The audit row
     names the token and its scopes, never the token itself.
     """
-    token, raw = pat_create(user=user, name=name, scopes=scopes, expires_at=expires_at)
+    token, raw = pat_create(user=actor.owner, name=name, scopes=scopes, expires_at=expires_at)
+    detail = {"scopes": sorted(token.scope_set), "expires": token.expires_at is not None}
     audit_record(
-        owner=user,
-        actor_user=user,
+        actor=actor,
         action=AuditEvent.Action.TOKEN_CREATED,
+        target_type=TOKEN,
         target_id=token.id,
-        target_type="personal_access_token",
-        detail={"scopes": sorted(token.scope_set), "expires": token.expires_at is not None},
-        request_id=request_id,
+        detail=detail,
     )
     return token, raw
 
 
 @transaction.atomic
-def token_revoke(*, user: User, token_id: uuid.UUID, request_id: str = "") -> PersonalAccessToken:
+def token_revoke(*, actor: Actor, token_id: uuid.UUID) -> PersonalAccessToken:
     """Revoke one of the user's personal access tokens and audit it (once: revoking twice is a no-op).
 
     Raises `token_not_found` (404) for an unknown id and for another account's token.
     """
-    was_live = PersonalAccessToken.objects.filter(user=user, pk=token_id, revoked_at__isnull=True).exists()
-    token = pat_revoke(user=user, token_id=token_id)
-    if was_live:
+    live = PersonalAccessToken.objects.filter(user=actor.owner, pk=token_id, revoked_at__isnull=True).exists()
+    token = pat_revoke(user=actor.owner, token_id=token_id)
+    if live:
+        detail = {"changed": "revoked"}
         audit_record(
-            owner=user,
-            actor_user=user,
+            actor=actor,
             action=AuditEvent.Action.TOKEN_REVOKED,
+            target_type=TOKEN,
             target_id=token.id,
-            target_type="personal_access_token",
-            detail={"changed": "revoked"},
-            request_id=request_id,
+            detail=detail,
         )
     return token
 
 
 @transaction.atomic
-def oauth_app_revoke(*, user: User, application_id: int, request_id: str = "") -> dict[str, int]:
+def oauth_app_revoke(*, actor: Actor, application_id: int) -> dict[str, int]:
     """End an OAuth application's access to the user's memory: delete its tokens and pending grants.
 
     The application itself stays (other people may use it); it must ask this user
     for consent again. Raises `application_not_found` (404) when the application
     holds nothing of this user, which is also what another account's app looks like.
     """
+    user = actor.owner
     access = get_access_token_model().objects.filter(user=user, application_id=application_id)
     refresh = get_refresh_token_model().objects.filter(user=user, application_id=application_id)
     grants = get_grant_model().objects.filter(user=user, application_id=application_id)
@@ -150,20 +130,16 @@ def oauth_app_revoke(*, user: User, application_id: int, request_id: str = "") -
     refresh.delete()
     access.delete()
     grants.delete()
+    # The application's id is a number, not a UUID, so it lives in detail, not target_id.
+    detail = {"changed": "access_revoked", "application_id": application_id, **counts}
     audit_record(
-        owner=user,
-        actor_user=user,
-        action=AuditEvent.Action.APP_REVOKED,
-        target_type="oauth_application",
-        # The application's id is a number, not a UUID, so it lives in detail, not target_id.
-        detail={"changed": "access_revoked", "application_id": application_id, **counts},
-        request_id=request_id,
+        actor=actor, action=AuditEvent.Action.APP_REVOKED, target_type="oauth_application", detail=detail
     )
     return counts
 
 
 @transaction.atomic
-def account_delete(*, user: User, request_id: str = "") -> dict[str, Any]:
+def account_delete(*, actor: Actor) -> dict[str, Any]:
     """Delete the account and everything in it; return the receipt.
 
     Every memory is hard-deleted space by space (the same purge as a single hard
@@ -173,15 +149,13 @@ def account_delete(*, user: User, request_id: str = "") -> dict[str, Any]:
     receipt can be checked later.
     """
     # Lock the user: a second delete from another tab waits, then finds nothing.
-    locked = User.objects.select_for_update().filter(pk=user.pk).first()
+    locked = User.objects.select_for_update().filter(pk=actor.owner.pk).first()
     if locked is None:
         raise AppError(ACCOUNT_NOT_FOUND, "This account no longer exists.", http_status=404)
     purged = purge_counts()
     spaces = list(Space.objects.filter(owner=locked).order_by("id"))
     for space in spaces:
-        receipt = memories_hard_delete_in_space(
-            owner=locked, space=space, actor_user=locked, request_id=request_id
-        )
+        receipt = memories_hard_delete_in_space(actor=actor, space=space)
         for key, value in receipt["purged"].items():
             purged[key] = purged.get(key, 0) + int(value)
     # What went with the user row itself (the rest cascades from it).
@@ -193,13 +167,9 @@ def account_delete(*, user: User, request_id: str = "") -> dict[str, Any]:
         oauth_tokens=get_access_token_model().objects.filter(user=locked).count()
         + get_refresh_token_model().objects.filter(user=locked).count(),
     )
+    action = AuditEvent.Action.ACCOUNT_DELETED
     receipt = purge_record(
-        owner=locked,
-        target_type="account",
-        target_id=locked.id,
-        purged=purged,
-        action=AuditEvent.Action.ACCOUNT_DELETED,
-        request_id=request_id,
+        actor=actor, target_type=ACCOUNT, target_id=locked.id, purged=purged, action=action
     )
     locked.delete()
     return receipt

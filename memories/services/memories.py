@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.caller import Caller
+from accounts.caller import Actor, Caller
 from accounts.models import User
 from memories import errors
 from memories.models import AuditEvent, Job, Memory, Source
@@ -31,63 +31,34 @@ def _memory_for_update(*, owner: User, memory_id: Any) -> Memory:
     return memory
 
 
+_STATUS_FIELDS = ["status", "suppressed_at", "suppressed_reason"]
+
+
+def _audit(actor: Actor, memory: Memory, action: str, **detail: Any) -> None:
+    audit_record(actor=actor, action=action, target_type="memory", target_id=memory.id, detail=detail)
+
+
 @transaction.atomic
-def memory_suppress(
-    *,
-    owner: User,
-    memory_id: Any,
-    reason: str = "other",
-    actor_user: User | None = None,
-    actor_agent_id: int | None = None,
-    request_id: str = "",
-) -> Memory:
+def memory_suppress(*, actor: Actor, memory_id: Any, reason: str = "other") -> Memory:
     """Hide a memory from recall and answer, restorably. Idempotent."""
-    memory = _memory_for_update(owner=owner, memory_id=memory_id)
-    if memory.status == Memory.Status.SUPPRESSED:
-        return memory
-    memory.status = Memory.Status.SUPPRESSED
-    memory.suppressed_at = timezone.now()
-    memory.suppressed_reason = reason[:50]
-    memory.save(update_fields=["status", "suppressed_at", "suppressed_reason"])
-    audit_record(
-        owner=owner,
-        actor_user=actor_user,
-        actor_agent_id=actor_agent_id,
-        action=AuditEvent.Action.SUPPRESSED,
-        target_id=memory.id,
-        target_type="memory",
-        detail={"reason": memory.suppressed_reason},
-        request_id=request_id,
-    )
+    memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
+    if memory.status != Memory.Status.SUPPRESSED:
+        memory.status = Memory.Status.SUPPRESSED
+        memory.suppressed_at = timezone.now()
+        memory.suppressed_reason = reason[:50]
+        memory.save(update_fields=_STATUS_FIELDS)
+        _audit(actor, memory, AuditEvent.Action.SUPPRESSED, reason=memory.suppressed_reason)
     return memory
 
 
 @transaction.atomic
-def memory_restore(
-    *,
-    owner: User,
-    memory_id: Any,
-    actor_user: User | None = None,
-    actor_agent_id: int | None = None,
-    request_id: str = "",
-) -> Memory:
+def memory_restore(*, actor: Actor, memory_id: Any) -> Memory:
     """Bring a suppressed memory back into recall. Idempotent."""
-    memory = _memory_for_update(owner=owner, memory_id=memory_id)
-    if memory.status == Memory.Status.ACTIVE:
-        return memory
-    memory.status = Memory.Status.ACTIVE
-    memory.suppressed_at = None
-    memory.suppressed_reason = ""
-    memory.save(update_fields=["status", "suppressed_at", "suppressed_reason"])
-    audit_record(
-        owner=owner,
-        actor_user=actor_user,
-        actor_agent_id=actor_agent_id,
-        action=AuditEvent.Action.RESTORED,
-        target_id=memory.id,
-        target_type="memory",
-        request_id=request_id,
-    )
+    memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
+    if memory.status != Memory.Status.ACTIVE:
+        memory.status, memory.suppressed_at, memory.suppressed_reason = Memory.Status.ACTIVE, None, ""
+        memory.save(update_fields=_STATUS_FIELDS)
+        _audit(actor, memory, AuditEvent.Action.RESTORED)
     return memory
 
 
@@ -154,52 +125,20 @@ def remember(
 
 
 @transaction.atomic
-def memory_set_pinned(
-    *,
-    owner: User,
-    memory_id: Any,
-    pinned: bool,
-    actor_user: User | None = None,
-    actor_agent_id: int | None = None,
-    request_id: str = "",
-) -> Memory:
+def memory_set_pinned(*, actor: Actor, memory_id: Any, pinned: bool) -> Memory:
     """Pin (boosted in recall) or unpin a memory. Idempotent; audited when it changes."""
-    memory = _memory_for_update(owner=owner, memory_id=memory_id)
-    if memory.pinned == pinned:
-        return memory
-    memory.pinned = pinned
-    memory.save(update_fields=["pinned"])
-    audit_record(
-        owner=owner,
-        actor_user=actor_user,
-        actor_agent_id=actor_agent_id,
-        action=AuditEvent.Action.PINNED if pinned else AuditEvent.Action.UNPINNED,
-        target_id=memory.id,
-        target_type="memory",
-        request_id=request_id,
-    )
+    memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
+    if memory.pinned != pinned:
+        memory.pinned = pinned
+        memory.save(update_fields=["pinned"])
+        action = AuditEvent.Action.PINNED if pinned else AuditEvent.Action.UNPINNED
+        _audit(actor, memory, action)
     return memory
 
 
 @transaction.atomic
-def memory_hard_delete(
-    *,
-    owner: User,
-    memory_id: Any,
-    reason: str = "other",
-    actor_user: User | None = None,
-    actor_agent_id: int | None = None,
-    request_id: str = "",
-) -> dict[str, Any]:
+def memory_hard_delete(*, actor: Actor, memory_id: Any, reason: str = "other") -> dict[str, Any]:
     """Permanently remove a memory and its traces, in one transaction; return the receipt."""
-    memory = _memory_for_update(owner=owner, memory_id=memory_id)
-    return purge_record(
-        owner=owner,
-        target_type="memory",
-        target_id=memory.id,
-        purged=memories_purge(owner=owner, memories=[memory]),
-        reason=reason,
-        actor_user=actor_user,
-        actor_agent_id=actor_agent_id,
-        request_id=request_id,
-    )
+    memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
+    purged = memories_purge(owner=actor.owner, memories=[memory])
+    return purge_record(actor=actor, target_type="memory", target_id=memory.id, purged=purged, reason=reason)

@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import transaction
 
+from accounts.caller import Actor
 from accounts.models import User
 from memories import errors
 from memories.models import AuditEvent, Entity, Evidence, Memory, Relation, Source, Space
@@ -128,38 +129,27 @@ def relation_purge(*, owner: User, relation: Relation) -> dict[str, int]:
 
 def purge_record(
     *,
-    owner: User,
+    actor: Actor,
     target_type: str,
     target_id: Any,
     purged: dict[str, int],
     action: str = AuditEvent.Action.HARD_DELETED,
     reason: str = "",
-    actor_user: User | None = None,
-    actor_agent_id: int | None = None,
-    request_id: str = "",
 ) -> dict[str, Any]:
     """Write the audit row of a purge (what went, never what it said) and return its receipt."""
     detail: dict[str, Any] = {"purged": purged}
     if reason:
         detail["reason"] = reason[:50]
     event = audit_record(
-        owner=owner,
-        actor_user=actor_user,
-        actor_agent_id=actor_agent_id,
-        action=action,
-        target_id=target_id,
-        target_type=target_type,
-        detail=detail,
-        request_id=request_id,
+        actor=actor, action=action, target_type=target_type, target_id=target_id, detail=detail
     )
     return purge_receipt(event)
 
 
 @transaction.atomic
-def memories_hard_delete_in_space(
-    *, owner: User, space: Space, actor_user: User | None = None, request_id: str = ""
-) -> dict[str, Any]:
+def memories_hard_delete_in_space(*, actor: Actor, space: Space) -> dict[str, Any]:
     """Hard-delete every memory of one of the owner's spaces; return the receipt."""
+    owner = actor.owner
     if space.owner_id != owner.id:
         raise errors.AppError(
             errors.SPACE_NOT_FOUND, "No space with this id exists in your account.", http_status=404
@@ -170,11 +160,4 @@ def memories_hard_delete_in_space(
     leftover = Source.objects.filter(owner=owner, space=space)
     purged["sources_deleted"] += leftover.count()
     leftover.delete()
-    return purge_record(
-        owner=owner,
-        target_type="space",
-        target_id=space.id,
-        purged=purged,
-        actor_user=actor_user,
-        request_id=request_id,
-    )
+    return purge_record(actor=actor, target_type="space", target_id=space.id, purged=purged)

@@ -14,8 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.caller import Caller
-from accounts.models import User
+from accounts.caller import Actor, Caller
 from memories import embeddings
 from memories.errors import AppError
 from memories.models import AuditEvent, Entity, Evidence, Relation, Source, Space
@@ -190,22 +189,21 @@ def relation_record(
     Evidence.objects.create(
         owner=caller.user, relation=relation, source=source, stance=Evidence.Stance.SUPPORTS
     )
+    # Ids and the type only: entity names are the user's content.
+    detail = {
+        "relation_type": relation_type,
+        "created": created,
+        "source_id": str(source.id),
+        "superseded": [str(older.id) for older in superseded],
+        "space_id": str(space.id),
+    }
+    action = AuditEvent.Action.RELATION_CREATED
     audit_record(
-        owner=caller.user,
-        actor_user=caller.user,
-        actor_agent_id=caller.agent_id,
-        action=AuditEvent.Action.RELATION_CREATED,
-        target_id=relation.id,
+        actor=caller.actor(request_id),
+        action=action,
         target_type="relation",
-        # Ids and the type only: entity names are the user's content.
-        detail={
-            "relation_type": relation_type,
-            "created": created,
-            "source_id": str(source.id),
-            "superseded": [str(older.id) for older in superseded],
-            "space_id": str(space.id),
-        },
-        request_id=request_id,
+        target_id=relation.id,
+        detail=detail,
     )
     return RelateResult(
         relation=relation,
@@ -220,17 +218,10 @@ RELATION_NOT_FOUND = "relation_not_found"
 
 
 @transaction.atomic
-def relation_hard_delete(
-    *,
-    owner: User,
-    relation_id: Any,
-    reason: str = "other",
-    actor_user: User | None = None,
-    actor_agent_id: int | None = None,
-    request_id: str = "",
-) -> dict[str, Any]:
+def relation_hard_delete(*, actor: Actor, relation_id: Any, reason: str = "other") -> dict[str, Any]:
     """Permanently remove a relation and the claims that asserted it (`purge.relation_purge`);
     return the purge receipt."""
+    owner = actor.owner
     relation = Relation.objects.select_for_update().filter(owner=owner, id=relation_id).first()
     if relation is None:
         raise AppError(
@@ -239,13 +230,8 @@ def relation_hard_delete(
             http_status=404,
             agent_action="look the relation up again (get_context) and use its id",
         )
+    deleted_id = relation.id  # delete() clears it
+    purged = relation_purge(owner=owner, relation=relation)
     return purge_record(
-        owner=owner,
-        target_type="relation",
-        target_id=relation.id,
-        purged=relation_purge(owner=owner, relation=relation),
-        reason=reason,
-        actor_user=actor_user,
-        actor_agent_id=actor_agent_id,
-        request_id=request_id,
+        actor=actor, target_type="relation", target_id=deleted_id, purged=purged, reason=reason
     )

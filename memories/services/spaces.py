@@ -14,7 +14,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.caller import Caller
+from accounts.caller import Actor, Caller
 from accounts.models import User
 from memories import errors
 from memories.errors import AppError
@@ -41,30 +41,15 @@ def space_create_default(*, owner: User) -> Space:
         return Space.objects.get(owner=owner, is_default=True)
 
 
-def space_create(*, owner: User, name: str) -> Space:
-    """Create another space for `owner`; names are unique per owner."""
-    name = name.strip()
-    if not name or len(name) > SPACE_NAME_MAX_LENGTH:
-        raise errors.AppError(
-            "invalid_space_name", f"A space name has 1 to {SPACE_NAME_MAX_LENGTH} characters."
-        )
+def space_create(*, actor: Actor, name: str) -> Space:
+    """Create another space for the actor's owner; names are unique per owner."""
+    cleaned = _clean_name(name)
     try:
         with transaction.atomic():
-            space = Space.objects.create(owner=owner, name=name)
-            audit_record(
-                owner=owner,
-                actor_user=owner,
-                action=AuditEvent.Action.SPACE_CREATED,
-                target_id=space.id,
-                target_type="space",
-            )
+            space = Space.objects.create(owner=actor.owner, name=cleaned)
+            _audit(actor, space, AuditEvent.Action.SPACE_CREATED)
     except IntegrityError:
-        raise errors.AppError(
-            "space_name_taken",
-            f"You already have a space named {name!r}.",
-            http_status=409,
-            agent_action="choose another name",
-        ) from None
+        raise _name_taken(cleaned) from None
     return space
 
 
@@ -151,40 +136,15 @@ def _name_taken(name: str) -> AppError:
     )
 
 
-def _audit_update(
-    *,
-    owner: User,
-    space: Space,
-    changed: str,
-    actor_user: User | None,
-    actor_agent_id: int | None,
-    request_id: str,
-) -> None:
-    audit_record(
-        owner=owner,
-        actor_user=actor_user,
-        actor_agent_id=actor_agent_id,
-        action=AuditEvent.Action.UPDATED,
-        target_id=space.id,
-        target_type="space",
-        detail={"changed": changed},
-        request_id=request_id,
-    )
+def _audit(actor: Actor, space: Space, action: str, **detail: Any) -> None:
+    audit_record(actor=actor, action=action, target_type="space", target_id=space.id, detail=detail)
 
 
 @transaction.atomic
-def space_rename(
-    *,
-    owner: User,
-    space_id: Any,
-    name: str,
-    actor_user: User | None = None,
-    actor_agent_id: int | None = None,
-    request_id: str = "",
-) -> Space:
+def space_rename(*, actor: Actor, space_id: Any, name: str) -> Space:
     """Rename one of the owner's spaces. Names are unique per owner (`space_name_taken`, 409)."""
     cleaned = _clean_name(name)
-    space = _find(_lock_spaces(owner=owner), space_id)
+    space = _find(_lock_spaces(owner=actor.owner), space_id)
     if space.name == cleaned:
         return space
     space.name = cleaned
@@ -194,80 +154,38 @@ def space_rename(
             space.save(update_fields=["name"])
     except IntegrityError:
         raise _name_taken(cleaned) from None
-    _audit_update(
-        owner=owner,
-        space=space,
-        changed="name",
-        actor_user=actor_user,
-        actor_agent_id=actor_agent_id,
-        request_id=request_id,
-    )
+    _audit(actor, space, AuditEvent.Action.UPDATED, changed="name")
     return space
 
 
 @transaction.atomic
-def space_set_default(
-    *,
-    owner: User,
-    space_id: Any,
-    actor_user: User | None = None,
-    actor_agent_id: int | None = None,
-    request_id: str = "",
-) -> Space:
+def space_set_default(*, actor: Actor, space_id: Any) -> Space:
     """Make one of the owner's spaces the default (where writes without a space go).
 
     Exactly one space is the default at any time: the old default is cleared and
     the new one set in the same transaction. Idempotent.
     """
-    spaces = _lock_spaces(owner=owner)
-    space = _find(spaces, space_id)
+    space = _find(_lock_spaces(owner=actor.owner), space_id)
     if space.is_default:
         return space
     # Clear first: the one-default-per-owner constraint is checked per statement.
-    Space.objects.filter(owner=owner, is_default=True).update(is_default=False)
+    Space.objects.filter(owner=actor.owner, is_default=True).update(is_default=False)
     space.is_default = True
     space.save(update_fields=["is_default"])
-    _audit_update(
-        owner=owner,
-        space=space,
-        changed="is_default",
-        actor_user=actor_user,
-        actor_agent_id=actor_agent_id,
-        request_id=request_id,
-    )
+    _audit(actor, space, AuditEvent.Action.UPDATED, changed="is_default")
     return space
 
 
 @transaction.atomic
 def space_update(
-    *,
-    owner: User,
-    space_id: Any,
-    name: str | None = None,
-    make_default: bool = False,
-    actor_user: User | None = None,
-    actor_agent_id: int | None = None,
-    request_id: str = "",
+    *, actor: Actor, space_id: Any, name: str | None = None, make_default: bool = False
 ) -> Space:
     """Rename and/or make default in one transaction: both happen or neither does."""
-    space = _find(_lock_spaces(owner=owner), space_id)
+    space = _find(_lock_spaces(owner=actor.owner), space_id)
     if name is not None:
-        space = space_rename(
-            owner=owner,
-            space_id=space.id,
-            name=name,
-            actor_user=actor_user,
-            actor_agent_id=actor_agent_id,
-            request_id=request_id,
-        )
+        space = space_rename(actor=actor, space_id=space.id, name=name)
     if make_default:
-        space = space_set_default(
-            owner=owner,
-            space_id=space.id,
-            actor_user=actor_user,
-            actor_agent_id=actor_agent_id,
-            request_id=request_id,
-        )
+        space = space_set_default(actor=actor, space_id=space.id)
     return space
 
 
@@ -312,15 +230,7 @@ def _move_contents(*, owner: User, space: Space, into: Space) -> dict[str, int]:
 
 
 @transaction.atomic
-def space_delete(
-    *,
-    owner: User,
-    space_id: Any,
-    memories: str,
-    actor_user: User | None = None,
-    actor_agent_id: int | None = None,
-    request_id: str = "",
-) -> dict[str, Any]:
+def space_delete(*, actor: Actor, space_id: Any, memories: str) -> dict[str, Any]:
     """Delete one of the owner's spaces, saying what happens to what it holds.
 
     `memories="move"`: its memories, sources, jobs, entities and relations go to
@@ -333,6 +243,7 @@ def space_delete(
     Raises `space_not_found` (404), `cannot_delete_default_space` (409) and
     `invalid_parameter` (400) for any other `memories` value.
     """
+    owner = actor.owner
     spaces = _lock_spaces(owner=owner)
     space = _find(spaces, space_id)
     if space.is_default:
@@ -360,22 +271,18 @@ def space_delete(
         detail = {"memories": "moved", "into_space_id": str(into.id), "moved": moved}
     else:
         count = Memory.objects.filter(owner=owner, space=space).count()
-        receipt = memories_hard_delete_in_space(
-            owner=owner, space=space, actor_user=actor_user, request_id=request_id
-        )
+        receipt = memories_hard_delete_in_space(actor=actor, space=space)
         result.update(memories="deleted", count=count, receipt=receipt)
         detail = {"memories": "deleted", "count": count}
     # What is left (entities, relations, jobs of a deleted space) cascades with it.
+    deleted_id = space.id
     space.delete()
     audit_record(
-        owner=owner,
-        actor_user=actor_user,
-        actor_agent_id=actor_agent_id,
+        actor=actor,
         action=AuditEvent.Action.SPACE_DELETED,
-        target_id=result["deleted_space_id"],
         target_type="space",
+        target_id=deleted_id,
         detail=detail,
-        request_id=request_id,
     )
     return result
 
@@ -435,14 +342,6 @@ def grant_space_switch(*, caller: Caller, space_id: Any, request_id: str = "") -
     GrantSpace.objects.update_or_create(
         owner=caller.user, **key, defaults={"space": space, "updated_at": timezone.now()}
     )
-    audit_record(
-        owner=caller.user,
-        actor_user=caller.user,
-        actor_agent_id=caller.agent_id,
-        action=AuditEvent.Action.SPACE_SWITCHED,
-        target_id=space.id,
-        target_type="space",
-        detail={"from": str(previous.id), "to": str(space.id), "grant": caller.via},
-        request_id=request_id,
-    )
+    switched = {"from": str(previous.id), "to": str(space.id), "grant": caller.via}
+    _audit(caller.actor(request_id), space, AuditEvent.Action.SPACE_SWITCHED, **switched)
     return SpaceSwitch(previous=previous, current=space)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from accounts.caller import Actor
 from accounts.models import User
 from memories.models import Space
 from tests.conftest import PASSWORD
@@ -77,7 +78,7 @@ class TestHomeTenancy:
     def test_it_shows_only_the_users_own_spaces(self, client, alice, charlie):
         from memories.services.spaces import space_create
 
-        space_create(owner=alice, name="Alice secret project")
+        space_create(actor=Actor.owner_acting(alice), name="Alice secret project")
         client.force_login(charlie)
         response = client.get(reverse("home"))
         assert b"Alice secret project" not in response.content

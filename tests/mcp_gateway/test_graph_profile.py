@@ -20,7 +20,7 @@ from django.utils import timezone
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 
-from accounts.caller import ALL_SCOPES, Caller
+from accounts.caller import ALL_SCOPES, Actor, Caller
 from accounts.models import User
 from memories.errors import AppError
 from memories.models import (
@@ -392,7 +392,7 @@ def test_it_pages_list_entities_by_name_and_type(asgi_server, alice):
 
 def test_switch_space_moves_one_grant_and_later_calls_use_it(asgi_server, alice):
     default = space_create_default(owner=alice)
-    work = space_create(owner=alice, name="Work")
+    work = space_create(actor=Actor.owner_acting(alice), name="Work")
     url = graph_url(asgi_server)
     first, first_app = grant(asgi_server, alice, "Work Agent")
     second, _ = grant(asgi_server, alice, "Home Agent")
@@ -448,7 +448,7 @@ def test_switch_space_moves_one_grant_and_later_calls_use_it(asgi_server, alice)
 
 def test_it_reads_ids_and_times_in_every_spelling_the_contracts_allow(asgi_server, alice):
     space_create_default(owner=alice)
-    work = space_create(owner=alice, name="Work")
+    work = space_create(actor=Actor.owner_acting(alice), name="Work")
     token = rpc.pat_token(alice)
     url = graph_url(asgi_server)
 
@@ -492,7 +492,7 @@ def charlie_token(request, asgi_server, charlie) -> str:
 def test_switch_space_to_a_space_not_of_the_caller_changes_nothing(
     asgi_server, alice, charlie, charlie_token
 ):
-    alice_space = space_create(owner=alice, name="Secret Project")
+    alice_space = space_create(actor=Actor.owner_acting(alice), name="Secret Project")
     space_create_default(owner=alice)
     url = graph_url(asgi_server)
     before = graph_rows()
@@ -508,7 +508,7 @@ def test_switch_space_to_a_space_not_of_the_caller_changes_nothing(
 
 
 def test_switch_space_needs_a_grant(alice):
-    work = space_create(owner=alice, name="Work")
+    work = space_create(actor=Actor.owner_acting(alice), name="Work")
     session = Caller(user=alice, scopes=ALL_SCOPES, via="session")
     with pytest.raises(AppError) as raised:
         registry.run("switch_space", session, {"space_id": str(work.id)})
@@ -651,7 +651,7 @@ def test_graph_stats_match_the_database_for_that_user_and_space_only(asgi_server
     ok(url, token, "relate", {"source": "Alice Novak", "target": "Globex", "relation_type": "works_at"})
     # Alice's other space and Bob's graph are in the same database.
     pat = rpc.pat_token(alice)
-    work = space_create(owner=alice, name="Work")
+    work = space_create(actor=Actor.owner_acting(alice), name="Work")
     ok(url, pat, "switch_space", {"space_id": str(work.id)})
     ok(url, pat, "relate", {"source": "Team Alpha", "target": "Project Kite", "relation_type": "has"})
     remembered(url, pat, "Project Kite ships in May.")

@@ -190,9 +190,10 @@ def test_a_client_signs_in_with_oauth_for_a_profile_url_and_gets_a_token_for_it(
     # After the app switched its space, asking again names that space on the consent page.
     from urllib.parse import urlencode
 
+    from accounts.caller import Actor
     from memories.services.spaces import space_create
 
-    work = space_create(owner=browser_user, name="Work")
+    work = space_create(actor=Actor.owner_acting(browser_user), name="Work")
     switched = sdk.call(asgi_server.url + "/mcp/graph", raw, "switch_space", {"space_id": str(work.id)})
     assert sdk.structured(switched)["current"]["name"] == "Work"
     assert storage.client is not None

@@ -11,6 +11,7 @@ from asgiref.sync import async_to_sync
 from django.test import AsyncClient
 from rest_framework.test import APIClient
 
+from accounts.caller import Actor
 from accounts.models import User
 from accounts.services import pat_create
 from memories.models import AuditEvent, Entity, Evidence, Relation, Space
@@ -55,7 +56,7 @@ def build_account(owner: User, label: str) -> dict[str, set[str]]:
     assert acme_fact.source is not None
     Evidence.objects.create(owner=owner, source=acme_fact.source, relation=relation)
     event = audit_record(
-        owner=owner, actor_user=owner, action="pinned", target_id=tea.id, target_type="memory"
+        actor=Actor.owner_acting(owner), action="pinned", target_id=tea.id, target_type="memory"
     )
     return {
         "account": {str(owner.id)},

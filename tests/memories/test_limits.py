@@ -18,7 +18,8 @@ from django.conf import settings
 
 from accounts.models import PersonalAccessToken, User
 from memories.api.documents import UPLOAD_SCHEMA
-from memories.api.memories import SAVE_SCHEMA, SUPPRESS_SCHEMA
+from memories.api.memories import SAVE_SCHEMA
+from memories.api.query import REASON_SCHEMA
 from memories.api.tokens import CREATE_SCHEMA
 from memories.dashboard import forms
 from memories.models import Entity, Memory, Source, Space
@@ -39,7 +40,7 @@ def _schemas() -> Iterator[tuple[str, dict[str, Any]]]:
         yield f"{operation.name} input", operation.input_schema
         yield f"{operation.name} output", operation.output_schema
     yield "REST save", SAVE_SCHEMA
-    yield "REST suppress", SUPPRESS_SCHEMA
+    yield "REST suppress", REASON_SCHEMA
     yield "REST upload", UPLOAD_SCHEMA
     yield "REST token", CREATE_SCHEMA
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, connection, transaction
 
+from accounts.caller import Actor
 from memories.models import Evidence, Memory, Source, Space
 from memories.selectors.memories import memory_list
 from memories.selectors.spaces import space_list
@@ -110,11 +111,11 @@ class TestSpaces:
     def test_it_refuses_a_duplicate_space_name_for_the_same_owner_only(self, alice, bob):
         from memories.errors import AppError
 
-        space_create(owner=alice, name="Work")
+        space_create(actor=Actor.owner_acting(alice), name="Work")
         with pytest.raises(AppError) as exc:
-            space_create(owner=alice, name="Work")
+            space_create(actor=Actor.owner_acting(alice), name="Work")
         assert exc.value.code == "space_name_taken"
-        assert space_create(owner=bob, name="Work").owner == bob
+        assert space_create(actor=Actor.owner_acting(bob), name="Work").owner == bob
 
 
 class TestSelectorsTenancy:

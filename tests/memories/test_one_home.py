@@ -15,7 +15,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from accounts.caller import ALL_SCOPES, Caller
+from accounts.caller import ALL_SCOPES, Actor, Caller
 from accounts.models import User
 from memories.models import AuditEvent, Memory, Relation
 from memories.selectors.as_of import world_start
@@ -97,9 +97,11 @@ def test_every_hard_delete_answers_with_the_same_receipt(alice, bob):
     ).relation
     client = pat_client(alice)
     relation_receipt = client.delete(f"/api/v1/relations/{relation.id}").json()["receipt"]
-    extra = space_create(owner=alice, name="Work")
-    space_receipt = space_delete(owner=alice, space_id=extra.id, memories="delete")["receipt"]
-    account_receipt = account_delete(user=bob)
+    extra = space_create(actor=Actor.owner_acting(alice), name="Work")
+    space_receipt = space_delete(actor=Actor.owner_acting(alice), space_id=extra.id, memories="delete")[
+        "receipt"
+    ]
+    account_receipt = account_delete(actor=Actor.owner_acting(bob))
     receipts = {"relation": relation_receipt, "space": space_receipt, "account": account_receipt}
     for target_type, receipt in receipts.items():
         assert set(receipt) == RECEIPT_KEYS | {f"{target_type}_id"}, target_type

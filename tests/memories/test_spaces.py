@@ -7,6 +7,7 @@ import uuid
 import pytest
 from rest_framework.test import APIClient
 
+from accounts.caller import Actor
 from accounts.services import pat_create
 from memories.errors import AppError
 from memories.models import AuditEvent, Entity, Job, Memory, Relation, Source, Space
@@ -298,12 +299,12 @@ class TestSpaceDelete:
 
 class TestSpaceServices:
     def test_it_switches_the_default_directly(self, alice, work):
-        space_set_default(owner=alice, space_id=work.id)
+        space_set_default(actor=Actor.owner_acting(alice), space_id=work.id)
         assert list(Space.objects.filter(owner=alice, is_default=True)) == [work]
 
     def test_it_refuses_another_owners_space(self, alice, charlie, work):
         with pytest.raises(AppError) as exc:
-            space_delete(owner=charlie, space_id=work.id, memories="delete")
+            space_delete(actor=Actor.owner_acting(charlie), space_id=work.id, memories="delete")
         assert exc.value.code == "space_not_found"
         assert Space.objects.filter(id=work.id).exists()
 

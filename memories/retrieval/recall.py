@@ -37,7 +37,7 @@ from django.utils import timezone
 from accounts.models import User
 from memories import embeddings
 from memories.models import FTS_CONFIG, Memory, Space
-from memories.pipeline.language import word_set
+from memories.pipeline.language import REQUEST_WORDS
 from memories.pipeline.timeparse import resolve_times
 from memories.selectors.as_of import View, held_sql, held_sql_params
 from memories.selectors.memories import STATUS_ALL, memory_search_list
@@ -86,16 +86,6 @@ class Knobs:
 
 
 DEFAULT_KNOBS = Knobs()
-
-
-# Words a question to a memory carries that say nothing about the memory itself. The 'english'
-# text-search configuration already drops what/when/who/did/...; these are the ones it keeps.
-REQUEST_WORDS = word_set(
-    """
-    tell remember recall know knows anything something everything mention mentioned please kind
-    sort type likely probably
-    """
-)
 
 
 MAX_QUERY_WORDS = 32

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from memories.models import Entity, Memory, Relation, Space
-from memories.retrieval.answer import STOP_WORDS
+from memories.pipeline.language import STOP_WORDS
 from memories.selectors.as_of import relation_visible
 from memories.selectors.evidence.common import (
     ENTITY_REASONS,

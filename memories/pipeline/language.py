@@ -11,11 +11,23 @@ verbs, irony and reported speech can fool it.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 
 def word_set(words: str) -> frozenset[str]:
     """A set from a block of space-separated words: long word lists stay readable in the source."""
     return frozenset(words.split())
+
+
+def fold(text: str) -> str:
+    """Case- and accent-folded text with its whitespace collapsed: "  Zoë  Müller " -> "zoe muller".
+
+    Casefold, then NFKD, then the combining marks dropped; runs of whitespace become one space and
+    the ends are trimmed. Entity names are stored under this key, and queries and aliases are folded
+    the same way to be compared with them.
+    """
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return " ".join("".join(ch for ch in decomposed if not unicodedata.combining(ch)).split())
 
 
 # English stop words, with chat filler and the words a question to a memory carries ("do you

@@ -14,6 +14,18 @@ app = Celery("deeprecall")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["memories"])
 
+# How often the recovery sweep (`memories.recover_jobs`) re-sends jobs whose message may be lost.
+RECOVERY_INTERVAL_SECONDS = 60.0
+
+# Celery beat sends the sweep; exactly one beat may run per deployment (docs/deploy.md), or every
+# beat would sweep. `manage.py up` runs it inside its worker (`celery worker -B`).
+app.conf.beat_schedule = {
+    "recover-jobs": {"task": "memories.recover_jobs", "schedule": RECOVERY_INTERVAL_SECONDS},
+}
+# Beat's own default is ./celerybeat-schedule, wherever it was started (a home folder, say);
+# it belongs with the service's other state.
+app.conf.beat_schedule_filename = str(settings.VAR_DIR / "celerybeat-schedule")
+
 
 def ensure_broker_folders() -> None:
     """The filesystem broker needs its folders before the first publish or poll."""

@@ -7,12 +7,15 @@ on stdin and answers on stdout (the MCP stdio transport), lists its tools from
 
 Deliberately dependency-light (standard library + httpx) and free of Django
 imports: it starts in a fraction of a second on a machine with no database,
-and the registry on the server stays the one description of every tool.
+and the registry on the server stays the one description of every tool. The
+protocol versions it negotiates are the installed MCP SDK's, read from the
+SDK's version module alone (see `_handshake_versions`).
 Stdout carries protocol messages only; logs go to stderr.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -27,8 +30,36 @@ import httpx
 
 logger = logging.getLogger("deeprecall.mcp")
 
-SUPPORTED_PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0]
+# What a copy of this file answers on a machine without the MCP SDK: the SDK's handshake
+# versions when this file last changed (a test keeps the two equal).
+_FALLBACK_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+
+
+def _handshake_versions() -> tuple[tuple[str, ...], str]:
+    """The versions the installed MCP SDK negotiates with `initialize`, and the one it offers otherwise.
+
+    The HTTP endpoint answers `initialize` with these (mcp_types.version), so both transports
+    agree. Importing mcp_types would run its package `__init__`, which builds the protocol's
+    pydantic models (most of a second); its `version` module imports only `typing`, so it is
+    run from its file alone. 2026-07-28 is not among them: it has no `initialize`, and this
+    proxy does not speak its per-request envelope (`server/discover` answers -32601, on which
+    SDK clients fall back to `initialize`).
+    """
+    spec = importlib.util.find_spec("mcp_types")  # finds the package without importing it
+    if spec is not None and spec.submodule_search_locations:
+        path = os.path.join(next(iter(spec.submodule_search_locations)), "version.py")
+        version_spec = importlib.util.spec_from_file_location("_deeprecall_mcp_versions", path)
+        if version_spec is not None and version_spec.loader is not None:
+            module = importlib.util.module_from_spec(version_spec)
+            try:
+                version_spec.loader.exec_module(module)
+                return tuple(module.HANDSHAKE_PROTOCOL_VERSIONS), str(module.LATEST_HANDSHAKE_VERSION)
+            except (ImportError, OSError, AttributeError):
+                pass  # an SDK laid out otherwise; the tests compare the fallback with the SDK's list
+    return _FALLBACK_VERSIONS, _FALLBACK_VERSIONS[-1]
+
+
+SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION = _handshake_versions()
 SERVER_NAME = "deeprecall"
 # The tools are those of one MCP profile (DEEPRECALL_PROFILE, default "core": what the
 # remote /mcp endpoint offers), so that both transports list the same tools.

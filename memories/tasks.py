@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 from celery import Task
-from celery.signals import worker_process_init, worker_ready, worker_shutdown
+from celery.signals import worker_process_init
 from django.db import InterfaceError, OperationalError
 
 from config.celery import app
@@ -15,8 +14,6 @@ from memories.outbound import OutboundError
 from memories.pipeline.worker import job_fail, job_process, jobs_to_recover
 
 logger = logging.getLogger(__name__)
-
-RECOVERY_INTERVAL_SECONDS = 60.0
 
 
 class TransientError(Exception):
@@ -66,24 +63,17 @@ def process_job(self: Task, job_id: str) -> None:
 
 @app.task(name="memories.recover_jobs", ignore_result=True)
 def recover_jobs() -> int:
-    """Re-send jobs whose message may have been lost (a killed worker, a lost broker file)."""
+    """Re-send jobs whose message may have been lost (a killed worker, a lost broker file).
+
+    Celery beat sends it every RECOVERY_INTERVAL_SECONDS (config/celery.py); it runs in a pool
+    process like any task.
+    """
     ids = jobs_to_recover()
     for job_id in ids:
         process_job.delay(str(job_id))
     if ids:
         logger.info("re-sent %d jobs", len(ids))
     return len(ids)
-
-
-_timer: threading.Timer | None = None
-
-
-def _schedule_recovery() -> None:
-    global _timer
-    recover_jobs.delay()
-    _timer = threading.Timer(RECOVERY_INTERVAL_SECONDS, _schedule_recovery)
-    _timer.daemon = True
-    _timer.start()
 
 
 @worker_process_init.connect
@@ -97,16 +87,3 @@ def _on_worker_process_init(**kwargs: Any) -> None:
 
     torch.set_num_threads(1)
     embeddings.warm_up()
-
-
-@worker_ready.connect
-def _on_worker_ready(**kwargs: Any) -> None:
-    # The sweep itself runs as a task in a pool process; the main process only
-    # schedules it, so it never holds a database connection across forks.
-    _schedule_recovery()
-
-
-@worker_shutdown.connect
-def _on_worker_shutdown(**kwargs: Any) -> None:
-    if _timer is not None:
-        _timer.cancel()

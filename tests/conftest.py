@@ -92,31 +92,21 @@ def child_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str,
 def celery_worker(child_env) -> Iterator[subprocess.Popen[str]]:
     """A real Celery worker process on the test database and a private broker folder.
 
+    Started as `manage.py up` starts its worker, embedded beat (the recovery sweep) included.
     Tests that use it must be transactional (`transactional_db`): the worker is
     another process and sees only committed rows.
     """
     from config.celery import app
+    from memories.management.commands.up import worker_command
 
     env = child_env
     broker = Path(env["DEEPRECALL_BROKER_DIR"])
+    # The beat's schedule file beside the private broker, not in the checkout's var/.
+    schedule = str(broker / "beat-schedule")
+    command = [*worker_command(concurrency=1, hostname="test@%h"), "--schedule", schedule]
     log = open(broker / "worker.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            "1",
-            "--without-gossip",
-            "--without-mingle",
-            "--hostname",
-            "test@%h",
-        ],
+        command,
         cwd=ROOT,
         env=env,
         stdout=log,

@@ -7,9 +7,6 @@ duplicate or a gap.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
 import uuid
 from collections.abc import Collection, Mapping
@@ -29,6 +26,7 @@ from memories.errors import AppError
 from memories.models import Memory
 from memories.operations.validation import validate_arguments
 from memories.parsing import parse_rest_timestamp
+from memories.selectors.cursor import cursor_decode, cursor_encode
 
 UNKNOWN_PARAMETER = "unknown_parameter"
 
@@ -175,24 +173,28 @@ class _Position:
     id: uuid.UUID
 
     def encode(self) -> str:
-        raw = json.dumps(["n" if self.after else "p", self.at.isoformat(), str(self.id)])
-        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+        side = "n" if self.after else "p"
+        return cursor_encode({"side": side, "at": self.at.isoformat(), "id": str(self.id)})
 
     @classmethod
     def decode(cls, token: str) -> _Position:
         try:
-            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-            side, at, row_id = json.loads(raw)
-            if side not in ("n", "p"):
-                raise ValueError(side)
-            when = datetime.fromisoformat(at)
-            if not timezone.is_aware(when):
-                raise ValueError(at)
-            return cls(after=side == "n", at=when, id=uuid.UUID(row_id))
-        except (binascii.Error, AttributeError, TypeError, ValueError):
+            return cursor_decode(token, parse=cls._from_payload)
+        except AppError:
+            # REST names every bad query value the same way (docs/api.md): invalid_parameter.
             raise invalid_parameter(
                 "cursor", "cursor is not one this API gave out; use the next or previous link as it is."
             ) from None
+
+    @classmethod
+    def _from_payload(cls, data: dict[str, Any]) -> _Position:
+        side = data["side"]
+        if side not in ("n", "p"):
+            raise ValueError(side)
+        when = datetime.fromisoformat(data["at"])
+        if not timezone.is_aware(when):
+            raise ValueError(data["at"])
+        return cls(after=side == "n", at=when, id=uuid.UUID(data["id"]))
 
 
 @dataclass(frozen=True)

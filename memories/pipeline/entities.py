@@ -15,7 +15,6 @@ places; nicknames and names written in non-Latin scripts are missed.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from memories.pipeline.language import (
     IRREGULAR_PAST,
@@ -23,6 +22,7 @@ from memories.pipeline.language import (
     MONTHS_FULL,
     ROLE_SPEAKERS,
     WEEKDAYS,
+    fold,
     speaker_spans,
     word_set,
 )
@@ -399,6 +399,6 @@ def _dedupe(found: list[tuple[int, str, str]]) -> list[tuple[str, str]]:
 
 
 def normalize_entity_name(name: str) -> str:
-    folded = unicodedata.normalize("NFKD", name.casefold())
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    return " ".join(folded.split())[:200]
+    # The key fits Entity.normalized_name; queries are folded without the cut (`fold`), so a name
+    # late in a long question is still found.
+    return fold(name)[:200]

@@ -11,11 +11,50 @@ verbs, irony and reported speech can fool it.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 
 def word_set(words: str) -> frozenset[str]:
     """A set from a block of space-separated words: long word lists stay readable in the source."""
     return frozenset(words.split())
+
+
+def fold(text: str) -> str:
+    """Case- and accent-folded text with its whitespace collapsed: "  Zoë  Müller " -> "zoe muller".
+
+    Casefold, then NFKD, then the combining marks dropped; runs of whitespace become one space and
+    the ends are trimmed. Entity names are stored under this key, and queries and aliases are folded
+    the same way to be compared with them.
+    """
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return " ".join("".join(ch for ch in decomposed if not unicodedata.combining(ch)).split())
+
+
+# English stop words, with chat filler and the words a question to a memory carries ("do you
+# remember", "tell me"): words that say nothing about what a text is about, dropped before texts
+# are compared word for word.
+STOP_WORDS = word_set(
+    """
+    a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most
+    my myself no nor not now of off on once only or other our ours ourselves out over own same she
+    should so some such than that the their theirs them themselves then there these they this those
+    through to too under until up very was we were what when where which while who whom whose why will
+    with would you your yours yourself yourselves also am pm yes yeah oh hey hi wow really just like
+    tell know remember recall anything something kind sort type likely probably ever
+    """
+)
+
+# Question filler alone, for queries that PostgreSQL's 'english' text-search configuration parses:
+# it drops the function words itself (what, when, did, ...) but keeps these. Not STOP_WORDS, which
+# would also drop words such as "like" and "really" that the text search keeps and ranks on.
+REQUEST_WORDS = word_set(
+    """
+    tell remember recall know knows anything something everything mention mentioned please kind
+    sort type likely probably
+    """
+)
 
 
 # Words that open "Label: value" lines in notes. They share the shape of a speaker turn ("Alice: hi"),

@@ -34,7 +34,7 @@ from django.conf import settings
 from memories import embeddings
 from memories.models import Memory
 from memories.outbound import OutboundError, post_json
-from memories.pipeline.language import split_sentences, split_speaker, word_set
+from memories.pipeline.language import STOP_WORDS, split_sentences, split_speaker
 from memories.retrieval.recall import Hit
 
 logger = logging.getLogger(__name__)
@@ -62,18 +62,6 @@ RELEVANT_TOP_HIT_COSINE = 0.35
 EXTRACT_FROM_TOP = 8
 MAX_EXTRACTED_SENTENCES = 3
 
-STOP_WORDS = word_set(
-    """
-    a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have
-    having he her here hers herself him himself his how i if in into is it its itself just me more most
-    my myself no nor not now of off on once only or other our ours ourselves out over own same she
-    should so some such than that the their theirs them themselves then there these they this those
-    through to too under until up very was we were what when where which while who whom whose why will
-    with would you your yours yourself yourselves also am pm yes yeah oh hey hi wow really just like
-    tell know remember recall anything something kind sort type likely probably ever
-    """
-)
 _TERM_RE = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?")
 _CITATION_RE = re.compile(r"\[(\s*\d{1,3}(?:\s*[,;]\s*\d{1,3})*\s*)\]")
 _LEADING_CITATIONS_RE = re.compile(r"^((?:\s*\[\s*\d{1,3}(?:\s*[,;]\s*\d{1,3})*\s*\])+)\s*")

@@ -24,7 +24,6 @@ inside every part of the statement, never after it, so a filtered recall is neve
 from __future__ import annotations
 
 import re
-import unicodedata
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from django.utils import timezone
 from accounts.models import User
 from memories import embeddings
 from memories.models import FTS_CONFIG, Memory, Space
-from memories.pipeline.language import word_set
+from memories.pipeline.language import REQUEST_WORDS, fold
 from memories.pipeline.timeparse import resolve_times
 from memories.selectors.as_of import View, held_sql, held_sql_params
 from memories.selectors.memories import STATUS_ALL, memory_search_list
@@ -86,16 +85,6 @@ class Knobs:
 
 
 DEFAULT_KNOBS = Knobs()
-
-
-# Words a question to a memory carries that say nothing about the memory itself. The 'english'
-# text-search configuration already drops what/when/who/did/...; these are the ones it keeps.
-REQUEST_WORDS = word_set(
-    """
-    tell remember recall know knows anything something everything mention mentioned please kind
-    sort type likely probably
-    """
-)
 
 
 MAX_QUERY_WORDS = 32
@@ -149,12 +138,6 @@ class RecallResult:
     hits: list[Hit] = field(default_factory=list)
 
 
-def _fold(text: str) -> str:
-    # The same folding as entity names (memories.ingest.normalize_entity_name): case and accents.
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(ch for ch in folded if not unicodedata.combining(ch))
-
-
 def query_words(query: str) -> list[str]:
     """The distinct words of the query for the text side, request words removed, in order."""
     # Case-folded but not accent-folded: the 'english' configuration keeps accents ("café").
@@ -168,7 +151,7 @@ def query_names(query: str, *, fold_accents: bool = False) -> list[str]:
     Entity names are stored accent-folded (`normalized_name`), speakers as written; `fold_accents`
     picks the form.
     """
-    text = _fold(query) if fold_accents else query.casefold()
+    text = fold(query) if fold_accents else query.casefold()
     tokens = [t.strip(".") for t in _NAME_TOKEN_RE.findall(text)][:MAX_NAME_TOKENS]
     tokens = [t[:-2] if t.endswith(("'s", "\u2019s")) else t for t in tokens]
     names: list[str] = []

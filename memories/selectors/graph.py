@@ -14,9 +14,6 @@ valid), so a fact replaced later is seen as it was.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import time
 import uuid
 from dataclasses import dataclass
@@ -35,12 +32,10 @@ from memories.models import Entity, Evidence, Job, Memory, Relation, Source, Spa
 from memories.pipeline.entities import normalize_entity_name
 from memories.representations import entity_dict, iso, memory_compact, relation_dict, space_ref
 from memories.selectors.as_of import View, expired_q, memory_visible, relation_visible, superseded_q
+from memories.selectors.cursor import cursor_decode, cursor_encode
 from memories.selectors.jobs import pending_saves
 
 ENTITY_NOT_FOUND = "entity_not_found"
-
-
-INVALID_CURSOR = "invalid_cursor"
 
 
 # get_context: how many linked memories and relations one answer carries at most.
@@ -207,22 +202,11 @@ class _Cursor:
 
 
 def _encode_cursor(entity: Entity) -> str:
-    raw = json.dumps({"n": entity.name, "i": str(entity.id)}, ensure_ascii=False).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return cursor_encode({"n": entity.name, "i": str(entity.id)})
 
 
 def _decode_cursor(cursor: str) -> _Cursor:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        data = json.loads(raw.decode())
-        return _Cursor(name=str(data["n"]), id=uuid.UUID(str(data["i"])))
-    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        raise AppError(
-            INVALID_CURSOR,
-            "cursor is not a cursor this service returned.",
-            details={"field": "cursor"},
-            agent_action="send the next_cursor of the previous page unchanged, or leave cursor out",
-        ) from None
+    return cursor_decode(cursor, parse=lambda data: _Cursor(name=str(data["n"]), id=uuid.UUID(data["i"])))
 
 
 def entity_list(

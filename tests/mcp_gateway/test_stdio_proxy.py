@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 from mcp_gateway import stdio_proxy
 from mcp_gateway.stdio_proxy import DeepRecallClient, StdioProxy, config_from_env
@@ -201,11 +202,22 @@ class TestProtocol:
         for version in ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"):
             result = rpc(proxy, "initialize", {"protocolVersion": version, "capabilities": {}})["result"]
             assert result["protocolVersion"] == version
-        for other in ("2099-01-01", None, 7):
+        # 2026-07-28 has no initialize handshake: asked for it there, the SDK counter-offers too.
+        for other in ("2026-07-28", "2099-01-01", None, 7):
             result = rpc(proxy, "initialize", {"protocolVersion": other})["result"]
             assert result["protocolVersion"] == "2025-11-25"
         assert result["capabilities"] == {"tools": {"listChanged": False}}
         assert result["serverInfo"] == {"name": "deeprecall", "version": stdio_proxy.package_version()}
+
+    def test_it_takes_its_versions_from_the_mcp_sdk(self):
+        assert stdio_proxy.SUPPORTED_PROTOCOL_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
+        assert stdio_proxy.LATEST_PROTOCOL_VERSION == LATEST_HANDSHAKE_VERSION
+        # What a copy of the file without the SDK answers must not fall behind either.
+        assert stdio_proxy._FALLBACK_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
+
+    def test_it_turns_a_2026_client_to_the_handshake(self, proxy):
+        # SDK clients probe server/discover first and fall back to initialize on this error.
+        assert rpc(proxy, "server/discover")["error"]["code"] == -32601
 
     def test_it_answers_ping(self, proxy):
         assert rpc(proxy, "ping", request_id="p-1") == {"jsonrpc": "2.0", "id": "p-1", "result": {}}
@@ -581,7 +593,8 @@ def test_it_exits_2_with_one_line_when_the_environment_is_missing():
 def test_it_starts_without_django_and_runs_as_a_single_file(tmp_path):
     code = (
         "import sys, config.cli, mcp_gateway.stdio_proxy;"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'celery', 'mcp', 'memories'}))"
+        "print(sorted({m.split('.')[0] for m in sys.modules}"
+        " & {'django', 'celery', 'mcp', 'mcp_types', 'pydantic', 'memories'}))"
     )
     loaded = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
@@ -736,6 +749,21 @@ class TestAgainstARunningService:
             assert tool["outputSchema"] == op["mcp_output_schema"]
             assert tool["annotations"] == op["annotations"]
             assert tool["inputSchema"]["additionalProperties"] is False
+
+    def test_it_negotiates_the_versions_the_streamable_http_endpoint_negotiates(self, service, mcp):
+        url, token, _ = service
+        client = {"name": "t", "version": "1"}
+        for asked in (*KNOWN_PROTOCOL_VERSIONS, "2099-01-01"):
+            params = {"protocolVersion": asked, "capabilities": {}, "clientInfo": client}
+            response = httpx.post(
+                f"{url}/mcp",
+                headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
+                json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params},
+                timeout=30,
+            )
+            assert response.status_code == 200, response.text
+            remote = response.json()["result"]["protocolVersion"]
+            assert mcp.request("initialize", params)["result"]["protocolVersion"] == remote, asked
 
     def test_it_lists_the_same_tools_as_the_streamable_http_endpoint(self, service, mcp):
         url, token, _ = service

@@ -359,7 +359,17 @@ class TestStrictParameters:
 
     @pytest.mark.parametrize(
         "content",
-        [b'["n", "2025-03-01T09:00:00+00:00", 7]', b'{"a": 1}', b'["x", "now", "id"]', b"\xff", b"[]"],
+        [
+            b'["n", "2025-03-01T09:00:00+00:00", 7]',
+            b'{"a": 1}',
+            b'["x", "now", "id"]',
+            b"\xff",
+            b"[]",
+            b'{"side": "n", "at": "2025-03-01T09:00:00+00:00", "id": 7}',
+            b'{"side": "x", "at": "2025-03-01T09:00:00+00:00", "id": "%s"}' % str(uuid.uuid4()).encode(),
+            b'{"side": "n", "at": "2025-03-01T09:00:00", "id": "%s"}' % str(uuid.uuid4()).encode(),
+            b"[" * 2000,  # nested deeper than the JSON parser recurses
+        ],
     )
     def test_it_refuses_a_forged_cursor(self, api, alice, content):
         cursor = base64.urlsafe_b64encode(content).decode()

@@ -2,9 +2,11 @@
 
 Starts (or reuses) the database, applies migrations, then runs the ASGI web
 server (Django + MCP) and a Celery worker as child processes, prints the URL,
-and waits. Ctrl-C (or SIGTERM) stops the children, then the embedded database.
-Running it again reuses everything: initdb, the secret and migrations are
-idempotent.
+and waits. The worker embeds Celery beat (`-B`), which sends the recovery sweep
+on schedule: right for one machine, where this is the only worker; a deployment
+with several workers runs exactly one beat (docs/deploy.md). Ctrl-C (or SIGTERM)
+stops the children, then the embedded database. Running it again reuses
+everything: initdb, the secret and migrations are idempotent.
 """
 
 from __future__ import annotations
@@ -65,8 +67,31 @@ def _describe_database() -> str:
     return f"PostgreSQL at {host}:{db.get('PORT') or 5432}/{db['NAME']}"
 
 
+def worker_command(*, concurrency: int, hostname: str) -> list[str]:
+    """The command line of the service's Celery worker (the tests start theirs with it too)."""
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        "--loglevel",
+        "INFO",
+        "--concurrency",
+        str(concurrency),
+        "--hostname",
+        hostname,
+        "--without-gossip",
+        "--without-mingle",
+        # The one beat of this single-machine service, sending the recovery sweep; its schedule
+        # file is under var/ (config/celery.py).
+        "-B",
+    ]
+
+
 class Command(BaseCommand):
-    help = "Start Deep Recall: web + MCP (uvicorn), Celery worker, database."
+    help = "Start Deep Recall: web + MCP (uvicorn), Celery worker with beat, database."
     requires_system_checks: list[str] = []
     requires_migrations_checks = False
 
@@ -126,22 +151,9 @@ class Command(BaseCommand):
             "--log-level",
             "warning",
         ]
-        worker = [
-            python,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            str(settings.CELERY_WORKER_CONCURRENCY),
-            "--hostname",
-            f"deeprecall-{os.getpid()}@%h",
-            "--without-gossip",
-            "--without-mingle",
-        ]
+        worker = worker_command(
+            concurrency=settings.CELERY_WORKER_CONCURRENCY, hostname=f"deeprecall-{os.getpid()}@%h"
+        )
         return {
             "worker": subprocess.Popen(worker, env=env, cwd=settings.BASE_DIR),
             "web": subprocess.Popen(web, env=env, cwd=settings.BASE_DIR),

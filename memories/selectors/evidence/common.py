@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -162,13 +161,6 @@ class EvidenceResult:
 def relation_text(relation: Relation) -> str:
     """A relation as a fact reads: "Alice lives_in Berlin"."""
     return f"{relation.subject.name} {relation.type} {relation.object.name}"
-
-
-def _fold(text: str) -> str:
-    # The folding of stored entity names (case, accents, whitespace), without their length cap, so a
-    # name late in a long question is still found.
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    return " ".join("".join(ch for ch in folded if not unicodedata.combining(ch)).split())
 
 
 def _words(text: str) -> list[str]:

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from memories.models import Entity, Memory, Relation, Space
-from memories.retrieval.answer import STOP_WORDS
+from memories.pipeline.language import STOP_WORDS, fold
 from memories.selectors.as_of import relation_visible
 from memories.selectors.evidence.common import (
     ENTITY_REASONS,
@@ -18,7 +18,6 @@ from memories.selectors.evidence.common import (
     EntityMatch,
     EntityResult,
     _contains_phrase,
-    _fold,
     _negative,
     _pending,
     _words,
@@ -43,7 +42,7 @@ def _score_entity(entity: Entity, key: str, query_words: list[str], content_word
     if shared and "exact_name" not in reasons:
         reasons["word_overlap"] = round(0.3 + 0.4 * len(shared) / len(set(name_words)), 4)
     for alias in entity.aliases:
-        folded = _fold(alias)
+        folded = fold(alias)
         if not folded:
             continue
         if folded == key:
@@ -74,7 +73,7 @@ def _entity_matches(
     Hidden: every memory that mentions it is suppressed and no relation links it, so showing it would
     reveal what the user asked to forget.
     """
-    key = _fold(query)
+    key = fold(query)
     if not key:
         return [], []
     query_words = _words(key)

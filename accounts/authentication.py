@@ -27,13 +27,7 @@ from rest_framework.request import Request
 
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.models import TOKEN_PREFIX, PersonalAccessToken, User, token_hash
-from memories.errors import AppError
-
-NOT_AUTHENTICATED = "not_authenticated"
-
-
-INSUFFICIENT_SCOPE = "insufficient_scope"
-
+from memories.errors import AppError, Code
 
 _BEARER = b"bearer"
 
@@ -121,9 +115,8 @@ def caller_from_request(request: Request | HttpRequest) -> Caller:
     auth = getattr(request, "auth", None)
     if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
         raise AppError(
-            NOT_AUTHENTICATED,
+            Code.NOT_AUTHENTICATED,
             "Authentication is required.",
-            http_status=401,
             agent_action="send an OAuth access token or a personal access token as a Bearer token",
         )
     if isinstance(auth, PersonalAccessToken):
@@ -145,9 +138,8 @@ def caller_from_request(request: Request | HttpRequest) -> Caller:
         # An authentication class we do not know about: refusing is safer than
         # guessing its scopes.
         raise AppError(
-            NOT_AUTHENTICATED,
+            Code.NOT_AUTHENTICATED,
             "This kind of credential is not accepted here.",
-            http_status=401,
             agent_action="send an OAuth access token or a personal access token as a Bearer token",
         )
     return Caller(user=user, scopes=ALL_SCOPES, via="session")
@@ -157,9 +149,8 @@ def require_scope(caller: Caller, scope: str) -> None:
     """Raise AppError `insufficient_scope` (403) unless `caller` holds `scope`."""
     if not caller.has_scope(scope):
         raise AppError(
-            INSUFFICIENT_SCOPE,
+            Code.INSUFFICIENT_SCOPE,
             f"This needs the {scope} scope.",
-            http_status=403,
             agent_action=f"ask the user to grant {scope}",
             details={"required_scope": scope},
         )

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from accounts.caller import ALL_SCOPES
 from accounts.models import TOKEN_PREFIX, PersonalAccessToken, User, token_hash
-from memories.errors import AppError
+from memories.errors import AppError, Code
 
 # What a list shows of a token: "drp_" and 8 random characters, too little to guess the rest.
 DISPLAY_PREFIX_LENGTH = 12
@@ -26,23 +26,13 @@ NAME_MAX_LENGTH: int = PersonalAccessToken._meta.get_field("name").max_length  #
 
 
 # Stable error codes (see memories/errors.py: add, never rename).
-INVALID_TOKEN_NAME = "invalid_token_name"  # noqa: S105 - error codes, not secrets
-
-
-INVALID_SCOPE = "invalid_scope"
-
-
-INVALID_EXPIRY = "invalid_expiry"
-
-
-TOKEN_NOT_FOUND = "token_not_found"  # noqa: S105
 
 
 def _clean_name(name: str) -> str:
     cleaned = name.strip() if isinstance(name, str) else ""
     if not 1 <= len(cleaned) <= NAME_MAX_LENGTH:
         raise AppError(
-            INVALID_TOKEN_NAME,
+            Code.INVALID_TOKEN_NAME,
             f"A token name must be 1 to {NAME_MAX_LENGTH} characters.",
             agent_action="give the token a short name that says where it is used",
         )
@@ -54,21 +44,21 @@ def _clean_scopes(scopes: list[str]) -> str:
     # A bare string is iterable too; "memory:read" must not become eleven one-letter scopes.
     if isinstance(scopes, str) or not scopes:
         raise AppError(
-            INVALID_SCOPE,
+            Code.INVALID_SCOPE,
             f"Choose at least one scope from: {allowed}.",
             agent_action=f"pass a list of scopes from: {allowed}",
         )
     unknown = sorted({s for s in scopes if s not in ALL_SCOPES}, key=str)
     if unknown:
         raise AppError(
-            INVALID_SCOPE,
+            Code.INVALID_SCOPE,
             f"Unknown scope {unknown[0]!r}; the scopes are: {allowed}.",
             agent_action=f"pass a list of scopes from: {allowed}",
             details={"unknown_scopes": unknown},
         )
     if len(set(scopes)) != len(scopes):
         raise AppError(
-            INVALID_SCOPE,
+            Code.INVALID_SCOPE,
             "Each scope may be given only once.",
             agent_action="remove the repeated scope",
         )
@@ -82,13 +72,13 @@ def _clean_expiry(expires_at: datetime | None, *, now: datetime) -> datetime | N
     # in whatever zone the server runs in.
     if not isinstance(expires_at, datetime) or timezone.is_naive(expires_at):
         raise AppError(
-            INVALID_EXPIRY,
+            Code.INVALID_EXPIRY,
             "The expiry must be a date and time with a time zone.",
             agent_action="send expires_at as an ISO 8601 time with an offset",
         )
     if expires_at <= now:
         raise AppError(
-            INVALID_EXPIRY,
+            Code.INVALID_EXPIRY,
             "The expiry must be in the future.",
             agent_action="choose an expiry later than now, or none",
         )
@@ -144,8 +134,7 @@ def pat_revoke(*, user: User, token_id: uuid.UUID | str) -> PersonalAccessToken:
 
 def _token_not_found() -> AppError:
     return AppError(
-        TOKEN_NOT_FOUND,
+        Code.TOKEN_NOT_FOUND,
         "No personal access token with this id exists in your account.",
-        http_status=404,
         agent_action="list your tokens to find the right id",
     )

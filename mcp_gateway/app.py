@@ -42,6 +42,7 @@ from mcp_gateway.tools import (
     tool_definitions,
     tool_scope,
 )
+from memories.errors import Code
 
 logger = logging.getLogger(__name__)
 
@@ -220,7 +221,7 @@ class McpEndpoint:
         method = scope.get("method", "")
         if method != "POST":
             await _respond(
-                send, 405, {"error": "method_not_allowed", "message": "Use POST."}, {"Allow": "POST"}
+                send, 405, {"error": Code.METHOD_NOT_ALLOWED.value, "message": "Use POST."}, {"Allow": "POST"}
             )
             return
         if not _host_allowed(_header(scope, b"host")):
@@ -264,7 +265,7 @@ class McpEndpoint:
                 await _respond(
                     send,
                     403,
-                    {"error": "insufficient_scope", "message": message},
+                    {"error": Code.INSUFFICIENT_SCOPE.value, "message": message},
                     self._challenge(error="insufficient_scope", scope_needed=granted),
                 )
                 return

@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from accounts.caller import SCOPE_READ, Caller
 from memories import errors
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.operations import registry
 
 logger = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ async def read_resource(caller: Caller, uri: str, *, profile: str = "core") -> t
     try:
         payload = await sync_to_async(_read_sync, thread_sensitive=False)(caller, uri, profile)
     except AppError as exc:
-        code = RESOURCE_NOT_FOUND if exc.code == "unknown_resource" else INVALID_PARAMS
+        code = RESOURCE_NOT_FOUND if exc.code == Code.UNKNOWN_RESOURCE else INVALID_PARAMS
         raise MCPError(code, exc.message, data=exc.as_dict(request_id=request_id)) from None
     except Exception:
         logger.exception("resource %s failed [request_id=%s]", uri[:200], request_id)

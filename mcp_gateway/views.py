@@ -15,6 +15,7 @@ from oauth2_provider.views import DynamicClientRegistrationView
 
 from accounts.caller import ALL_SCOPES
 from mcp_gateway.auth import resource_url
+from memories.errors import Code
 from memories.operations.registry import PROFILES
 from memories.selectors.spaces import space_default
 
@@ -49,7 +50,7 @@ def protected_resource_metadata(request: HttpRequest, resource_path: str = "mcp"
     path = "/" + resource_path.strip("/") if resource_path else "/mcp"
     profile = next((p for p in PROFILES.values() if p.path == path), None)
     if profile is None:
-        return JsonResponse({"error": "not_found"}, status=404)
+        return JsonResponse({"error": Code.NOT_FOUND.value}, status=404)
     return JsonResponse(
         {
             "resource": resource_url(path),

@@ -1,31 +1,382 @@
-"""The one error shape. Every failure that leaves the service is an AppError.
+"""The error catalogue: every code a client or an agent can get, and the one error shape.
 
-`code` is a stable string from this module; `message` is safe to show; the
-`agent_action` tells a calling agent what to do next. REST renders it as JSON,
-MCP as an `isError` result; both add the request id, never a traceback.
+Every failure that leaves the service is an `AppError` whose `code` is a member of `Code`. The
+catalogue says, once per code, its HTTP status, whether a retry can succeed (a promise: only where
+retrying can succeed and cannot duplicate anything), what an agent should do next, and what it
+means. A raise site gives the code, a message safe to show, and optionally details and a more
+specific action; it never chooses a status or the retry flag. REST renders the error as JSON, MCP
+as an `isError` result with the same object; both add the request id, never a traceback.
+
+Job failures (`job.error.code`, `pipeline_readiness`) use the same codes, marked `job`.
+`docs/api.md` shows this catalogue as a table, generated from it (`manage.py error_codes --write`);
+a test fails when the two differ, and another when code raises a code the catalogue lacks.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
+
+
+class Code(StrEnum):
+    # Who is calling.
+    NOT_AUTHENTICATED = "not_authenticated"
+    INSUFFICIENT_SCOPE = "insufficient_scope"
+    SESSION_REQUIRED = "session_required"
+    FORBIDDEN = "forbidden"
+    # What was sent.
+    INVALID_JSON = "invalid_json"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    UNKNOWN_FIELD = "unknown_field"
+    MISSING_FIELD = "missing_field"
+    WRONG_TYPE = "wrong_type"
+    VALUE_TOO_LONG = "value_too_long"
+    VALUE_TOO_SHORT = "value_too_short"
+    VALUE_OUT_OF_RANGE = "value_out_of_range"
+    INVALID_FORMAT = "invalid_format"
+    INVALID_VALUE = "invalid_value"
+    DUPLICATE_ITEMS = "duplicate_items"
+    INVALID_CHARACTERS = "invalid_characters"
+    CONFLICTING_FIELDS = "conflicting_fields"
+    UNKNOWN_PARAMETER = "unknown_parameter"
+    INVALID_PARAMETER = "invalid_parameter"
+    INVALID_CURSOR = "invalid_cursor"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    NOT_ACCEPTABLE = "not_acceptable"
+    # Documents.
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+    DOCUMENT_TOO_LARGE = "document_too_large"
+    DOCUMENT_UNREADABLE = "document_unreadable"
+    DOCUMENT_EMPTY = "document_empty"
+    INVALID_BASE64 = "invalid_base64"
+    SOURCE_REF_INCOMPLETE = "source_ref_incomplete"
+    SOURCE_REF_REQUIRED = "source_ref_required"
+    # What was asked for does not exist (or is someone else's: existence is not revealed).
+    NOT_FOUND = "not_found"
+    MEMORY_NOT_FOUND = "memory_not_found"
+    JOB_NOT_FOUND = "job_not_found"
+    SPACE_NOT_FOUND = "space_not_found"
+    RELATION_NOT_FOUND = "relation_not_found"
+    ENTITY_NOT_FOUND = "entity_not_found"
+    TOKEN_NOT_FOUND = "token_not_found"  # noqa: S105 - an error code, not a secret
+    APPLICATION_NOT_FOUND = "application_not_found"
+    ACCOUNT_NOT_FOUND = "account_not_found"
+    UNKNOWN_OPERATION = "unknown_operation"
+    UNKNOWN_RESOURCE = "unknown_resource"
+    # The request conflicts with what is stored.
+    SPACE_NAME_TAKEN = "space_name_taken"
+    INVALID_SPACE_NAME = "invalid_space_name"
+    CANNOT_DELETE_DEFAULT_SPACE = "cannot_delete_default_space"
+    SWITCH_SPACE_UNAVAILABLE = "switch_space_unavailable"
+    INVALID_ENTITY_NAME = "invalid_entity_name"
+    SAME_ENTITY = "same_entity"
+    EMAIL_TAKEN = "email_taken"
+    INVALID_TOKEN_NAME = "invalid_token_name"  # noqa: S105 - an error code, not a secret
+    INVALID_SCOPE = "invalid_scope"
+    INVALID_EXPIRY = "invalid_expiry"
+    # Too much, or our side.
+    RATE_LIMITED = "rate_limited"
+    INTERNAL_ERROR = "internal_error"
+    # Job failures.
+    SOURCE_MISSING = "source_missing"
+    NOTHING_TO_REMEMBER = "nothing_to_remember"
+    REMOTE_SERVICE_ERROR = "remote_service_error"
+    RETRIES_EXHAUSTED = "retries_exhausted"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What a code means, once: its HTTP status, whether a retry can succeed, the agent's next step."""
+
+    # None for a job failure code, which is never an error response.
+    status: int | None
+    meaning: str
+    action: str = "fix the request and try again"
+    retryable: bool = False
+    # The message when the raise site has nothing more specific to say.
+    message: str = ""
+    # Where it appears: an error response, a job's failure (`job.error.code`), or both.
+    response: bool = True
+    job: bool = False
+
+
+_NOT_YOURS = "unknown id, or another account's (existence is not revealed)"
+
+CATALOGUE: dict[Code, Entry] = {
+    Code.NOT_AUTHENTICATED: Entry(
+        401,
+        "no credentials, or a token that is unknown, revoked or expired",
+        "send an OAuth access token or a personal access token as a Bearer token",
+        message="Authentication is required.",
+    ),
+    Code.INSUFFICIENT_SCOPE: Entry(
+        403,
+        "the token lacks the scope the operation needs (`details.required_scope`)",
+        "ask the user to grant the scope in details.required_scope",
+    ),
+    Code.SESSION_REQUIRED: Entry(
+        403,
+        "access tokens are managed from the signed-in dashboard only",
+        "ask the user to manage tokens in the dashboard",
+        message="Access tokens are managed from the signed-in dashboard only.",
+    ),
+    Code.FORBIDDEN: Entry(403, "the caller may not do this", "stop", message="You may not do this."),
+    Code.INVALID_JSON: Entry(
+        400, "the body is not JSON", "send a JSON body", message="The request body is not valid JSON."
+    ),
+    Code.INVALID_ARGUMENTS: Entry(400, "the body or the arguments are not a JSON object, or not valid"),
+    Code.UNKNOWN_FIELD: Entry(
+        400,
+        "a key the schema does not define (nothing is ignored silently)",
+        "remove the unknown fields; see the operation's input schema",
+    ),
+    Code.MISSING_FIELD: Entry(400, "a required key is absent", "send the field in details.field"),
+    Code.WRONG_TYPE: Entry(400, 'e.g. `true` where an integer is expected, `"5"` for 5'),
+    Code.VALUE_TOO_LONG: Entry(
+        400, "a string over its limit, measured after trimming", "shorten it (or split it into several saves)"
+    ),
+    Code.VALUE_TOO_SHORT: Entry(400, "an empty string (after trimming) or one under its minimum"),
+    Code.VALUE_OUT_OF_RANGE: Entry(400, "a number or an array size outside its limits"),
+    Code.INVALID_FORMAT: Entry(
+        400,
+        "not a canonical UUID; not an RFC 3339 date-time with an offset",
+        "send the value in the form named",
+    ),
+    Code.INVALID_VALUE: Entry(400, "not one of the allowed values, or a value that cannot be stored"),
+    Code.DUPLICATE_ITEMS: Entry(400, "an array that must be unique is not"),
+    Code.INVALID_CHARACTERS: Entry(
+        400,
+        "text PostgreSQL cannot store (NUL, lone surrogates)",
+        "remove control characters and send valid Unicode text",
+    ),
+    Code.CONFLICTING_FIELDS: Entry(400, "MCP `ingest`: both `content` and `document_base64`"),
+    Code.UNKNOWN_PARAMETER: Entry(
+        400,
+        "a query parameter the endpoint does not take",
+        "remove it; the allowed ones are in details.allowed",
+    ),
+    Code.INVALID_PARAMETER: Entry(
+        400, "a query parameter given twice, empty, or malformed", "fix the parameter in details.parameter"
+    ),
+    Code.INVALID_CURSOR: Entry(
+        400,
+        "a cursor this service did not hand out",
+        "send the next_cursor of the previous page unchanged, or leave cursor out",
+        message="cursor is not a cursor this service returned.",
+    ),
+    Code.METHOD_NOT_ALLOWED: Entry(
+        405,
+        "this HTTP method is not served here",
+        "use a method the endpoint serves",
+        message="This method is not allowed here.",
+    ),
+    Code.NOT_ACCEPTABLE: Entry(
+        406,
+        "the Accept header asks for something other than JSON",
+        "accept application/json",
+        message="This endpoint answers in JSON only.",
+    ),
+    Code.UNSUPPORTED_MEDIA_TYPE: Entry(
+        415,
+        "an upload that is not .txt/.md/.pdf/.html, or whose bytes do not match its name or type",
+        "send a supported document type",
+    ),
+    Code.DOCUMENT_TOO_LARGE: Entry(
+        413, "over `DOCUMENT_MAX_BYTES` (10 MB by default)", "send a smaller document, or split it"
+    ),
+    Code.DOCUMENT_UNREADABLE: Entry(
+        422,
+        "a corrupt, encrypted or image-only PDF, or text that cannot be decoded",
+        "send a readable document",
+    ),
+    Code.DOCUMENT_EMPTY: Entry(422, "nothing is left after extracting the text", "send a document with text"),
+    Code.INVALID_BASE64: Entry(
+        400,
+        "MCP `ingest`: `document_base64` is not strict, padded, standard base64",
+        "encode the bytes again",
+    ),
+    Code.SOURCE_REF_INCOMPLETE: Entry(
+        400,
+        "`source_kind` without `source_ref` or the reverse",
+        "send both source_kind and source_ref, or neither",
+    ),
+    Code.SOURCE_REF_REQUIRED: Entry(
+        400,
+        "`versioning_mode: living` without `source_kind` + `source_ref` (they name the document "
+        "across versions)",
+        "send source_kind and source_ref, or use snapshot",
+    ),
+    Code.NOT_FOUND: Entry(404, "no such path or thing", "check the URL", message="Not found."),
+    Code.MEMORY_NOT_FOUND: Entry(
+        404,
+        f"memory: {_NOT_YOURS}",
+        "check the memory_id; recall to find the right one",
+        message="No memory with this id exists in your account.",
+    ),
+    Code.JOB_NOT_FOUND: Entry(
+        404,
+        f"job: {_NOT_YOURS}",
+        "check the job_id; it is returned by remember and document uploads",
+        message="No job with this id exists in your account.",
+    ),
+    Code.SPACE_NOT_FOUND: Entry(
+        404,
+        f"space: {_NOT_YOURS}",
+        "list your spaces and use one of their ids",
+        message="No space with this id exists in your account.",
+    ),
+    Code.RELATION_NOT_FOUND: Entry(
+        404,
+        f"relation: {_NOT_YOURS}",
+        "look the relation up again (get_context) and use its id",
+        message="No relation with this id exists in your account.",
+    ),
+    Code.ENTITY_NOT_FOUND: Entry(
+        404,
+        "graph `get_context`: no entity of that name or alias in the space",
+        "call list_entities to see the entities of this space, then use one of their names",
+        message="No entity with this name or alias exists in the current space.",
+    ),
+    Code.TOKEN_NOT_FOUND: Entry(
+        404,
+        f"personal access token: {_NOT_YOURS}",
+        "list your tokens to find the right id",
+        message="No personal access token with this id exists in your account.",
+    ),
+    Code.APPLICATION_NOT_FOUND: Entry(
+        404,
+        "a connected app that holds nothing of this account",
+        "list the connected apps",
+        message="No connected app with this id in your account.",
+    ),
+    Code.ACCOUNT_NOT_FOUND: Entry(
+        404, "the account is already deleted", "stop", message="This account no longer exists."
+    ),
+    Code.UNKNOWN_OPERATION: Entry(
+        404, "no such operation in the registry", "list the operations and use one of their names"
+    ),
+    Code.UNKNOWN_RESOURCE: Entry(
+        404,
+        "an MCP resource URI that is not offered (JSON-RPC error `-32002`)",
+        "list the resources and use one of their URIs",
+        message="There is no resource with this URI here.",
+    ),
+    Code.SPACE_NAME_TAKEN: Entry(409, "a space with that name exists", "choose another name"),
+    Code.INVALID_SPACE_NAME: Entry(
+        400, "a space name that is empty or too long", "send a name of 1 to 100 characters"
+    ),
+    Code.CANNOT_DELETE_DEFAULT_SPACE: Entry(
+        409,
+        "the default space cannot be deleted",
+        "make another space the default first, then delete this one",
+        message="This is your default space; make another space the default before deleting it.",
+    ),
+    Code.SWITCH_SPACE_UNAVAILABLE: Entry(
+        400,
+        "`switch_space` without a grant: only an OAuth agent or a personal token has a space to switch",
+        "connect with an OAuth grant or a personal access token, or choose the space in the dashboard",
+    ),
+    Code.INVALID_ENTITY_NAME: Entry(
+        400, "graph `relate`: a name with no letter or digit", "send the entity's name as it is written"
+    ),
+    Code.SAME_ENTITY: Entry(400, "graph `relate`: one entity at both ends", "relate two different entities"),
+    Code.EMAIL_TAKEN: Entry(
+        409,
+        "another account uses this email",
+        "use another email",
+        message="Another account already uses this email.",
+    ),
+    Code.INVALID_TOKEN_NAME: Entry(
+        400,
+        "a token name that is empty or too long",
+        "give the token a short name that says where it is used",
+    ),
+    Code.INVALID_SCOPE: Entry(
+        400,
+        "a scope that is not memory:read or memory:write, none, or one twice",
+        "pass a list of scopes from: memory:read, memory:write",
+    ),
+    Code.INVALID_EXPIRY: Entry(
+        400,
+        "a token expiry without a time zone, or not in the future",
+        "send an expiry later than now, with an offset, or none",
+    ),
+    Code.RATE_LIMITED: Entry(
+        429, "too many requests", "wait details.retry_after seconds and retry", retryable=True
+    ),
+    Code.INTERNAL_ERROR: Entry(
+        500,
+        "our fault; logged with the request id (a job: it failed unexpectedly)",
+        "retry later; report the request_id if it persists",
+        retryable=True,
+        message="Something went wrong on our side. It has been logged.",
+        job=True,
+    ),
+    Code.SOURCE_MISSING: Entry(
+        None,
+        "the saved content was deleted before the job ran",
+        "nothing to do: it was deleted",
+        response=False,
+        job=True,
+    ),
+    Code.NOTHING_TO_REMEMBER: Entry(
+        None,
+        "no memory could be derived from the content",
+        "send content that states something in words",
+        response=False,
+        job=True,
+    ),
+    Code.REMOTE_SERVICE_ERROR: Entry(
+        None,
+        "a model service the deployment uses refused the request",
+        "tell the operator; saving again may help",
+        response=False,
+        job=True,
+    ),
+    Code.RETRIES_EXHAUSTED: Entry(
+        None,
+        "the database or a model service failed on every retry",
+        "save again later",
+        response=False,
+        job=True,
+    ),
+}
 
 
 @dataclass
 class AppError(Exception):
-    code: str
-    message: str
-    http_status: int = 400
-    retryable: bool = False
-    agent_action: str = "fix the request and try again"
+    """A failure for the client: a catalogue code, a message safe to show, optional details and a
+    more specific next step than the catalogue's. Status and retryability come from the catalogue."""
+
+    code: Code
+    message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    agent_action: str = ""
 
     def __post_init__(self) -> None:
+        # An unknown code is a bug at the raise site: refuse it there, loudly, not at the client.
+        self.code = Code(self.code)
+        entry = CATALOGUE[self.code]
+        if not entry.response:
+            raise ValueError(f"{self.code} is a job failure code, not an error response")
+        self.message = self.message or entry.message
+        self.agent_action = self.agent_action or entry.action
         super().__init__(self.message)
+
+    @property
+    def http_status(self) -> int:
+        status = CATALOGUE[self.code].status
+        assert status is not None  # __post_init__ refuses job-only codes
+        return status
+
+    @property
+    def retryable(self) -> bool:
+        return CATALOGUE[self.code].retryable
 
     def as_dict(self, *, request_id: str = "") -> dict[str, Any]:
         body: dict[str, Any] = {
-            "code": self.code,
+            "code": self.code.value,
             "message": self.message,
             "retryable": self.retryable,
             "agent_action": self.agent_action,
@@ -37,29 +388,29 @@ class AppError(Exception):
         return body
 
 
-# Stable codes. Add here; never rename.
-MEMORY_NOT_FOUND = "memory_not_found"
-SPACE_NOT_FOUND = "space_not_found"
-INVALID_STATE = "invalid_state"
-INTERNAL_ERROR = "internal_error"
-NOT_FOUND = "not_found"
+def job_code(code: Code) -> str:
+    """A job failure code, checked against the catalogue (what `job.error.code` may hold)."""
+    if not CATALOGUE[Code(code)].job:
+        raise ValueError(f"{code} is not a job failure code")
+    return Code(code).value
 
 
 def memory_not_found() -> AppError:
     # Also what an outsider gets for someone else's memory: existence is not revealed.
-    return AppError(
-        MEMORY_NOT_FOUND,
-        "No memory with this id exists in your account.",
-        http_status=404,
-        agent_action="check the memory_id; recall to find the right one",
-    )
+    return AppError(Code.MEMORY_NOT_FOUND)
 
 
 def internal_error() -> AppError:
-    return AppError(
-        INTERNAL_ERROR,
-        "Something went wrong on our side. It has been logged.",
-        http_status=500,
-        retryable=True,
-        agent_action="retry later; report the request_id if it persists",
-    )
+    return AppError(Code.INTERNAL_ERROR)
+
+
+def markdown_table() -> str:
+    """The catalogue as the table in docs/api.md (`manage.py error_codes --write` puts it there)."""
+    rows = ["| code | status | retryable | when | what to do |", "|---|---|---|---|---|"]
+    for code, entry in CATALOGUE.items():
+        status = str(entry.status) if entry.response else "job"
+        if entry.response and entry.job:
+            status += ", job"
+        retry = "yes" if entry.retryable else "no"
+        rows.append(f"| `{code.value}` | {status} | {retry} | {entry.meaning} | {entry.action} |")
+    return "\n".join(rows) + "\n"

@@ -10,6 +10,7 @@ from celery.signals import worker_process_init
 from django.db import InterfaceError, OperationalError
 
 from config.celery import app
+from memories.errors import Code
 from memories.outbound import OutboundError
 from memories.pipeline.worker import job_fail, job_process, jobs_to_recover
 
@@ -24,7 +25,7 @@ class JobTask(Task):
     def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
         # Retries are exhausted (or the error was unexpected): the job gets a stable code.
         job_id = args[0] if args else kwargs.get("job_id")
-        code = "retries_exhausted" if isinstance(exc, TransientError) else "internal_error"
+        code = Code.RETRIES_EXHAUSTED if isinstance(exc, TransientError) else Code.INTERNAL_ERROR
         logger.error("job %s failed: %s", job_id, exc.__class__.__name__, exc_info=exc)
         try:
             job_fail(job_id=job_id, code=code, message="Processing failed; saving again may help.")
@@ -56,7 +57,7 @@ def process_job(self: Task, job_id: str) -> None:
         logger.error("job %s: remote service error: %s", job_id, exc)
         job_fail(
             job_id=job_id,
-            code="remote_service_error",
+            code=Code.REMOTE_SERVICE_ERROR,
             message="A model service this deployment uses refused the request; the operator has been told.",
         )
 

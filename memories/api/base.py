@@ -31,7 +31,7 @@ from accounts.authentication import (
 )
 from accounts.caller import ALL_SCOPES, Actor, Caller
 from memories import errors
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.operations.validation import bad_character
 
 logger = logging.getLogger(__name__)
@@ -80,48 +80,47 @@ def _translate(exc: Exception) -> AppError:
         return exc
     if isinstance(exc, (drf_exceptions.NotAuthenticated, drf_exceptions.AuthenticationFailed)):
         return AppError(
-            "not_authenticated",
+            Code.NOT_AUTHENTICATED,
             str(exc.detail)
             if isinstance(exc, drf_exceptions.AuthenticationFailed)
             else "Authentication is required: a session, a personal access token or an OAuth token.",
-            http_status=401,
             agent_action="authenticate (Authorization: Bearer <token>) and retry",
         )
     if isinstance(exc, drf_exceptions.PermissionDenied):
-        return AppError("forbidden", "You may not do this.", http_status=403, agent_action="stop")
+        return AppError(Code.FORBIDDEN, "You may not do this.", agent_action="stop")
     if isinstance(exc, (Http404, drf_exceptions.NotFound)):
-        return AppError(errors.NOT_FOUND, "Not found.", http_status=404, agent_action="check the URL")
+        return AppError(Code.NOT_FOUND, "Not found.", agent_action="check the URL")
     if isinstance(exc, drf_exceptions.MethodNotAllowed):
-        return AppError("method_not_allowed", "This method is not allowed here.", http_status=405)
+        return AppError(Code.METHOD_NOT_ALLOWED, "This method is not allowed here.")
     if isinstance(exc, drf_exceptions.UnsupportedMediaType):
         return AppError(
-            "unsupported_media_type",
+            Code.UNSUPPORTED_MEDIA_TYPE,
             "Send application/json (or multipart/form-data for uploads).",
-            http_status=415,
         )
     if isinstance(exc, drf_exceptions.ParseError):
-        return AppError("invalid_json", "The request body is not valid JSON.", http_status=400)
+        return AppError(Code.INVALID_JSON, "The request body is not valid JSON.")
     if isinstance(exc, drf_exceptions.Throttled):
         wait = int(getattr(exc, "wait", None) or 1)
         return AppError(
-            "rate_limited",
+            Code.RATE_LIMITED,
             f"Too many requests; retry in {wait} s.",
-            http_status=429,
-            retryable=True,
             agent_action=f"wait {wait} seconds and retry",
             details={"retry_after": wait},
         )
     if isinstance(exc, drf_exceptions.ValidationError):
-        return AppError("invalid_arguments", "The request is not valid.", details={"errors": exc.detail})
+        return AppError(Code.INVALID_ARGUMENTS, "The request is not valid.", details={"errors": exc.detail})
     if isinstance(exc, DataError):
         # A value the database refuses (out of range, unstorable text) is the caller's.
         return AppError(
-            "invalid_value",
+            Code.INVALID_VALUE,
             "A value in the request cannot be stored.",
             agent_action="check the values you sent against the schema",
         )
-    if isinstance(exc, drf_exceptions.APIException):
-        return AppError(str(exc.default_code), str(exc.detail), http_status=exc.status_code)
+    if isinstance(exc, drf_exceptions.NotAcceptable):
+        return AppError(Code.NOT_ACCEPTABLE)
+    if isinstance(exc, drf_exceptions.APIException) and exc.status_code < 500:
+        # Another framework refusal: our code, never the framework's, reaches the client.
+        return AppError(Code.INVALID_ARGUMENTS, "The request is not valid.")
     return errors.internal_error()
 
 
@@ -130,7 +129,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     request = context.get("request")
     request_id = request_id_of(request) if request is not None else uuid.uuid4().hex
     error = _translate(exc)
-    if error.code == errors.INTERNAL_ERROR:
+    if error.code == Code.INTERNAL_ERROR:
         logger.error("unhandled error [request_id=%s]", request_id, exc_info=exc)
     headers: dict[str, str] = {}
     if error.http_status == 401:
@@ -184,9 +183,8 @@ class ApiView(APIView):
         if self.session_only and caller.via != "session":
             # A token that could manage tokens would let a leaked read-only one escalate itself.
             raise AppError(
-                "session_required",
+                Code.SESSION_REQUIRED,
                 "Access tokens are managed from the signed-in dashboard only.",
-                http_status=403,
                 agent_action="ask the user to manage tokens in the dashboard",
             )
         self.caller = caller
@@ -208,7 +206,7 @@ class ApiView(APIView):
         bad = bad_character(values)
         if bad is not None:
             raise AppError(
-                "invalid_characters",
+                Code.INVALID_CHARACTERS,
                 "The request contains a NUL character or an unpaired surrogate.",
                 agent_action="remove control characters and send valid Unicode text",
             )
@@ -229,9 +227,7 @@ def _json_error(request: HttpRequest, error: AppError) -> JsonResponse:
 def handler404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """URLs that match no route: the error shape under /api/, Django's page elsewhere."""
     if request.path.startswith("/api/"):
-        return _json_error(
-            request, AppError(errors.NOT_FOUND, "Not found.", http_status=404, agent_action="check the URL")
-        )
+        return _json_error(request, AppError(Code.NOT_FOUND, "Not found.", agent_action="check the URL"))
     return defaults.page_not_found(request, exception or Http404())
 
 

@@ -13,7 +13,7 @@ from accounts.caller import SCOPE_WRITE
 from memories.api.base import ApiView
 from memories.api.jobs import job_response, job_wait
 from memories.api.query import WAIT
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH
 from memories.models import Source
 from memories.operations.validation import validate_arguments
@@ -46,26 +46,27 @@ class DocumentUploadView(ApiView):
         upload = request.FILES.get("file")
         data = request.data
         if not isinstance(data, QueryDict):
-            raise AppError("unsupported_media_type", "Upload with multipart/form-data.", http_status=415)
+            raise AppError(Code.UNSUPPORTED_MEDIA_TYPE, "Upload with multipart/form-data.")
         fields: dict[str, Any] = {key: data.get(key) for key in data if key != "file"}
         if "wait" in fields:
             raw = str(fields["wait"])
             if not raw.isdigit():
                 raise AppError(
-                    "wrong_type", "wait must be a whole number of seconds.", details={"field": "wait"}
+                    Code.WRONG_TYPE, "wait must be a whole number of seconds.", details={"field": "wait"}
                 )
             fields["wait"] = int(raw)
         args = validate_arguments(UPLOAD_SCHEMA, fields)
         if upload is None:
             raise AppError(
-                "missing_field", "Send the document in the multipart field 'file'.", details={"field": "file"}
+                Code.MISSING_FIELD,
+                "Send the document in the multipart field 'file'.",
+                details={"field": "file"},
             )
         if upload.size is not None and upload.size > settings.DOCUMENT_MAX_BYTES:
             # Refuse before reading it into memory.
             raise AppError(
-                "document_too_large",
+                Code.DOCUMENT_TOO_LARGE,
                 f"The document is larger than {settings.DOCUMENT_MAX_BYTES // (1024 * 1024)} MB.",
-                http_status=413,
                 details={"max_bytes": settings.DOCUMENT_MAX_BYTES},
             )
         source, job, created = document_ingest(

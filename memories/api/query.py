@@ -22,20 +22,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.models import Memory
 from memories.operations.validation import validate_arguments
 from memories.parsing import parse_rest_timestamp
 from memories.selectors.cursor import cursor_decode, cursor_encode
-
-UNKNOWN_PARAMETER = "unknown_parameter"
-
-
-INVALID_PARAMETER = "invalid_parameter"
-
-
-INVALID_ARGUMENTS = "invalid_arguments"
-
 
 PAGE_SIZE_DEFAULT = 20
 
@@ -52,7 +43,7 @@ M = TypeVar("M", bound=Model)
 def unknown_parameter(name: str, allowed: Collection[str]) -> AppError:
     shown = name[:100]
     return AppError(
-        UNKNOWN_PARAMETER,
+        Code.UNKNOWN_PARAMETER,
         f"Unknown parameter {shown!r}."
         + (f" Allowed: {', '.join(sorted(allowed))}." if allowed else " This endpoint takes none."),
         details={"parameter": shown, "allowed": sorted(allowed)},
@@ -62,7 +53,7 @@ def unknown_parameter(name: str, allowed: Collection[str]) -> AppError:
 
 def invalid_parameter(name: str, message: str, **details: Any) -> AppError:
     return AppError(
-        INVALID_PARAMETER,
+        Code.INVALID_PARAMETER,
         message,
         details={"parameter": name, **details},
         agent_action=f"fix the {name} parameter and retry",
@@ -157,7 +148,7 @@ def time_range(query: StrictQuery, start: str, end: str) -> tuple[datetime | Non
 def body_with_keys(request: Request, allowed: Collection[str]) -> Mapping[str, Any]:
     data = request.data
     if not isinstance(data, Mapping):
-        raise AppError(INVALID_ARGUMENTS, "The request body must be a JSON object.")
+        raise AppError(Code.INVALID_ARGUMENTS, "The request body must be a JSON object.")
     for name in data:
         if name not in allowed:
             raise unknown_parameter(str(name), allowed)

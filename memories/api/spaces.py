@@ -12,14 +12,8 @@ from rest_framework.response import Response
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE
 from memories.api.base import ApiView
-from memories.api.query import (
-    INVALID_ARGUMENTS,
-    OBJECT_RESPONSE,
-    StrictQuery,
-    body_with_keys,
-    invalid_parameter,
-)
-from memories.errors import AppError
+from memories.api.query import OBJECT_RESPONSE, StrictQuery, body_with_keys, invalid_parameter
+from memories.errors import AppError, Code
 from memories.limits import SPACE_NAME_MAX_LENGTH
 from memories.representations import space_dict
 from memories.selectors.spaces import space_get, space_list_with_counts
@@ -79,7 +73,7 @@ class SpaceItemView(ApiView):
         StrictQuery(request, ())
         body = body_with_keys(request, {"name", "is_default"})
         if not body:
-            raise AppError(INVALID_ARGUMENTS, "Nothing to change: send name and/or is_default.")
+            raise AppError(Code.INVALID_ARGUMENTS, "Nothing to change: send name and/or is_default.")
         name = body.get("name")
         if "name" in body and not isinstance(name, str):
             raise invalid_parameter(

@@ -31,7 +31,7 @@ from typing import Any
 from django.conf import settings
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
-from memories.errors import AppError
+from memories.errors import CATALOGUE, AppError, Code
 from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH, TITLE_MAX_LENGTH
 from memories.models import Job, Source, Space
 from memories.operations.registry import Operation, register
@@ -64,9 +64,8 @@ def _base64_length(size: int) -> int:
 def _too_large(field: str) -> AppError:
     limit = settings.DOCUMENT_MAX_BYTES
     return AppError(
-        "document_too_large",
+        Code.DOCUMENT_TOO_LARGE,
         f"{field} is larger than the {limit:,}-byte document limit.",
-        http_status=413,
         agent_action="split the document into smaller parts and ingest them separately",
         details={"field": field, "max_bytes": limit},
     )
@@ -82,7 +81,7 @@ def _decode_base64(text: str) -> bytes:
     # padding in the middle of the text.
     if data is None or base64.b64encode(data).decode("ascii") != text:
         raise AppError(
-            "invalid_base64",
+            Code.INVALID_BASE64,
             "document_base64 is not valid base64: use the standard alphabet (A-Z a-z 0-9 + /) with "
             "'=' padding and no line breaks.",
             details={"field": "document_base64"},
@@ -93,9 +92,8 @@ def _decode_base64(text: str) -> bytes:
 
 def _mime_mismatch(mime: str, actual: str) -> AppError:
     return AppError(
-        "unsupported_media_type",
+        Code.UNSUPPORTED_MEDIA_TYPE,
         f"mime says {mime} but the document is {actual}.",
-        http_status=415,
         details={"field": "mime"},
         agent_action="send the mime that matches the bytes (or leave mime out to have it sniffed)",
     )
@@ -107,14 +105,14 @@ def _document(args: dict[str, Any]) -> tuple[bytes, str]:
     has_document = "document_base64" in args
     if has_content and has_document:
         raise AppError(
-            "conflicting_fields",
+            Code.CONFLICTING_FIELDS,
             "Send either content or document_base64, not both.",
             details={"fields": ["content", "document_base64"]},
             agent_action="send text as content, or a document's bytes as document_base64",
         )
     if not has_content and not has_document:
         raise AppError(
-            "missing_field",
+            Code.MISSING_FIELD,
             "Send the text as content, or the document's bytes as document_base64.",
             details={"field": "content", "one_of": ["content", "document_base64"]},
             agent_action="send content (text) or document_base64 (a document, e.g. a PDF)",
@@ -125,7 +123,7 @@ def _document(args: dict[str, Any]) -> tuple[bytes, str]:
         mime = mime or "text/plain"
         if mime not in TEXT_MIMES:
             raise AppError(
-                "invalid_value",
+                Code.INVALID_VALUE,
                 f"content is text; mime must be one of: {', '.join(TEXT_MIMES)}. "
                 "Send a PDF as document_base64.",
                 details={"field": "mime", "allowed": TEXT_MIMES},
@@ -383,7 +381,7 @@ def _next_step(item: JobReadiness, *, in_current_space: bool) -> str:
     if job.status == Job.Status.FAILED:
         return f"Failed for good ({job.error_code}): polling will not change it. " + (
             "Nothing in it could be remembered: send content that states something in words."
-            if job.error_code == "nothing_to_remember"
+            if job.error_code == Code.NOTHING_TO_REMEMBER
             else "Saving it again may help."
         )
     counts = item.counts
@@ -405,8 +403,8 @@ def _readiness_dict(item: JobReadiness, *, current_space: Space) -> dict[str, An
     error: dict[str, Any] | None = None
     if job is None:
         error = {
-            "code": "job_not_found",
-            "message": "No job with this id exists in your account.",
+            "code": Code.JOB_NOT_FOUND.value,
+            "message": CATALOGUE[Code.JOB_NOT_FOUND].message,
             "failed_stage": None,
         }
     elif job.status == Job.Status.FAILED:

@@ -13,7 +13,7 @@ from typing import Any
 
 from accounts.authentication import require_scope
 from accounts.caller import ALL_SCOPES, SCOPE_READ, Caller
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.operations.schemas import result_or_error
 from memories.operations.validation import check_schema, validate_arguments
 
@@ -144,9 +144,8 @@ def get_operation(name: str) -> Operation:
     operation = _REGISTRY.get(name)
     if operation is None:
         raise AppError(
-            "unknown_operation",
+            Code.UNKNOWN_OPERATION,
             f"There is no operation named {name!r}.",
-            http_status=404,
             agent_action="list the operations and use one of their names",
         )
     return operation
@@ -171,9 +170,8 @@ def read_resource(uri: str, caller: Caller, profile: str | None = None) -> dict[
     resource = next((r for r in resources(profile) if r.uri == uri), None)
     if resource is None:
         raise AppError(
-            "unknown_resource",
+            Code.UNKNOWN_RESOURCE,
             "There is no resource with this URI here.",
-            http_status=404,
             agent_action="list the resources and use one of their URIs",
         )
     require_scope(caller, resource.scope)

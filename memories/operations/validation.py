@@ -25,7 +25,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema import ValidationError as SchemaError
 from jsonschema.validators import extend
 
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.parsing import DATE_TIME_EXPECTED, UUID_EXPECTED, parse_datetime, parse_uuid
 
 # What a string of each format becomes once validated, and how a caller is told to write it.
@@ -107,7 +107,7 @@ def _as_app_error(error: SchemaError) -> AppError:
         extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
         names = ", ".join(extra)
         return AppError(
-            "unknown_field",
+            Code.UNKNOWN_FIELD,
             f"Unknown field(s): {names}.",
             details={"fields": extra},
             agent_action="remove the unknown fields; see the operation's input schema",
@@ -115,7 +115,7 @@ def _as_app_error(error: SchemaError) -> AppError:
     if validator == "required":
         missing = str(error.message).split("'")[1] if "'" in error.message else ""
         return AppError(
-            "missing_field",
+            Code.MISSING_FIELD,
             f"The field {missing!r} is required.",
             details={"field": missing},
             agent_action=f"send {missing}",
@@ -123,28 +123,28 @@ def _as_app_error(error: SchemaError) -> AppError:
     if validator == "type":
         expected = error.validator_value
         return AppError(
-            "wrong_type",
+            Code.WRONG_TYPE,
             f"{field} must be of type {expected}.",
             details={"field": field, "expected": expected},
             agent_action=f"send {field} as {expected}",
         )
     if validator == "maxLength":
         return AppError(
-            "value_too_long",
+            Code.VALUE_TOO_LONG,
             f"{field} is longer than {error.validator_value} characters.",
             details={"field": field, "max_length": error.validator_value},
             agent_action=f"shorten {field} (or split it into several saves)",
         )
     if validator == "minLength":
         return AppError(
-            "value_too_short",
+            Code.VALUE_TOO_SHORT,
             f"{field} must have at least {error.validator_value} character(s) after trimming.",
             details={"field": field, "min_length": error.validator_value},
             agent_action=f"send a non-empty {field}",
         )
     if validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "maxItems", "minItems"):
         return AppError(
-            "value_out_of_range",
+            Code.VALUE_OUT_OF_RANGE,
             f"{field}: {error.message}.",
             details={"field": field},
             agent_action=f"send {field} within its limits",
@@ -154,7 +154,7 @@ def _as_app_error(error: SchemaError) -> AppError:
     if validator == "format":
         expected = _EXPECTED.get(str(error.validator_value), str(error.validator_value))
         return AppError(
-            "invalid_format",
+            Code.INVALID_FORMAT,
             f"{field} is not a valid {error.validator_value}: expected {expected}.",
             details={"field": field, "format": error.validator_value},
             agent_action=f"send {field} as {expected}",
@@ -162,11 +162,11 @@ def _as_app_error(error: SchemaError) -> AppError:
     if validator == "enum":
         allowed = list(error.validator_value)
         return AppError(
-            "invalid_value",
+            Code.INVALID_VALUE,
             f"{field} must be one of: {', '.join(map(str, allowed))}.",
             details={"field": field, "allowed": allowed},
         )
-    return AppError("invalid_arguments", f"{field} is not valid.", details={"field": field})
+    return AppError(Code.INVALID_ARGUMENTS, f"{field} is not valid.", details={"field": field})
 
 
 def _apply_defaults(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
@@ -177,7 +177,7 @@ def _apply_defaults(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[s
 
 
 def _duplicates(path: str) -> AppError:
-    return AppError("duplicate_items", f"{path} has duplicate values.", details={"field": path})
+    return AppError(Code.DUPLICATE_ITEMS, f"{path} has duplicate values.", details={"field": path})
 
 
 def _typed(schema: dict[str, Any], value: Any, path: str) -> Any:
@@ -208,11 +208,11 @@ def validate_arguments(schema: dict[str, Any], arguments: object) -> dict[str, A
     `datetime`; everything else as sent (trimmed).
     """
     if not isinstance(arguments, dict):
-        raise AppError("invalid_arguments", "The arguments must be a JSON object.")
+        raise AppError(Code.INVALID_ARGUMENTS, "The arguments must be a JSON object.")
     bad = bad_character(arguments)
     if bad is not None:
         raise AppError(
-            "invalid_characters",
+            Code.INVALID_CHARACTERS,
             f"{bad} contains a NUL character or an unpaired surrogate, which cannot be stored.",
             details={"field": bad},
             agent_action="remove control characters and send valid Unicode text",

@@ -18,15 +18,11 @@ import pypdf
 from pypdf import PasswordType
 from pypdf.errors import LimitReachedError
 
-from memories.errors import AppError
+from memories.errors import AppError, Code
 
 logger = logging.getLogger(__name__)
 
 # Stable codes. They belong with the others in memories/errors.py; kept here until they move.
-UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
-DOCUMENT_TOO_LARGE = "document_too_large"
-DOCUMENT_UNREADABLE = "document_unreadable"
-DOCUMENT_EMPTY = "document_empty"
 
 SUPPORTED_EXTENSIONS: dict[str, str] = {
     ".txt": "text/plain",
@@ -97,25 +93,22 @@ def detect_media_type(filename: str, data: bytes, declared: str = "") -> str:
     if media_type == "application/pdf":
         if not looks_like_pdf:
             raise AppError(
-                UNSUPPORTED_MEDIA_TYPE,
+                Code.UNSUPPORTED_MEDIA_TYPE,
                 "This file is named as a PDF but its content is not a PDF.",
-                http_status=415,
                 agent_action="upload the real PDF, or give the file the extension that matches its content",
             )
         return media_type
     if looks_like_pdf:
         raise AppError(
-            UNSUPPORTED_MEDIA_TYPE,
+            Code.UNSUPPORTED_MEDIA_TYPE,
             "This file contains a PDF but is not named as one.",
-            http_status=415,
             agent_action="rename the file to end in .pdf and upload it again",
         )
     # UTF-16 text is full of NUL bytes by design; its byte order mark is what marks it as text.
     if not data.startswith(_UTF16_BOMS) and b"\x00" in data[:_SNIFF_BYTES]:
         raise AppError(
-            UNSUPPORTED_MEDIA_TYPE,
+            Code.UNSUPPORTED_MEDIA_TYPE,
             "This file looks like binary data, not text.",
-            http_status=415,
             agent_action=f"upload a text document ({_SUPPORTED_LIST})",
         )
     return media_type
@@ -128,9 +121,8 @@ def extract_text(
     if len(data) > max_bytes:
         limit = _human_size(max_bytes)
         raise AppError(
-            DOCUMENT_TOO_LARGE,
+            Code.DOCUMENT_TOO_LARGE,
             f"This document is larger than the {limit} limit.",
-            http_status=413,
             agent_action=f"split the document into parts of at most {limit} and upload them separately",
             details={"max_bytes": max_bytes},
         )
@@ -175,9 +167,8 @@ def _unsupported(extension: str) -> AppError:
     # The extension is user input: only echo it back when it is short and plain.
     shown = f" ({extension})" if _SAFE_EXTENSION.fullmatch(extension) else ""
     return AppError(
-        UNSUPPORTED_MEDIA_TYPE,
+        Code.UNSUPPORTED_MEDIA_TYPE,
         f"This type of file{shown} is not supported. Supported: {_SUPPORTED_LIST}.",
-        http_status=415,
         agent_action=f"convert the document to one of {_SUPPORTED_LIST} and upload it again",
         details={"supported_extensions": sorted(SUPPORTED_EXTENSIONS)},
     )
@@ -185,15 +176,14 @@ def _unsupported(extension: str) -> AppError:
 
 def _empty() -> AppError:
     return AppError(
-        DOCUMENT_EMPTY,
+        Code.DOCUMENT_EMPTY,
         "This document contains no text.",
-        http_status=422,
         agent_action="upload a document that contains text",
     )
 
 
 def _unreadable(message: str, agent_action: str) -> AppError:
-    return AppError(DOCUMENT_UNREADABLE, message, http_status=422, agent_action=agent_action)
+    return AppError(Code.DOCUMENT_UNREADABLE, message, agent_action=agent_action)
 
 
 def _no_pdf_text() -> AppError:
@@ -461,10 +451,9 @@ def _read_pdf(data: bytes) -> tuple[str, str, int]:
 
 def _pdf_too_large() -> AppError:
     return AppError(
-        DOCUMENT_TOO_LARGE,
+        Code.DOCUMENT_TOO_LARGE,
         f"This PDF is too large to process: the limits are {MAX_PDF_PAGES:,} pages "
         f"and {MAX_PDF_CHARS:,} characters of text.",
-        http_status=413,
         agent_action="split the PDF into smaller parts and upload them separately",
         details={"max_pages": MAX_PDF_PAGES, "max_chars": MAX_PDF_CHARS},
     )

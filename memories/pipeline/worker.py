@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memories import embeddings
+from memories.errors import Code, job_code
 from memories.models import Entity, Evidence, Job, Memory, Source
 from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.entities import normalize_entity_name
@@ -35,15 +36,6 @@ logger = logging.getLogger(__name__)
 
 # A running job whose claimer has not finished within this long is taken over.
 STALE_AFTER = timedelta(minutes=15)
-
-
-class PipelineError(Exception):
-    """A permanent failure: the job fails with this stable code (no retry helps)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -92,10 +84,14 @@ def job_claim(*, job_id: Any) -> Claim | None:
         return Claim(job.id, job.attempts)
 
 
-def job_fail(*, job_id: Any, code: str, message: str) -> None:
-    """Record a permanent failure with its stable code (message safe to show the owner)."""
+def job_fail(*, job_id: Any, code: Code, message: str) -> None:
+    """Record a permanent failure with its stable code (a job code of the catalogue; the message
+    is safe to show the owner)."""
     Job.objects.filter(id=job_id).exclude(status=Job.Status.SUCCEEDED).update(
-        status=Job.Status.FAILED, error_code=code, error_message=message[:500], finished_at=timezone.now()
+        status=Job.Status.FAILED,
+        error_code=job_code(code),
+        error_message=message[:500],
+        finished_at=timezone.now(),
     )
 
 
@@ -133,15 +129,11 @@ def job_process(*, job_id: Any) -> None:
     job = Job.objects.select_related("source").get(id=job_id)
     source = job.source
     if source is None:
-        job_fail(job_id=job_id, code="source_missing", message="The saved content is gone (deleted).")
+        job_fail(job_id=job_id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted).")
         return
-    try:
-        candidates = _candidates(source, job)
-    except PipelineError as exc:
-        job_fail(job_id=job_id, code=exc.code, message=exc.message)
-        return
+    candidates = _candidates(source, job)
     if not candidates:
-        job_fail(job_id=job_id, code="nothing_to_remember", message="No memory could be derived from it.")
+        job_fail(job_id=job_id, code=Code.NOTHING_TO_REMEMBER, message="No memory could be derived from it.")
         return
     vectors = embeddings.embed([c.content for c in candidates])
     with transaction.atomic():

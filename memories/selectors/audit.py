@@ -7,6 +7,7 @@ from typing import Any
 
 from accounts.models import User
 from memories import errors
+from memories.errors import Code
 from memories.models import AuditEvent
 
 
@@ -29,5 +30,5 @@ def purge_event_get(*, owner: User, event_id: Any) -> AuditEvent:
         else None
     )
     if event is None:
-        raise errors.AppError(errors.NOT_FOUND, "No such receipt in your account.", http_status=404)
+        raise errors.AppError(Code.NOT_FOUND, "No such receipt in your account.")
     return event

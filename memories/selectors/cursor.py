@@ -13,9 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from memories.errors import AppError
-
-INVALID_CURSOR = "invalid_cursor"
+from memories.errors import AppError, Code
 
 T = TypeVar("T")
 
@@ -42,7 +40,7 @@ def cursor_decode(cursor: str, *, parse: Callable[[dict[str, Any]], T]) -> T:
     # RecursionError: deeply nested JSON, which a forged cursor in a long URL can hold.
     except (binascii.Error, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise AppError(
-            INVALID_CURSOR,
+            Code.INVALID_CURSOR,
             "cursor is not a cursor this service returned.",
             details={"field": "cursor"},
             agent_action="send the next_cursor of the previous page unchanged, or leave cursor out",

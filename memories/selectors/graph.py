@@ -27,16 +27,13 @@ from django.utils import timezone
 
 from accounts.models import User
 from memories import errors
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.models import Entity, Evidence, Job, Memory, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
 from memories.representations import entity_dict, iso, memory_compact, relation_dict, space_ref
 from memories.selectors.as_of import View, expired_q, memory_visible, relation_visible, superseded_q
 from memories.selectors.cursor import cursor_decode, cursor_encode
 from memories.selectors.jobs import pending_saves
-
-ENTITY_NOT_FOUND = "entity_not_found"
-
 
 # get_context: how many linked memories and relations one answer carries at most.
 CONTEXT_MEMORIES = 20
@@ -56,9 +53,8 @@ ALIAS_SCAN_LIMIT = 5000
 
 def entity_not_found(name: str) -> AppError:
     return AppError(
-        ENTITY_NOT_FOUND,
+        Code.ENTITY_NOT_FOUND,
         "No entity with this name or alias exists in the current space.",
-        http_status=404,
         agent_action="call list_entities to see the entities of this space, then use one of their names",
         details={"entity_name": name[:200]},
     )
@@ -327,7 +323,7 @@ def relation_get(*, owner: User, relation_id: Any) -> Relation:
     """One of the owner's relations; `relation_not_found` (404) for an unknown or another's id."""
     relation = relation_list(owner=owner).filter(id=relation_id).first()
     if relation is None:
-        raise errors.AppError("relation_not_found", "No such relation in your account.", http_status=404)
+        raise errors.AppError(Code.RELATION_NOT_FOUND, "No such relation in your account.")
     return relation
 
 

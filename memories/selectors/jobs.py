@@ -21,20 +21,17 @@ from django.db.models import (
 from django.utils import timezone
 
 from accounts.models import User
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.models import Evidence, Job, Memory, Space
 from memories.selectors.as_of import memory_visible, superseded_q
 from memories.selectors.memories import _memories
-
-JOB_NOT_FOUND = "job_not_found"
 
 
 def job_not_found() -> AppError:
     # Also what an outsider gets for someone else's job: existence is not revealed.
     return AppError(
-        JOB_NOT_FOUND,
+        Code.JOB_NOT_FOUND,
         "No job with this id exists in your account.",
-        http_status=404,
         agent_action="check the job_id; it is returned by remember and document uploads",
     )
 
@@ -117,7 +114,7 @@ STAGE_STATUSES = (PENDING, IN_PROGRESS, DONE, FAILED, NOT_REACHED, UNKNOWN, NOT_
 
 
 # Error codes the worker records while reading and extracting the source, before embedding.
-_EXTRACT_FAILURES = frozenset({"nothing_to_remember", "source_missing"})
+_EXTRACT_FAILURES = frozenset({Code.NOTHING_TO_REMEMBER, Code.SOURCE_MISSING})
 
 
 FAILED_STAGES = ("queued", "extract", "embed", "store", "unknown")

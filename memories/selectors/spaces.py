@@ -12,8 +12,7 @@ from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, 
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
-from memories import errors
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.models import GrantSpace, Memory, Space
 
 
@@ -41,9 +40,8 @@ def grant_space_id(*, user: User, application_id: Any = None, personal_token_id:
 
 def space_not_found() -> AppError:
     return AppError(
-        errors.SPACE_NOT_FOUND,
+        Code.SPACE_NOT_FOUND,
         "No space with this id exists in your account.",
-        http_status=404,
         agent_action="list your spaces and use one of their ids",
     )
 

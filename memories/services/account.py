@@ -17,15 +17,12 @@ from oauth2_provider.models import get_access_token_model, get_grant_model, get_
 from accounts.caller import Actor
 from accounts.models import PersonalAccessToken, User
 from accounts.services import pat_create, pat_revoke
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.models import AuditEvent, Job, Relation, Space
 from memories.services.audit import audit_record
 from memories.services.purge import memories_hard_delete_in_space, purge_counts, purge_record
 from memories.services.spaces import space_create_default
 
-EMAIL_TAKEN = "email_taken"
-APPLICATION_NOT_FOUND = "application_not_found"
-ACCOUNT_NOT_FOUND = "account_not_found"
 ACCOUNT = "account"
 TOKEN = "personal_access_token"  # noqa: S105 - an audit target type, not a secret
 
@@ -60,7 +57,7 @@ def account_email_change(*, actor: Actor, email: str) -> User:
         return user
     with transaction.atomic():
         if User.objects.filter(email=email).exclude(pk=user.pk).exists():
-            raise AppError(EMAIL_TAKEN, "Another account already uses this email.", http_status=409)
+            raise AppError(Code.EMAIL_TAKEN, "Another account already uses this email.")
         user.email = email
         user.save(update_fields=["email"])
         _audit(actor, AuditEvent.Action.UPDATED, changed="email")
@@ -122,9 +119,7 @@ def oauth_app_revoke(*, actor: Actor, application_id: int) -> dict[str, int]:
     grants = get_grant_model().objects.filter(user=user, application_id=application_id)
     counts = {"access_tokens": access.count(), "refresh_tokens": refresh.count(), "grants": grants.count()}
     if not any(counts.values()):
-        raise AppError(
-            APPLICATION_NOT_FOUND, "No connected app with this id in your account.", http_status=404
-        )
+        raise AppError(Code.APPLICATION_NOT_FOUND, "No connected app with this id in your account.")
     # Refresh tokens first: each points at an access token, and deleting them first
     # means no refresh can mint a new access token between the two deletes.
     refresh.delete()
@@ -151,7 +146,7 @@ def account_delete(*, actor: Actor) -> dict[str, Any]:
     # Lock the user: a second delete from another tab waits, then finds nothing.
     locked = User.objects.select_for_update().filter(pk=actor.owner.pk).first()
     if locked is None:
-        raise AppError(ACCOUNT_NOT_FOUND, "This account no longer exists.", http_status=404)
+        raise AppError(Code.ACCOUNT_NOT_FOUND, "This account no longer exists.")
     purged = purge_counts()
     spaces = list(Space.objects.filter(owner=locked).order_by("id"))
     for space in spaces:

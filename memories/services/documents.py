@@ -10,6 +10,7 @@ from django.db import transaction
 
 from accounts.caller import Caller
 from memories import errors
+from memories.errors import Code
 from memories.models import Job, Source
 from memories.services.jobs import job_queue
 from memories.services.sources import content_hash, document_claimant
@@ -40,7 +41,7 @@ def document_ingest(
 
     if bool(source_kind) != bool(source_ref):
         raise errors.AppError(
-            "source_ref_incomplete",
+            Code.SOURCE_REF_INCOMPLETE,
             "source_kind and source_ref must be given together.",
             details={"fields": ["source_kind", "source_ref"]},
             agent_action="send both source_kind and source_ref, or neither",
@@ -48,7 +49,7 @@ def document_ingest(
     if versioning_mode == Source.VersioningMode.LIVING and not source_ref:
         # What names the document across versions; without it there is no next version.
         raise errors.AppError(
-            "source_ref_required",
+            Code.SOURCE_REF_REQUIRED,
             "A living document needs source_kind and source_ref: they name it across versions.",
             details={"fields": ["source_kind", "source_ref"]},
             agent_action="send source_kind and source_ref (e.g. 'gdrive' and the file id), or use snapshot",

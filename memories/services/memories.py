@@ -14,6 +14,7 @@ from django.utils import timezone
 from accounts.caller import Actor, Caller
 from accounts.models import User
 from memories import errors
+from memories.errors import Code
 from memories.models import AuditEvent, Job, Memory, Source
 from memories.services.audit import audit_record
 from memories.services.jobs import job_queue
@@ -85,10 +86,12 @@ def remember(
     """
     content = content.strip()
     if not content:
-        raise errors.AppError("value_too_short", "content must not be empty.", details={"field": "content"})
+        raise errors.AppError(
+            Code.VALUE_TOO_SHORT, "content must not be empty.", details={"field": "content"}
+        )
     if len(content) > settings.REMEMBER_MAX_CHARS:
         raise errors.AppError(
-            "value_too_long",
+            Code.VALUE_TOO_LONG,
             f"content is longer than {settings.REMEMBER_MAX_CHARS} characters.",
             details={"field": "content", "max_length": settings.REMEMBER_MAX_CHARS},
         )

@@ -19,6 +19,7 @@ from django.db import transaction
 from accounts.caller import Actor
 from accounts.models import User
 from memories import errors
+from memories.errors import Code
 from memories.models import AuditEvent, Entity, Evidence, Memory, Relation, Source, Space
 from memories.representations import purge_receipt
 from memories.services.audit import audit_record
@@ -151,9 +152,7 @@ def memories_hard_delete_in_space(*, actor: Actor, space: Space) -> dict[str, An
     """Hard-delete every memory of one of the owner's spaces; return the receipt."""
     owner = actor.owner
     if space.owner_id != owner.id:
-        raise errors.AppError(
-            errors.SPACE_NOT_FOUND, "No space with this id exists in your account.", http_status=404
-        )
+        raise errors.AppError(Code.SPACE_NOT_FOUND, "No space with this id exists in your account.")
     memories = list(Memory.objects.select_for_update().filter(owner=owner, space=space).defer("embedding"))
     purged = memories_purge(owner=owner, memories=memories)
     # Sources of the space that never produced a memory (failed jobs) go too.

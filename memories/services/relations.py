@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from accounts.caller import Actor, Caller
 from memories import embeddings
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.models import AuditEvent, Entity, Evidence, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.supersede import relation_rivals, supersede
@@ -26,12 +26,6 @@ from memories.services.audit import audit_record
 from memories.services.purge import purge_record, relation_purge
 from memories.services.sources import claimant_of, content_hash
 from memories.services.spaces import space_for_caller
-
-SAME_ENTITY = "same_entity"
-
-
-INVALID_ENTITY_NAME = "invalid_entity_name"
-
 
 # A person lives somewhere and works somewhere; only one at a time. A newer one of these
 # supersedes the current one, as a newer value of a fact's slot does.
@@ -83,7 +77,7 @@ def _entity_for(
     key = normalize_entity_name(clean)
     if not key:
         raise AppError(
-            INVALID_ENTITY_NAME,
+            Code.INVALID_ENTITY_NAME,
             "An entity name needs at least one letter or digit.",
             details={"name": clean},
             agent_action="send the entity's name as it is written",
@@ -125,7 +119,7 @@ def relation_record(
     """
     if relation_type not in Relation.Type.values:
         raise AppError(
-            "invalid_value", "relation_type is not a relation type.", details={"field": "relation_type"}
+            Code.INVALID_VALUE, "relation_type is not a relation type.", details={"field": "relation_type"}
         )
     space = space_for_caller(caller=caller)
     default_subject, default_object = default_entity_types(relation_type)
@@ -137,7 +131,7 @@ def relation_record(
     )
     if subject.id == obj.id:
         raise AppError(
-            SAME_ENTITY,
+            Code.SAME_ENTITY,
             "source and target are the same entity; a relation links two different entities.",
             details={"entity_id": str(subject.id)},
             agent_action="relate two different entities (give source_type/target_type to tell apart "
@@ -214,9 +208,6 @@ def relation_record(
     )
 
 
-RELATION_NOT_FOUND = "relation_not_found"
-
-
 @transaction.atomic
 def relation_hard_delete(*, actor: Actor, relation_id: Any, reason: str = "other") -> dict[str, Any]:
     """Permanently remove a relation and the claims that asserted it (`purge.relation_purge`);
@@ -225,9 +216,8 @@ def relation_hard_delete(*, actor: Actor, relation_id: Any, reason: str = "other
     relation = Relation.objects.select_for_update().filter(owner=owner, id=relation_id).first()
     if relation is None:
         raise AppError(
-            RELATION_NOT_FOUND,
+            Code.RELATION_NOT_FOUND,
             "No relation with this id exists in your account.",
-            http_status=404,
             agent_action="look the relation up again (get_context) and use its id",
         )
     deleted_id = relation.id  # delete() clears it

@@ -17,7 +17,7 @@ from django.utils import timezone
 from accounts.caller import Actor, Caller
 from accounts.models import User
 from memories import errors
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.limits import SPACE_NAME_MAX_LENGTH
 from memories.models import AuditEvent, Entity, GrantSpace, Job, Memory, Relation, Source, Space
 from memories.selectors.spaces import grant_space_id, space_not_found
@@ -72,24 +72,11 @@ def space_for_caller(*, caller: Caller, space_id: Any = None) -> Space:
     space = Space.objects.filter(owner=caller.user, id=space_id).first()
     if space is None:
         raise errors.AppError(
-            errors.SPACE_NOT_FOUND,
+            Code.SPACE_NOT_FOUND,
             "No space with this id exists in your account.",
-            http_status=404,
             agent_action="list your spaces and use one of their ids",
         )
     return space
-
-
-CANNOT_DELETE_DEFAULT_SPACE = "cannot_delete_default_space"
-
-
-INVALID_PARAMETER = "invalid_parameter"
-
-
-SPACE_NAME_TAKEN = "space_name_taken"
-
-
-INVALID_SPACE_NAME = "invalid_space_name"
 
 
 MEMORIES_MOVE = "move"
@@ -120,7 +107,7 @@ def _clean_name(name: Any) -> str:
     cleaned = name.strip() if isinstance(name, str) else ""
     if not 1 <= len(cleaned) <= SPACE_NAME_MAX_LENGTH:
         raise AppError(
-            INVALID_SPACE_NAME,
+            Code.INVALID_SPACE_NAME,
             f"A space name has 1 to {SPACE_NAME_MAX_LENGTH} characters.",
             details={"parameter": "name"},
         )
@@ -129,9 +116,8 @@ def _clean_name(name: Any) -> str:
 
 def _name_taken(name: str) -> AppError:
     return AppError(
-        SPACE_NAME_TAKEN,
+        Code.SPACE_NAME_TAKEN,
         f"You already have a space named {name!r}.",
-        http_status=409,
         agent_action="choose another name",
     )
 
@@ -248,14 +234,13 @@ def space_delete(*, actor: Actor, space_id: Any, memories: str) -> dict[str, Any
     space = _find(spaces, space_id)
     if space.is_default:
         raise AppError(
-            CANNOT_DELETE_DEFAULT_SPACE,
+            Code.CANNOT_DELETE_DEFAULT_SPACE,
             "This is your default space; make another space the default before deleting it.",
-            http_status=409,
             agent_action="make another space the default first, then delete this one",
         )
     if memories not in (MEMORIES_MOVE, MEMORIES_DELETE):
         raise AppError(
-            INVALID_PARAMETER,
+            Code.INVALID_PARAMETER,
             "Say what happens to the space's memories: memories=move moves them (with their sources, "
             "jobs and entities) into your default space; memories=delete deletes them permanently.",
             details={"parameter": "memories", "allowed": [MEMORIES_MOVE, MEMORIES_DELETE]},
@@ -287,9 +272,6 @@ def space_delete(*, actor: Actor, space_id: Any, memories: str) -> dict[str, Any
     return result
 
 
-SWITCH_SPACE_UNAVAILABLE = "switch_space_unavailable"
-
-
 @dataclass(frozen=True)
 class SpaceSwitch:
     previous: Space
@@ -311,9 +293,8 @@ def _grant_key(caller: Caller) -> dict[str, Any]:
     if grant is not None:
         return grant
     raise AppError(
-        SWITCH_SPACE_UNAVAILABLE,
+        Code.SWITCH_SPACE_UNAVAILABLE,
         "switch_space stores the choice per OAuth grant or personal access token; this caller has neither.",
-        http_status=400,
         agent_action="connect with an OAuth grant or a personal access token, or choose the space in the "
         "dashboard",
     )
@@ -332,9 +313,8 @@ def grant_space_switch(*, caller: Caller, space_id: Any, request_id: str = "") -
     space = Space.objects.filter(owner=caller.user, id=space_id).first()
     if space is None:
         raise AppError(
-            errors.SPACE_NOT_FOUND,
+            Code.SPACE_NOT_FOUND,
             "No space with this id exists in your account.",
-            http_status=404,
             agent_action="list your spaces and use one of their ids",
         )
     # update_or_create locks the grant's row (or retries its read after a concurrent insert),

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from accounts.caller import ALL_SCOPES
 from accounts.models import TOKEN_PREFIX, PersonalAccessToken, User, token_hash
-from memories.errors import AppError, Code
+from memories.errors import AppError, Code, name_checked
 
 # What a list shows of a token: "drp_" and 8 random characters, too little to guess the rest.
 DISPLAY_PREFIX_LENGTH = 12
@@ -25,18 +25,8 @@ DISPLAY_PREFIX_LENGTH = 12
 NAME_MAX_LENGTH: int = PersonalAccessToken._meta.get_field("name").max_length  # type: ignore[assignment]
 
 
-# Stable error codes (see memories/errors.py: add, never rename).
-
-
 def _clean_name(name: str) -> str:
-    cleaned = name.strip() if isinstance(name, str) else ""
-    if not 1 <= len(cleaned) <= NAME_MAX_LENGTH:
-        raise AppError(
-            Code.INVALID_TOKEN_NAME,
-            f"A token name must be 1 to {NAME_MAX_LENGTH} characters.",
-            agent_action="give the token a short name that says where it is used",
-        )
-    return cleaned
+    return name_checked(name, max_length=NAME_MAX_LENGTH, code=Code.INVALID_TOKEN_NAME, what="A token name")
 
 
 def _clean_scopes(scopes: list[str]) -> str:

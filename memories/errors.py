@@ -395,9 +395,12 @@ def job_code(code: Code) -> str:
     return Code(code).value
 
 
-def memory_not_found() -> AppError:
-    # Also what an outsider gets for someone else's memory: existence is not revealed.
-    return AppError(Code.MEMORY_NOT_FOUND)
+def name_checked(value: object, *, max_length: int, code: Code, what: str) -> str:
+    """`value` trimmed, when it is a string of 1 to `max_length` characters; else `code`, saying so."""
+    cleaned = value.strip() if isinstance(value, str) else ""
+    if not 1 <= len(cleaned) <= max_length:
+        raise AppError(code, f"{what} has 1 to {max_length} characters.", details={"parameter": "name"})
+    return cleaned
 
 
 def internal_error() -> AppError:

@@ -49,15 +49,8 @@ def run_manage(
 ) -> subprocess.CompletedProcess[str]:
     """Run `manage.py` in a child process, as an operator would."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), *args],
-        cwd=ROOT,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    command = [sys.executable, str(ROOT / "manage.py"), *args]
+    return subprocess.run(command, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=timeout)
 
 
 def test_database_url() -> str:

@@ -27,15 +27,29 @@ def pat_client(user: User, scopes: tuple[str, ...] = (READ, WRITE)) -> APIClient
     return client
 
 
-def oauth_client(user: User, app_name: str, scopes: tuple[str, ...] = (READ, WRITE)) -> tuple[APIClient, Any]:
-    """An API client with a real django-oauth-toolkit token of a (new) application = agent."""
-    application = get_application_model().objects.create(
-        name=app_name,
+def oauth_app(name: str, user: User | None = None, redirect_uri: str = "http://127.0.0.1:9/callback") -> Any:
+    """A public OAuth application (an agent), registered as dynamic client registration would."""
+    return get_application_model().objects.create(
+        name=name,
         user=user,
         client_type="public",
         authorization_grant_type="authorization-code",
-        redirect_uris="http://127.0.0.1:9/callback",
+        redirect_uris=redirect_uri,
     )
+
+
+def assert_bad_request(response: Any, code: str, field: str | None = None) -> None:
+    """A 400 in the one error shape, with this code (and `details.field`, when given)."""
+    assert response.status_code == 400, response.json()
+    error = error_of(response)
+    assert error["code"] == code
+    if field:
+        assert error["details"]["field"] == field
+
+
+def oauth_client(user: User, app_name: str, scopes: tuple[str, ...] = (READ, WRITE)) -> tuple[APIClient, Any]:
+    """An API client with a real django-oauth-toolkit token of a (new) application = agent."""
+    application = oauth_app(app_name, user)
     token = get_access_token_model().objects.create(
         user=user,
         application=application,

@@ -15,11 +15,17 @@ from django.conf import settings
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
 from memories.limits import QUERY_MAX_LENGTH, TAG_MAX_LENGTH, TAGS_MAX
 from memories.models import Memory, Space
-from memories.operations.registry import EVERY_PROFILE, Operation, register
-from memories.operations.schemas import UUID, clocks_schema
+from memories.operations.registry import (
+    DELETES,
+    EVERY_PROFILE,
+    READ_ONLY,
+    WRITES,
+    operation,
+)
+from memories.operations.schemas import ALL, UUID, clocks_schema, obj
 from memories.representations import hit_dict, iso
 from memories.retrieval import answer as answering
-from memories.retrieval.recall import RecallRequest, memory_recall
+from memories.retrieval.recall import RecallRequest, RecallResult, memory_recall
 from memories.selectors.jobs import pending_saves
 from memories.services.memories import memory_hard_delete, memory_suppress, remember
 from memories.services.spaces import space_for_caller
@@ -45,31 +51,19 @@ AGENT_ID = {
 }
 
 
-MEMORY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": [
-        "id",
-        "content",
-        "kind",
-        "tags",
-        "entities",
-        "clocks",
-        "score",
-        "pinned",
-        "space",
-        "provenance",
-    ],
-    "properties": {
+# The clock and session filters recall and answer share (agent_id: accepted, and ignored).
+WHEN_AND_WHO: dict[str, Any] = {"at": AT, "session_id": SESSION_ID, "agent_id": AGENT_ID}
+
+
+MEMORY_SCHEMA: dict[str, Any] = obj(
+    {
         "id": UUID,
         "content": {"type": "string"},
         "kind": {"type": "string", "enum": Memory.Kind.values},
         "tags": {"type": "array", "items": {"type": "string"}},
         "entities": {
             "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"id": UUID, "name": {"type": "string"}, "type": {"type": "string"}},
-            },
+            "items": obj({"id": UUID, "name": {"type": "string"}, "type": {"type": "string"}}, closed=False),
         },
         "clocks": clocks_schema(),
         "score": {"type": "number", "description": "Ranking score; compare only within one response."},
@@ -77,26 +71,28 @@ MEMORY_SCHEMA: dict[str, Any] = {
         "pinned": {"type": "boolean"},
         "status": {"type": "string"},
         "confidence": {"type": "number"},
-        "space": {"type": "object", "properties": {"id": UUID, "name": {"type": "string"}}},
-        "provenance": {
-            "type": "object",
-            "properties": {
+        "space": obj({"id": UUID, "name": {"type": "string"}}, closed=False),
+        "provenance": obj(
+            {
                 "source_id": {"type": ["string", "null"]},
                 "job_id": {"type": ["string", "null"]},
                 "agent": {"type": ["object", "null"]},
                 "session_id": {"type": ["string", "null"]},
             },
-        },
+            closed=False,
+        ),
         "evidence_count": {"type": "integer"},
     },
-}
+    required="id content kind tags entities clocks score pinned space provenance",
+    closed=False,
+)
 
 
-FRESHNESS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["pending_jobs", "note"],
-    "properties": {"pending_jobs": {"type": "integer", "minimum": 0}, "note": {"type": "string"}},
-}
+FRESHNESS_SCHEMA: dict[str, Any] = obj(
+    {"pending_jobs": {"type": "integer", "minimum": 0}, "note": {"type": "string"}},
+    required=ALL,
+    closed=False,
+)
 
 
 def freshness(*, caller: Caller, space: Space) -> dict[str, Any]:
@@ -112,21 +108,81 @@ def freshness(*, caller: Caller, space: Space) -> dict[str, Any]:
     return {"pending_jobs": pending, "note": note}
 
 
-def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+RECALL_INPUT: dict[str, Any] = obj(
+    {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": QUERY_MAX_LENGTH,
+            "description": (
+                f"What to look for, in plain language (trimmed; 1-{QUERY_MAX_LENGTH:,} characters)."
+            ),
+        },
+        "top_k": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 50,
+            "default": 20,
+            "description": "How many memories to return at most (1-50).",
+        },
+        "types": {
+            "type": "array",
+            "uniqueItems": True,
+            "items": {"type": "string", "enum": Memory.Kind.values},
+            "default": [],
+            "description": "Only these kinds of memory; empty means all.",
+        },
+        "tags": {
+            "type": "array",
+            "maxItems": TAGS_MAX,
+            "uniqueItems": True,
+            "items": {"type": "string", "minLength": 1, "maxLength": TAG_MAX_LENGTH},
+            "default": [],
+            "description": (
+                f"Only memories carrying all of these tags (up to {TAGS_MAX}, 1-{TAG_MAX_LENGTH} characters)."
+            ),
+        },
+        "expand_entities": {
+            "type": "boolean",
+            "default": False,
+            "description": (
+                "Also bring memories linked to the people, places and things named in the query "
+                "or in the top hits."
+            ),
+        },
+        **WHEN_AND_WHO,
+    },
+    required=["query"],
+)
+
+
+RECALL_OUTPUT: dict[str, Any] = obj(
+    {
+        "at": {"type": "string", "format": "date-time"},
+        "memories": {"type": "array", "items": MEMORY_SCHEMA},
+        "total": {"type": "integer", "minimum": 0},
+        "freshness": FRESHNESS_SCHEMA,
+    },
+    required=ALL,
+)
+
+
+def _recalled(caller: Caller, args: dict[str, Any], query: str, **filters: Any) -> tuple[Space, RecallResult]:
+    """Recall in the caller's space with the clock and session filters recall and answer share."""
     space = space_for_caller(caller=caller)
-    result = memory_recall(
-        owner=caller.user,
-        space=space,
-        request=RecallRequest(
-            query=args["query"],
-            top_k=args["top_k"],
-            kinds=args["types"],
-            tags=args["tags"],
-            expand_entities=args["expand_entities"],
-            at=args.get("at"),
-            session_id=args.get("session_id"),
-        ),
-    )
+    when: dict[str, Any] = {"at": args.get("at"), "session_id": args.get("session_id")}
+    request = RecallRequest(query=query, top_k=args["top_k"], **when, **filters)
+    return space, memory_recall(owner=caller.user, space=space, request=request)
+
+
+@operation("recall", EVERY_PROFILE, SCOPE_READ, READ_ONLY, RECALL_INPUT, RECALL_OUTPUT)
+def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Search the user's long-term memory. Returns the most relevant memories (facts, episodes, plans) with
+    their dates, entities, score and provenance. Use it before answering anything that may depend on what
+    the user told you before. `at` looks at the past: what held at that time.
+    """
+    filters = {"kinds": args["types"], "tags": args["tags"], "expand_entities": args["expand_entities"]}
+    space, result = _recalled(caller, args, args["query"], **filters)
     return {
         "at": iso(result.at),
         "memories": [hit_dict(hit) for hit in result.hits],
@@ -135,97 +191,59 @@ def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-register(
-    Operation(
-        name="recall",
-        description=(
-            "Search the user's long-term memory. Returns the most relevant memories (facts, episodes, "
-            "plans) with their dates, entities, score and provenance. Use it before answering anything "
-            "that may depend on what the user told you before. `at` looks at the past: what held at "
-            "that time."
-        ),
-        input_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["query"],
-            "properties": {
-                "query": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": QUERY_MAX_LENGTH,
-                    "description": (
-                        f"What to look for, in plain language (trimmed; 1-{QUERY_MAX_LENGTH:,} characters)."
-                    ),
-                },
-                "top_k": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 50,
-                    "default": 20,
-                    "description": "How many memories to return at most (1-50).",
-                },
-                "types": {
-                    "type": "array",
-                    "uniqueItems": True,
-                    "items": {"type": "string", "enum": Memory.Kind.values},
-                    "default": [],
-                    "description": "Only these kinds of memory; empty means all.",
-                },
-                "tags": {
-                    "type": "array",
-                    "maxItems": TAGS_MAX,
-                    "uniqueItems": True,
-                    "items": {"type": "string", "minLength": 1, "maxLength": TAG_MAX_LENGTH},
-                    "default": [],
-                    "description": (
-                        f"Only memories carrying all of these tags (up to {TAGS_MAX}, "
-                        f"1-{TAG_MAX_LENGTH} characters)."
-                    ),
-                },
-                "expand_entities": {
-                    "type": "boolean",
-                    "default": False,
-                    "description": (
-                        "Also bring memories linked to the people, places and things named in the query "
-                        "or in the top hits."
-                    ),
-                },
-                "at": AT,
-                "session_id": SESSION_ID,
-                "agent_id": AGENT_ID,
-            },
+ANSWER_INPUT: dict[str, Any] = obj(
+    {
+        "question": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4000,
+            "description": "The question (trimmed; 1-4,000 characters).",
         },
-        output_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["at", "memories", "total", "freshness"],
-            "properties": {
-                "at": {"type": "string", "format": "date-time"},
-                "memories": {"type": "array", "items": MEMORY_SCHEMA},
-                "total": {"type": "integer", "minimum": 0},
-                "freshness": FRESHNESS_SCHEMA,
-            },
+        "top_k": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 50,
+            "default": 30,
+            "description": "How many memories to retrieve and answer from (1-50).",
         },
-        scope=SCOPE_READ,
-        profiles=EVERY_PROFILE,
-        handler=_recall,
-        annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},
-    )
+        "max_tokens": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": answering.MAX_TOKENS,
+            "description": (
+                f"Upper bound on the answer's length in tokens (1-{answering.MAX_TOKENS}; about four "
+                "characters each for the built-in answerer)."
+            ),
+        },
+        **WHEN_AND_WHO,
+    },
+    required=["question"],
 )
 
 
+ANSWER_OUTPUT: dict[str, Any] = obj(
+    {
+        "answer": {"type": "string"},
+        "at": {"type": "string", "format": "date-time"},
+        "based_on": {"type": "array", "items": UUID},
+        "sources": {"type": "array", "items": MEMORY_SCHEMA},
+        "retrieved": {"type": "integer", "minimum": 0},
+        "model": {"type": "object"},
+        "usage": {"type": "object"},
+        "checks": {"type": "object"},
+        "freshness": FRESHNESS_SCHEMA,
+    },
+    required=["answer", "at", "based_on", "sources", "model", "usage"],
+)
+
+
+@operation("answer", EVERY_PROFILE, SCOPE_READ, READ_ONLY, ANSWER_INPUT, ANSWER_OUTPUT)
 def _answer(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    space = space_for_caller(caller=caller)
-    result = memory_recall(
-        owner=caller.user,
-        space=space,
-        request=RecallRequest(
-            query=args["question"],
-            top_k=args["top_k"],
-            at=args.get("at"),
-            session_id=args.get("session_id"),
-        ),
-    )
+    """Answer a question from the user's long-term memory, citing the memories it rests on as [1], [2] ... in
+    the order of `based_on`. Every citation is checked against the retrieved memories; when nothing
+    supports an answer it says so instead of guessing.
+    """
+    space, result = _recalled(caller, args, args["question"])
     answer = answering.answer_question(
         question=args["question"], hits=result.hits, max_tokens=args.get("max_tokens")
     )
@@ -242,115 +260,69 @@ def _answer(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-register(
-    Operation(
-        name="answer",
-        description=(
-            "Answer a question from the user's long-term memory, citing the memories it rests on as "
-            "[1], [2] ... in the order of `based_on`. Every citation is checked against the retrieved "
-            "memories; when nothing supports an answer it says so instead of guessing."
-        ),
-        input_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["question"],
-            "properties": {
-                "question": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": 4000,
-                    "description": "The question (trimmed; 1-4,000 characters).",
-                },
-                "top_k": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 50,
-                    "default": 30,
-                    "description": "How many memories to retrieve and answer from (1-50).",
-                },
-                "max_tokens": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": answering.MAX_TOKENS,
-                    "description": (
-                        f"Upper bound on the answer's length in tokens (1-{answering.MAX_TOKENS}; about four "
-                        "characters each for the built-in answerer)."
-                    ),
-                },
-                "at": AT,
-                "session_id": SESSION_ID,
-                "agent_id": AGENT_ID,
-            },
+REMEMBER_INPUT: dict[str, Any] = obj(
+    {
+        "content": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": settings.REMEMBER_MAX_CHARS,
+            "description": (
+                "What to remember, in plain language "
+                f"(trimmed; 1-{settings.REMEMBER_MAX_CHARS:,} characters)."
+            ),
         },
-        output_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["answer", "at", "based_on", "sources", "model", "usage"],
-            "properties": {
-                "answer": {"type": "string"},
-                "at": {"type": "string", "format": "date-time"},
-                "based_on": {"type": "array", "items": UUID},
-                "sources": {"type": "array", "items": MEMORY_SCHEMA},
-                "retrieved": {"type": "integer", "minimum": 0},
-                "model": {"type": "object"},
-                "usage": {"type": "object"},
-                "checks": {"type": "object"},
-                "freshness": FRESHNESS_SCHEMA,
-            },
-        },
-        scope=SCOPE_READ,
-        profiles=EVERY_PROFILE,
-        handler=_answer,
-        annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},
-    )
+        "session_id": {**UUID, "description": "Optional conversation/session id to group saves."},
+    },
+    required=["content"],
 )
 
 
+REMEMBER_OUTPUT: dict[str, Any] = obj(
+    {"job_id": UUID, "status": {"type": "string", "enum": ["queued"]}}, required=ALL
+)
+
+
+@operation("remember", EVERY_PROFILE, SCOPE_WRITE, WRITES, REMEMBER_INPUT, REMEMBER_OUTPUT)
 def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Save something worth remembering about the user: a fact, an event, a plan, or a whole conversation.
+    Returns at once with a job id; the memories become recallable when the job succeeds (usually within a
+    second).
+    """
     job = remember(caller=caller, content=args["content"], session_id=args.get("session_id"))
     return {"job_id": str(job.id), "status": job.status}
 
 
-register(
-    Operation(
-        name="remember",
-        description=(
-            "Save something worth remembering about the user: a fact, an event, a plan, or a whole "
-            "conversation. Returns at once with a job id; the memories become recallable when the job "
-            "succeeds (usually within a second)."
-        ),
-        input_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["content"],
-            "properties": {
-                "content": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": settings.REMEMBER_MAX_CHARS,
-                    "description": (
-                        "What to remember, in plain language "
-                        f"(trimmed; 1-{settings.REMEMBER_MAX_CHARS:,} characters)."
-                    ),
-                },
-                "session_id": {**UUID, "description": "Optional conversation/session id to group saves."},
-            },
+FORGET_INPUT: dict[str, Any] = obj(
+    {
+        "memory_id": {**UUID, "description": "The id of a memory, as returned by recall."},
+        "hard": {"type": "boolean", "default": False, "description": "Permanent deletion."},
+        "reason_code": {
+            "type": "string",
+            "enum": Memory.SuppressReason.for_callers(),
+            "default": Memory.SuppressReason.OTHER.value,
         },
-        output_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["job_id", "status"],
-            "properties": {"job_id": UUID, "status": {"type": "string", "enum": ["queued"]}},
-        },
-        scope=SCOPE_WRITE,
-        profiles=EVERY_PROFILE,
-        handler=_remember,
-        annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False},
-    )
+    },
+    required=["memory_id"],
 )
 
 
+FORGET_OUTPUT: dict[str, Any] = obj(
+    {
+        "action": {"type": "string", "enum": ["suppressed", "hard_deleted"]},
+        "memory_id": UUID,
+        "message": {"type": "string"},
+        "receipt": {"type": "object"},
+    },
+    required=["action", "memory_id", "message"],
+    closed=False,
+)
+
+
+@operation("forget", EVERY_PROFILE, SCOPE_WRITE, DELETES, FORGET_INPUT, FORGET_OUTPUT)
 def _forget(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Forget one of the user's memories. By default it is suppressed (hidden, restorable by the user). Use
+    hard=true only when the user explicitly asks for permanent deletion.
+    """
     memory_id: uuid.UUID = args["memory_id"]
     if args["hard"]:
         receipt = memory_hard_delete(actor=caller.actor(), memory_id=memory_id, reason=args["reason_code"])
@@ -369,42 +341,3 @@ def _forget(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
             "The memory is hidden from recall and answers; the user can restore it from the dashboard."
         ),
     }
-
-
-register(
-    Operation(
-        name="forget",
-        description=(
-            "Forget one of the user's memories. By default it is suppressed (hidden, restorable by the "
-            "user). Use hard=true only when the user explicitly asks for permanent deletion."
-        ),
-        input_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["memory_id"],
-            "properties": {
-                "memory_id": {**UUID, "description": "The id of a memory, as returned by recall."},
-                "hard": {"type": "boolean", "default": False, "description": "Permanent deletion."},
-                "reason_code": {
-                    "type": "string",
-                    "enum": Memory.SuppressReason.for_callers(),
-                    "default": Memory.SuppressReason.OTHER.value,
-                },
-            },
-        },
-        output_schema={
-            "type": "object",
-            "required": ["action", "memory_id", "message"],
-            "properties": {
-                "action": {"type": "string", "enum": ["suppressed", "hard_deleted"]},
-                "memory_id": UUID,
-                "message": {"type": "string"},
-                "receipt": {"type": "object"},
-            },
-        },
-        scope=SCOPE_WRITE,
-        profiles=EVERY_PROFILE,
-        handler=_forget,
-        annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True},
-    )
-)

@@ -21,8 +21,8 @@ from accounts.caller import SCOPE_READ, Caller
 from memories.limits import QUERY_MAX_LENGTH
 from memories.models import Entity
 from memories.operations.core import AT
-from memories.operations.registry import Operation, register
-from memories.operations.schemas import UUID, clocks_schema
+from memories.operations.registry import operation
+from memories.operations.schemas import ALL, UUID, clocks_schema, obj
 from memories.representations import claim_dict, entity_ref, fact_dict, iso
 from memories.selectors import evidence as selectors
 from memories.services.sources import claimant_of
@@ -68,18 +68,15 @@ EVIDENCE_AT = {
 }
 
 
-ENTITY_REF = {
-    "type": "object",
-    "required": ["id", "name", "type"],
-    "properties": {"id": UUID, "name": {"type": "string"}, "type": {"type": "string"}},
-}
+ENTITY_REF = obj(
+    {"id": UUID, "name": {"type": "string"}, "type": {"type": "string"}},
+    required=ALL,
+    closed=False,
+)
 
 
-VALIDITY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "The clocks this answer is for.",
-    "required": ["view", "at", "world_time", "system_time", "counts_as_of"],
-    "properties": {
+VALIDITY_SCHEMA: dict[str, Any] = obj(
+    {
         "view": {
             "type": "string",
             "enum": ["current", "as_of"],
@@ -98,13 +95,14 @@ VALIDITY_SCHEMA: dict[str, Any] = {
             "description": "evidence_count, contradiction_count and status are as known at this time (now).",
         },
     },
-}
+    required=ALL,
+    closed=False,
+    description="The clocks this answer is for.",
+)
 
 
-FRESHNESS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["pending_jobs", "note", "latest_recorded_at"],
-    "properties": {
+FRESHNESS_SCHEMA: dict[str, Any] = obj(
+    {
         "pending_jobs": {"type": "integer", "minimum": 0},
         "note": {"type": "string"},
         "latest_recorded_at": {
@@ -112,7 +110,9 @@ FRESHNESS_SCHEMA: dict[str, Any] = {
             "description": "The newest recorded_at among the returned items (null when there are none).",
         },
     },
-}
+    required=ALL,
+    closed=False,
+)
 
 
 NEGATIVE_SCHEMA: dict[str, Any] = {
@@ -127,20 +127,8 @@ NEGATIVE_SCHEMA: dict[str, Any] = {
 }
 
 
-FACT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": [
-        "id",
-        "fact_type",
-        "content",
-        "clocks",
-        "status",
-        "current",
-        "evidence_count",
-        "contradiction_count",
-        "relevance",
-    ],
-    "properties": {
+FACT_SCHEMA: dict[str, Any] = obj(
+    {
         "id": UUID,
         "fact_type": {"type": "string", "enum": ["memory", "relation"]},
         "content": {
@@ -171,40 +159,29 @@ FACT_SCHEMA: dict[str, Any] = {
         "confidence": {"type": ["number", "null"]},
         "source_id": NULLABLE_STRING,
     },
-}
+    required="id fact_type content clocks status current evidence_count contradiction_count relevance",
+    closed=False,
+)
 
 
-FACT_REF_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["id", "fact_type", "content", "current"],
-    "properties": {
+FACT_REF_SCHEMA: dict[str, Any] = obj(
+    {
         "id": UUID,
         "fact_type": {"type": "string", "enum": ["memory", "relation"]},
         "content": {"type": "string"},
         "current": {"type": "boolean"},
     },
-}
+    required=ALL,
+    closed=False,
+)
 
 
-CLAIM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": [
-        "source_id",
-        "origin",
-        "claimant",
-        "recorded_at",
-        "excerpt",
-        "excerpt_status",
-        "supports",
-        "contradicts",
-    ],
-    "properties": {
+CLAIM_SCHEMA: dict[str, Any] = obj(
+    {
         "source_id": UUID,
         "origin": {"type": "string"},
-        "claimant": {
-            "type": "object",
-            "required": ["kind", "id", "name", "label", "is_caller"],
-            "properties": {
+        "claimant": obj(
+            {
                 "kind": {"type": "string", "enum": ["agent", "token", "user", "document", "unknown"]},
                 "id": NULLABLE_STRING,
                 "name": NULLABLE_STRING,
@@ -217,7 +194,9 @@ CLAIM_SCHEMA: dict[str, Any] = {
                     "description": "Asserted by the very agent (or token) asking.",
                 },
             },
-        },
+            required=ALL,
+            closed=False,
+        ),
         "recorded_at": {"type": "string", "format": "date-time"},
         "excerpt": {"type": "string", "description": "The start of what was asserted, as saved."},
         "excerpt_status": {
@@ -229,25 +208,22 @@ CLAIM_SCHEMA: dict[str, Any] = {
             ),
         },
         "title": NULLABLE_STRING,
-        "document": {
-            "type": ["object", "null"],
-            "properties": {
-                "kind": {"type": "string"},
-                "ref": {"type": "string"},
-                "version": {"type": "integer"},
-            },
-        },
+        "document": obj(
+            {"kind": {"type": "string"}, "ref": {"type": "string"}, "version": {"type": "integer"}},
+            closed=False,
+            nullable=True,
+        ),
         "session_id": NULLABLE_STRING,
         "supports": {"type": "array", "items": FACT_REF_SCHEMA},
         "contradicts": {"type": "array", "items": FACT_REF_SCHEMA},
     },
-}
+    required="source_id origin claimant recorded_at excerpt excerpt_status supports contradicts",
+    closed=False,
+)
 
 
-ENTITY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["id", "name", "type", "aliases", "score", "match_reasons", "memory_count", "relation_count"],
-    "properties": {
+ENTITY_SCHEMA: dict[str, Any] = obj(
+    {
         "id": UUID,
         "name": {"type": "string"},
         "type": {"type": "string", "enum": list(Entity.Type.values)},
@@ -262,31 +238,26 @@ ENTITY_SCHEMA: dict[str, Any] = {
         "memory_count": {"type": "integer", "minimum": 0, "description": "Active memories that mention it."},
         "relation_count": {"type": "integer", "minimum": 0, "description": "Its current relations."},
     },
-}
+    required=["id", "name", "type", "aliases", "score", "match_reasons", "memory_count", "relation_count"],
+    closed=False,
+)
 
 
 def _envelope_schema(grain: str, items: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["grain", "validity", "freshness", "negative", *items],
-        "properties": {
+    return obj(
+        {
             "grain": {"type": "string", "enum": [grain]},
             "validity": VALIDITY_SCHEMA,
             "freshness": FRESHNESS_SCHEMA,
             "negative": NEGATIVE_SCHEMA,
             **items,
         },
-    }
+        required=["grain", "validity", "freshness", "negative", *items],
+    )
 
 
 def _input_schema(**extra: Any) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["query"],
-        "properties": {"query": QUERY, **extra},
-    }
+    return obj({"query": QUERY, **extra}, required=["query"])
 
 
 def _validity(*, at: datetime | None, now: datetime) -> dict[str, Any]:
@@ -322,7 +293,59 @@ def _latest(*times: datetime | None) -> datetime | None:
     return max(present) if present else None
 
 
+def _facts_part(result: selectors.EvidenceResult) -> list[dict[str, Any]]:
+    return [fact_dict(fact, now=result.now) for fact in result.facts]
+
+
+def _claims_part(result: selectors.EvidenceResult, caller: Caller) -> list[dict[str, Any]]:
+    caller_claimant = claimant_of(caller)
+    return [claim_dict(claim, caller_claimant=caller_claimant) for claim in result.claims]
+
+
+def _envelope(grain: str, result: selectors.EvidenceResult, **items: Any) -> dict[str, Any]:
+    latest = _latest(
+        *(fact.recorded_at for fact in result.facts), *(claim.source.recorded_at for claim in result.claims)
+    )
+    return {
+        "grain": grain,
+        "validity": _validity(at=result.at, now=result.now),
+        "freshness": _freshness(pending=result.pending, latest=latest),
+        "negative": _negative(result.negative),
+        **items,
+    }
+
+
+TOTAL = {"type": "integer", "minimum": 0}
+
+
+RESOLVE_INPUT: dict[str, Any] = _input_schema(
+    limit={
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 50,
+        "default": 10,
+        "description": "How many candidates to return at most (1-50).",
+    },
+    type={
+        "type": "string",
+        "enum": list(Entity.Type.values),
+        "description": "Only entities of this type.",
+    },
+)
+
+
+RESOLVE_OUTPUT: dict[str, Any] = _envelope_schema(
+    "fact", {"entities": {"type": "array", "items": ENTITY_SCHEMA}, "total": TOTAL}
+)
+
+
+@operation("resolve_entity", PROFILES, SCOPE_READ, READ_ONLY, RESOLVE_INPUT, RESOLVE_OUTPUT)
 def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Find which person, organisation, place or thing of the user's memory a name means. Returns candidate
+    entities best first, each with its id, type, aliases, a score and the reasons it matched (exact_name,
+    alias, prefix, name_in_query, word_overlap, substring ...). Use it to pick the right entity before
+    asking about it.
+    """
     space = space_for_caller(caller=caller)
     result = selectors.entity_resolve(
         owner=caller.user, space=space, query=args["query"], limit=args["limit"], entity_type=args.get("type")
@@ -351,29 +374,21 @@ def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _facts_part(result: selectors.EvidenceResult) -> list[dict[str, Any]]:
-    return [fact_dict(fact, now=result.now) for fact in result.facts]
+FACTS_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT)
 
 
-def _claims_part(result: selectors.EvidenceResult, caller: Caller) -> list[dict[str, Any]]:
-    caller_claimant = claimant_of(caller)
-    return [claim_dict(claim, caller_claimant=caller_claimant) for claim in result.claims]
+FACTS_OUTPUT: dict[str, Any] = _envelope_schema(
+    "fact", {"facts": {"type": "array", "items": FACT_SCHEMA}, "total": TOTAL}
+)
 
 
-def _envelope(grain: str, result: selectors.EvidenceResult, **items: Any) -> dict[str, Any]:
-    latest = _latest(
-        *(fact.recorded_at for fact in result.facts), *(claim.source.recorded_at for claim in result.claims)
-    )
-    return {
-        "grain": grain,
-        "validity": _validity(at=result.at, now=result.now),
-        "freshness": _freshness(pending=result.pending, latest=latest),
-        "negative": _negative(result.negative),
-        **items,
-    }
-
-
+@operation("facts_context", PROFILES, SCOPE_READ, READ_ONLY, FACTS_INPUT, FACTS_OUTPUT)
 def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """What the service holds true about something: the matching facts (memories, and relations of the
+    entities the query names), each with its clocks, whether it still holds, how many distinct claimants
+    support it (evidence_count) and how many contradict it (contradiction_count). Pass `at` to see what
+    held at an earlier time. An empty answer says why in `negative`.
+    """
     space = space_for_caller(caller=caller)
     result = selectors.fact_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], at=args.get("at")
@@ -382,7 +397,21 @@ def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     return _envelope("fact", result, facts=facts, total=len(facts))
 
 
+CLAIMS_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT)
+
+
+CLAIMS_OUTPUT: dict[str, Any] = _envelope_schema(
+    "evidence", {"claims": {"type": "array", "items": CLAIM_SCHEMA}, "total": TOTAL}
+)
+
+
+@operation("claims_and_sources_context", PROFILES, SCOPE_READ, READ_ONLY, CLAIMS_INPUT, CLAIMS_OUTPUT)
 def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """What was asserted about something, and by whom: the sources (saves, documents, relations) behind the
+    matching facts and the facts they replaced, each with who said it (an agent's name, or you), when, an
+    excerpt, and the facts it supports and contradicts. Sources are never edited; a later source that
+    disagrees is listed as contradicting. Most relevant first, then most recent.
+    """
     space = space_for_caller(caller=caller)
     result = selectors.claim_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], at=args.get("at")
@@ -391,114 +420,26 @@ def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     return _envelope("evidence", result, claims=claims, total=len(claims))
 
 
+COMBINED_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT)
+
+
+COMBINED_OUTPUT: dict[str, Any] = _envelope_schema(
+    "composite",
+    {
+        "facts": {"type": "array", "items": FACT_SCHEMA},
+        "claims": {"type": "array", "items": CLAIM_SCHEMA},
+    },
+)
+
+
+@operation("combined_context", PROFILES, SCOPE_READ, READ_ONLY, COMBINED_INPUT, COMBINED_OUTPUT)
 def _combined_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Facts and claims together for one query, in two separate lists: `facts` (what holds, with evidence and
+    contradiction counts) and `claims` (what sources asserted, by whom, when). Use it when you must both
+    answer and justify the answer.
+    """
     space = space_for_caller(caller=caller)
     result = selectors.evidence_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], at=args.get("at")
     )
     return _envelope("composite", result, facts=_facts_part(result), claims=_claims_part(result, caller))
-
-
-TOTAL = {"type": "integer", "minimum": 0}
-
-
-register(
-    Operation(
-        name="resolve_entity",
-        description=(
-            "Find which person, organisation, place or thing of the user's memory a name means. Returns "
-            "candidate entities best first, each with its id, type, aliases, a score and the reasons it "
-            "matched (exact_name, alias, prefix, name_in_query, word_overlap, substring ...). Use it to "
-            "pick the right entity before asking about it."
-        ),
-        input_schema=_input_schema(
-            limit={
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 50,
-                "default": 10,
-                "description": "How many candidates to return at most (1-50).",
-            },
-            type={
-                "type": "string",
-                "enum": list(Entity.Type.values),
-                "description": "Only entities of this type.",
-            },
-        ),
-        output_schema=_envelope_schema(
-            "fact", {"entities": {"type": "array", "items": ENTITY_SCHEMA}, "total": TOTAL}
-        ),
-        scope=SCOPE_READ,
-        profiles=PROFILES,
-        handler=_resolve_entity,
-        annotations=READ_ONLY,
-    )
-)
-
-
-register(
-    Operation(
-        name="facts_context",
-        description=(
-            "What the service holds true about something: the matching facts (memories, and relations "
-            "of the entities the query names), each with its clocks, whether it still holds, how many "
-            "distinct claimants support it (evidence_count) and how many contradict it "
-            "(contradiction_count). Pass `at` to see what held at an earlier time. An empty answer says "
-            "why in `negative`."
-        ),
-        input_schema=_input_schema(k=K, at=EVIDENCE_AT),
-        output_schema=_envelope_schema(
-            "fact", {"facts": {"type": "array", "items": FACT_SCHEMA}, "total": TOTAL}
-        ),
-        scope=SCOPE_READ,
-        profiles=PROFILES,
-        handler=_facts_context,
-        annotations=READ_ONLY,
-    )
-)
-
-
-register(
-    Operation(
-        name="claims_and_sources_context",
-        description=(
-            "What was asserted about something, and by whom: the sources (saves, documents, relations) "
-            "behind the matching facts and the facts they replaced, each with who said it (an agent's "
-            "name, or you), when, an excerpt, and the facts it supports and contradicts. Sources are "
-            "never edited; a later source that disagrees is listed as contradicting. Most relevant first, "
-            "then most recent."
-        ),
-        input_schema=_input_schema(k=K, at=EVIDENCE_AT),
-        output_schema=_envelope_schema(
-            "evidence", {"claims": {"type": "array", "items": CLAIM_SCHEMA}, "total": TOTAL}
-        ),
-        scope=SCOPE_READ,
-        profiles=PROFILES,
-        handler=_claims_context,
-        annotations=READ_ONLY,
-    )
-)
-
-
-register(
-    Operation(
-        name="combined_context",
-        description=(
-            "Facts and claims together for one query, in two separate lists: `facts` (what holds, with "
-            "evidence and contradiction counts) and `claims` (what sources asserted, by whom, when). "
-            "Use it when you must both answer and justify the answer."
-        ),
-        input_schema=_input_schema(k=K, at=EVIDENCE_AT),
-        output_schema=_envelope_schema(
-            "composite",
-            {
-                "facts": {"type": "array", "items": FACT_SCHEMA},
-                "claims": {"type": "array", "items": CLAIM_SCHEMA},
-            },
-        ),
-        scope=SCOPE_READ,
-        profiles=PROFILES,
-        handler=_combined_context,
-        annotations=READ_ONLY,
-    )
-)

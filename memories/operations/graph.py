@@ -11,8 +11,15 @@ from typing import Any
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
 from memories.limits import ENTITY_NAME_MAX_LENGTH
 from memories.models import Entity, Memory, Relation
-from memories.operations.registry import Operation, ResourceDef, ResourceReader, register, register_resource
-from memories.operations.schemas import UUID, clocks_schema
+from memories.operations.registry import (
+    WRITES,
+    WRITES_IDEMPOTENT,
+    ResourceDef,
+    ResourceReader,
+    operation,
+    register_resource,
+)
+from memories.operations.schemas import ALL, UUID, clocks_schema, obj
 from memories.representations import RELATION_CLOCKS, entity_ref, relation_dict, space_ref
 from memories.selectors.graph import (
     CONTEXT_MEMORIES,
@@ -43,23 +50,13 @@ ENTITY_NAME = {
     ),
 }
 
-SPACE_REF: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["id", "name"],
-    "properties": {"id": UUID, "name": {"type": "string"}},
-}
-ENTITY_REF: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["id", "name", "type"],
-    "properties": {"id": UUID, "name": {"type": "string"}, "type": {"type": "string", "enum": ENTITY_TYPES}},
-}
-ENTITY: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["id", "name", "type", "aliases", "attributes", "memory_count", "relation_count"],
-    "properties": {
+SPACE_REF: dict[str, Any] = obj({"id": UUID, "name": {"type": "string"}}, required=ALL)
+ENTITY_REF: dict[str, Any] = obj(
+    {"id": UUID, "name": {"type": "string"}, "type": {"type": "string", "enum": ENTITY_TYPES}},
+    required=ALL,
+)
+ENTITY: dict[str, Any] = obj(
+    {
         **ENTITY_REF["properties"],
         "aliases": {"type": "array", "items": {"type": "string"}},
         "attributes": {"type": "object"},
@@ -74,12 +71,10 @@ ENTITY: dict[str, Any] = {
             "description": "Current relations, either direction.",
         },
     },
-}
-MEMORY: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["id", "content", "kind", "status", "clocks", "evidence_count", "contradiction_count"],
-    "properties": {
+    required=["id", "name", "type", "aliases", "attributes", "memory_count", "relation_count"],
+)
+MEMORY: dict[str, Any] = obj(
+    {
         "id": UUID,
         "content": {"type": "string"},
         "kind": {"type": "string", "enum": Memory.Kind.values},
@@ -90,22 +85,10 @@ MEMORY: dict[str, Any] = {
         "contradiction_count": {"type": "integer", "minimum": 0},
         "entities": {"type": "array", "items": ENTITY_REF},
     },
-}
-RELATION: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "id",
-        "type",
-        "statement",
-        "subject",
-        "object",
-        "current",
-        "clocks",
-        "evidence_count",
-        "contradiction_count",
-    ],
-    "properties": {
+    required=["id", "content", "kind", "status", "clocks", "evidence_count", "contradiction_count"],
+)
+RELATION: dict[str, Any] = obj(
+    {
         "id": UUID,
         "type": {"type": "string", "enum": RELATION_TYPES},
         "statement": {"type": "string", "description": "subject relation_type object, for reading."},
@@ -122,85 +105,103 @@ RELATION: dict[str, Any] = {
         },
         "contradiction_count": {"type": "integer", "minimum": 0},
     },
-}
+    required="id type statement subject object current clocks evidence_count contradiction_count",
+)
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}
 
 
 # --- get_context ---------------------------------------------------------------------------
 
 
+CONTEXT_INPUT: dict[str, Any] = obj(
+    {
+        "entity_name": ENTITY_NAME,
+        "at": {
+            "type": "string",
+            "format": "date-time",
+            "description": (
+                "Evaluation time, RFC 3339 with an offset: the memories and relations that "
+                "held then in the world, as the service knows it now. Default: now (current "
+                "only)."
+            ),
+        },
+    },
+    required=["entity_name"],
+)
+
+
+CONTEXT_OUTPUT: dict[str, Any] = obj(
+    {
+        "entity": ENTITY,
+        "also_named": {
+            "type": "array",
+            "items": ENTITY,
+            "description": "Other entities of the same name (another type); ask for them by type.",
+        },
+        "at": {"type": ["string", "null"]},
+        "space": SPACE_REF,
+        "memories": {"type": "array", "items": MEMORY},
+        "memory_total": {"type": "integer", "minimum": 0},
+        "relations": {"type": "array", "items": RELATION},
+        "relation_total": {"type": "integer", "minimum": 0},
+    },
+    required=ALL,
+)
+
+
+@operation("get_context", PROFILES, SCOPE_READ, READ_ONLY, CONTEXT_INPUT, CONTEXT_OUTPUT, n=CONTEXT_MEMORIES)
 def _get_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Everything the user's memory holds about one person, place, organisation or thing: the entity (type,
+    aliases, attributes), the memories that mention it (newest first, up to {n}) and its
+    relations in both directions, each with its clocks and evidence count. Current by default; `at` shows
+    what held then. The name is matched ignoring case and accents, and against aliases.
+    """
     space = space_for_caller(caller=caller)
     return entity_context(owner=caller.user, space=space, name=args["entity_name"], at=args.get("at"))
-
-
-register(
-    Operation(
-        name="get_context",
-        description=(
-            "Everything the user's memory holds about one person, place, organisation or thing: the "
-            "entity (type, aliases, attributes), the memories that mention it (newest first, up to "
-            f"{CONTEXT_MEMORIES}) and its relations in both directions, each with its "
-            "clocks and evidence count. Current by default; `at` shows what held then. "
-            "The name is matched ignoring case and accents, and against aliases."
-        ),
-        input_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["entity_name"],
-            "properties": {
-                "entity_name": ENTITY_NAME,
-                "at": {
-                    "type": "string",
-                    "format": "date-time",
-                    "description": (
-                        "Evaluation time, RFC 3339 with an offset: the memories and relations that "
-                        "held then in the world, as the service knows it now. Default: now (current "
-                        "only)."
-                    ),
-                },
-            },
-        },
-        output_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": [
-                "entity",
-                "also_named",
-                "at",
-                "space",
-                "memories",
-                "memory_total",
-                "relations",
-                "relation_total",
-            ],
-            "properties": {
-                "entity": ENTITY,
-                "also_named": {
-                    "type": "array",
-                    "items": ENTITY,
-                    "description": "Other entities of the same name (another type); ask for them by type.",
-                },
-                "at": {"type": ["string", "null"]},
-                "space": SPACE_REF,
-                "memories": {"type": "array", "items": MEMORY},
-                "memory_total": {"type": "integer", "minimum": 0},
-                "relations": {"type": "array", "items": RELATION},
-                "relation_total": {"type": "integer", "minimum": 0},
-            },
-        },
-        scope=SCOPE_READ,
-        profiles=PROFILES,
-        handler=_get_context,
-        annotations=READ_ONLY,
-    )
-)
 
 
 # --- list_entities -------------------------------------------------------------------------
 
 
+LIST_INPUT: dict[str, Any] = obj(
+    {
+        "type": {
+            "type": "string",
+            "enum": ENTITY_TYPES,
+            "description": "Only entities of this type.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 200,
+            "default": 50,
+            "description": "Entities per page (1-200).",
+        },
+        "cursor": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 600,
+            "description": "The next_cursor of the previous page.",
+        },
+    }
+)
+
+
+LIST_OUTPUT: dict[str, Any] = obj(
+    {
+        "space": SPACE_REF,
+        "entities": {"type": "array", "items": ENTITY},
+        "next_cursor": {"type": ["string", "null"], "description": "null on the last page."},
+    },
+    required=ALL,
+)
+
+
+@operation("list_entities", PROFILES, SCOPE_READ, READ_ONLY, LIST_INPUT, LIST_OUTPUT)
 def _list_entities(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """List the people, places, organisations and other entities of the user's current space, by name, with
+    how many current memories and relations each has. Page with `cursor`.
+    """
     space = space_for_caller(caller=caller)
     return entity_list(
         owner=caller.user,
@@ -211,59 +212,62 @@ def _list_entities(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-register(
-    Operation(
-        name="list_entities",
-        description=(
-            "List the people, places, organisations and other entities of the user's current space, by "
-            "name, with how many current memories and relations each has. Page with `cursor`."
-        ),
-        input_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "type": {
-                    "type": "string",
-                    "enum": ENTITY_TYPES,
-                    "description": "Only entities of this type.",
-                },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 200,
-                    "default": 50,
-                    "description": "Entities per page (1-200).",
-                },
-                "cursor": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": 600,
-                    "description": "The next_cursor of the previous page.",
-                },
-            },
-        },
-        output_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["space", "entities", "next_cursor"],
-            "properties": {
-                "space": SPACE_REF,
-                "entities": {"type": "array", "items": ENTITY},
-                "next_cursor": {"type": ["string", "null"], "description": "null on the last page."},
-            },
-        },
-        scope=SCOPE_READ,
-        profiles=PROFILES,
-        handler=_list_entities,
-        annotations=READ_ONLY,
-    )
-)
-
-
 # --- relate ----------------------------------------------------------------------------------
 
 
+RELATE_INPUT: dict[str, Any] = obj(
+    {
+        "source": {
+            **ENTITY_NAME,
+            "description": f"The subject's name (1-{ENTITY_NAME_MAX_LENGTH} characters).",
+        },
+        "target": {
+            **ENTITY_NAME,
+            "description": f"The object's name (1-{ENTITY_NAME_MAX_LENGTH} characters).",
+        },
+        "relation_type": {"type": "string", "enum": RELATION_TYPES},
+        "source_type": {
+            "type": "string",
+            "enum": ENTITY_TYPES,
+            "description": "The subject's type; only an entity of this type is matched.",
+        },
+        "target_type": {
+            "type": "string",
+            "enum": ENTITY_TYPES,
+            "description": "The object's type; only an entity of this type is matched.",
+        },
+        "valid_from": {
+            "type": "string",
+            "format": "date-time",
+            "description": "Since when it holds in the world (RFC 3339 with an offset), if known.",
+        },
+    },
+    required=["source", "target", "relation_type"],
+)
+
+
+RELATE_OUTPUT: dict[str, Any] = obj(
+    {
+        "relation": RELATION,
+        "created": {"type": "boolean", "description": "false: an existing relation gained evidence."},
+        "superseded": {"type": "array", "items": UUID, "description": "Relations this one replaced."},
+        "evidence_count": {"type": "integer", "minimum": 1},
+        "source_id": {**UUID, "description": "The stored claim (immutable Source)."},
+        "entities_created": {"type": "array", "items": ENTITY_REF},
+        "space": SPACE_REF,
+    },
+    required=ALL,
+)
+
+
+@operation("relate", PROFILES, SCOPE_WRITE, WRITES, RELATE_INPUT, RELATE_OUTPUT)
 def _relate(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Record that `source` relates to `target` (e.g. Alice lives_in Paris), creating either entity if it is
+    new. Saying an existing current relation again adds evidence, not a copy. A new lives_in or works_at
+    of the same source replaces the current one, which is kept as history (superseded, with this claim as
+    contradicting evidence). Entity types default by relation (lives_in: Person -> Location, works_at:
+    Person -> Organization, else Concept); give source_type/target_type to choose.
+    """
     result = relation_record(
         caller=caller,
         source_name=args["source"],
@@ -288,82 +292,48 @@ def _relate(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-register(
-    Operation(
-        name="relate",
-        description=(
-            "Record that `source` relates to `target` (e.g. Alice lives_in Paris), creating either entity "
-            "if it is new. Saying an existing current relation again adds evidence, not a copy. A new "
-            "lives_in or works_at of the same source replaces the current one, which is kept as history "
-            "(superseded, with this claim as contradicting evidence). Entity types default by relation "
-            "(lives_in: Person -> Location, works_at: Person -> Organization, else Concept); give "
-            "source_type/target_type to choose."
-        ),
-        input_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["source", "target", "relation_type"],
-            "properties": {
-                "source": {
-                    **ENTITY_NAME,
-                    "description": f"The subject's name (1-{ENTITY_NAME_MAX_LENGTH} characters).",
-                },
-                "target": {
-                    **ENTITY_NAME,
-                    "description": f"The object's name (1-{ENTITY_NAME_MAX_LENGTH} characters).",
-                },
-                "relation_type": {"type": "string", "enum": RELATION_TYPES},
-                "source_type": {
-                    "type": "string",
-                    "enum": ENTITY_TYPES,
-                    "description": "The subject's type; only an entity of this type is matched.",
-                },
-                "target_type": {
-                    "type": "string",
-                    "enum": ENTITY_TYPES,
-                    "description": "The object's type; only an entity of this type is matched.",
-                },
-                "valid_from": {
-                    "type": "string",
-                    "format": "date-time",
-                    "description": "Since when it holds in the world (RFC 3339 with an offset), if known.",
-                },
-            },
-        },
-        output_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": [
-                "relation",
-                "created",
-                "superseded",
-                "evidence_count",
-                "source_id",
-                "entities_created",
-                "space",
-            ],
-            "properties": {
-                "relation": RELATION,
-                "created": {"type": "boolean", "description": "false: an existing relation gained evidence."},
-                "superseded": {"type": "array", "items": UUID, "description": "Relations this one replaced."},
-                "evidence_count": {"type": "integer", "minimum": 1},
-                "source_id": {**UUID, "description": "The stored claim (immutable Source)."},
-                "entities_created": {"type": "array", "items": ENTITY_REF},
-                "space": SPACE_REF,
-            },
-        },
-        scope=SCOPE_WRITE,
-        profiles=PROFILES,
-        handler=_relate,
-        annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False},
-    )
-)
-
-
 # --- switch_space ----------------------------------------------------------------------------
 
 
+SWITCH_INPUT: dict[str, Any] = obj(
+    {"space_id": {**UUID, "description": "The id of one of the user's spaces."}}, required=ALL
+)
+
+
+SWITCH_OUTPUT: dict[str, Any] = obj(
+    {
+        "previous": SPACE_REF,
+        "current": SPACE_REF,
+        "changed": {"type": "boolean"},
+        "health": obj(
+            {
+                "database": obj(
+                    {
+                        "reachable": {"type": "boolean"},
+                        "latency_ms": {"type": "number"},
+                    },
+                    closed=False,
+                ),
+                "active_memories": {"type": "integer", "minimum": 0},
+                "entities": {"type": "integer", "minimum": 0},
+                "pending_saves": {"type": "integer", "minimum": 0},
+                "failed_jobs": {"type": "integer", "minimum": 0},
+                "checked_at": {"type": "string"},
+            },
+            required=["database", "active_memories", "entities", "pending_saves", "failed_jobs"],
+        ),
+    },
+    required=ALL,
+)
+
+
+@operation("switch_space", PROFILES, SCOPE_READ, WRITES_IDEMPOTENT, SWITCH_INPUT, SWITCH_OUTPUT)
 def _switch_space(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Switch the space (a separate memory: work, personal, a project) this connection reads and writes.
+    Every later call of this grant (this agent's OAuth authorization, or this personal token) uses the new
+    space, on every endpoint, until switched again; other agents keep theirs. Returns the previous and the
+    new space and a health check of the new one.
+    """
     switched = grant_space_switch(caller=caller, space_id=args["space_id"])
     return {
         "previous": space_ref(switched.previous),
@@ -371,58 +341,6 @@ def _switch_space(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         "changed": switched.previous.id != switched.current.id,
         "health": space_health(owner=caller.user, space=switched.current),
     }
-
-
-register(
-    Operation(
-        name="switch_space",
-        description=(
-            "Switch the space (a separate memory: work, personal, a project) this connection reads and "
-            "writes. Every later call of this grant (this agent's OAuth authorization, or this personal "
-            "token) uses the new space, on every endpoint, until switched again; other agents keep theirs. "
-            "Returns the previous and the new space and a health check of the new one."
-        ),
-        input_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["space_id"],
-            "properties": {"space_id": {**UUID, "description": "The id of one of the user's spaces."}},
-        },
-        output_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["previous", "current", "changed", "health"],
-            "properties": {
-                "previous": SPACE_REF,
-                "current": SPACE_REF,
-                "changed": {"type": "boolean"},
-                "health": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["database", "active_memories", "entities", "pending_saves", "failed_jobs"],
-                    "properties": {
-                        "database": {
-                            "type": "object",
-                            "properties": {
-                                "reachable": {"type": "boolean"},
-                                "latency_ms": {"type": "number"},
-                            },
-                        },
-                        "active_memories": {"type": "integer", "minimum": 0},
-                        "entities": {"type": "integer", "minimum": 0},
-                        "pending_saves": {"type": "integer", "minimum": 0},
-                        "failed_jobs": {"type": "integer", "minimum": 0},
-                        "checked_at": {"type": "string"},
-                    },
-                },
-            },
-        },
-        scope=SCOPE_READ,
-        profiles=PROFILES,
-        handler=_switch_space,
-        annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True},
-    )
-)
 
 
 # --- resources -------------------------------------------------------------------------------

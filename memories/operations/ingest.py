@@ -34,13 +34,14 @@ from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
 from memories.errors import CATALOGUE, AppError, Code
 from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH, TITLE_MAX_LENGTH
 from memories.models import Job, Source, Space
-from memories.operations.registry import Operation, register
-from memories.operations.schemas import NULLABLE_TIME, UUID
+from memories.operations.registry import READ_ONLY, WRITES_IDEMPOTENT, operation
+from memories.operations.schemas import ALL, NULLABLE_TIME, UUID, obj
 from memories.representations import iso
 from memories.selectors.jobs import FAILED_STAGES, STAGE_STATUSES, STAGES, JobReadiness, job_readiness_list
 from memories.services.documents import document_ingest
 from memories.services.spaces import space_for_caller
 
+PROFILES = ("ingest",)
 NULLABLE_UUID = {"type": ["string", "null"], "format": "uuid"}
 TEXT_MIMES = ["text/plain", "text/markdown", "text/html"]
 PDF = "application/pdf"
@@ -177,7 +178,125 @@ def _polling(job: Job, *, created: bool) -> dict[str, Any]:
     }
 
 
+INGEST_INPUT: dict[str, Any] = obj(
+    {
+        "content": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": settings.DOCUMENT_MAX_BYTES,
+            "description": (
+                "The text to ingest (trimmed; at most the document size limit in UTF-8 bytes). "
+                "Exclusive with document_base64."
+            ),
+        },
+        "document_base64": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": _base64_length(settings.DOCUMENT_MAX_BYTES),
+            "description": (
+                "A document's bytes in standard, padded base64 without line breaks (at most the "
+                "document size limit once decoded). Exclusive with content."
+            ),
+        },
+        "mime": {
+            "type": "string",
+            "enum": MIMES,
+            "description": (
+                "What the bytes are. With content: a text type, default text/plain. With "
+                "document_base64: optional; when left out, a PDF is recognised by its first bytes "
+                "and anything else is read as text/plain (declare text/html or text/markdown)."
+            ),
+        },
+        "title": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": TITLE_MAX_LENGTH,
+            "description": "A title.",
+        },
+        "source_kind": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": SOURCE_KIND_MAX_LENGTH,
+            "description": "Where the document lives (gdrive, notion, url, ...); needs source_ref.",
+        },
+        "source_ref": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": SOURCE_REF_MAX_LENGTH,
+            "description": "The document's id or URL there; needs source_kind.",
+        },
+        "versioning_mode": {
+            "type": "string",
+            "enum": Source.VersioningMode.values,
+            "default": Source.VersioningMode.SNAPSHOT.value,
+            "description": (
+                "snapshot (default): each version stands on its own. living: the newest version "
+                "is the document, and what only older versions said is superseded (needs "
+                "source_kind + source_ref)."
+            ),
+        },
+        "source_modified_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": (
+                "When the document was last changed at its source (RFC 3339 with an offset); "
+                "relative dates in it resolve against this."
+            ),
+        },
+    }
+)
+
+
+INGEST_OUTPUT: dict[str, Any] = obj(
+    {
+        "job_id": UUID,
+        "status": {"type": "string", "enum": list(Job.Status.values)},
+        "created": {"type": "boolean"},
+        "version": obj(
+            {"source_id": UUID, "number": {"type": "integer", "minimum": 1}},
+            required=ALL,
+            closed=False,
+        ),
+        "content_hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "document": obj(
+            {
+                "source_kind": {"type": ["string", "null"]},
+                "source_ref": {"type": ["string", "null"]},
+                "versioning_mode": {"type": "string"},
+                "title": {"type": ["string", "null"]},
+                "mime": {"type": "string"},
+                "size_bytes": {"type": "integer"},
+                "source_modified_at": NULLABLE_TIME,
+            },
+            closed=False,
+        ),
+        "space_id": UUID,
+        "message": {"type": "string"},
+        "polling": obj(
+            {
+                "tool": {"type": "string"},
+                "arguments": {"type": "object"},
+                "poll_after_ms": {"type": "integer", "minimum": 0},
+                "message": {"type": "string"},
+            },
+            required=ALL,
+            closed=False,
+        ),
+    },
+    required=ALL,
+)
+
+
+@operation("ingest", PROFILES, SCOPE_WRITE, WRITES_IDEMPOTENT, INGEST_INPUT, INGEST_OUTPUT)
 def _ingest(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Ingest a text or a document (PDF, HTML, Markdown, plain text) into the user's memory, as an importer
+    or sync job would. Send exactly one of `content` (text) or `document_base64` (the document's bytes).
+    Name a document that is re-sent over time with `source_kind` + `source_ref`; with `versioning_mode:
+    living` each new version supersedes what the older ones no longer say. Sending the same bytes again
+    stores nothing (`created: false`). Returns the job id at once: poll `pipeline_readiness` until it says
+    `stop_polling`. A request to this endpoint may carry a whole document up to the deployment's document
+    size limit.
+    """
     data, mime = _document(args)
     source_kind = args.get("source_kind", "")
     source_ref = args.get("source_ref", "")
@@ -219,145 +338,6 @@ def _ingest(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         "message": message,
         "polling": _polling(job, created=created),
     }
-
-
-register(
-    Operation(
-        name="ingest",
-        description=(
-            "Ingest a text or a document (PDF, HTML, Markdown, plain text) into the user's memory, as an "
-            "importer or sync job would. Send exactly one of `content` (text) or `document_base64` (the "
-            "document's bytes). Name a document that is re-sent over time with `source_kind` + "
-            "`source_ref`; with `versioning_mode: living` each new version supersedes what the older ones "
-            "no longer say. Sending the same bytes again stores nothing (`created: false`). Returns the "
-            "job id at once: poll `pipeline_readiness` until it says `stop_polling`. A request to this "
-            "endpoint may carry a whole document up to the deployment's document size limit."
-        ),
-        input_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "content": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": settings.DOCUMENT_MAX_BYTES,
-                    "description": (
-                        "The text to ingest (trimmed; at most the document size limit in UTF-8 bytes). "
-                        "Exclusive with document_base64."
-                    ),
-                },
-                "document_base64": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": _base64_length(settings.DOCUMENT_MAX_BYTES),
-                    "description": (
-                        "A document's bytes in standard, padded base64 without line breaks (at most the "
-                        "document size limit once decoded). Exclusive with content."
-                    ),
-                },
-                "mime": {
-                    "type": "string",
-                    "enum": MIMES,
-                    "description": (
-                        "What the bytes are. With content: a text type, default text/plain. With "
-                        "document_base64: optional; when left out, a PDF is recognised by its first bytes "
-                        "and anything else is read as text/plain (declare text/html or text/markdown)."
-                    ),
-                },
-                "title": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": TITLE_MAX_LENGTH,
-                    "description": "A title.",
-                },
-                "source_kind": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": SOURCE_KIND_MAX_LENGTH,
-                    "description": "Where the document lives (gdrive, notion, url, ...); needs source_ref.",
-                },
-                "source_ref": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": SOURCE_REF_MAX_LENGTH,
-                    "description": "The document's id or URL there; needs source_kind.",
-                },
-                "versioning_mode": {
-                    "type": "string",
-                    "enum": Source.VersioningMode.values,
-                    "default": Source.VersioningMode.SNAPSHOT.value,
-                    "description": (
-                        "snapshot (default): each version stands on its own. living: the newest version "
-                        "is the document, and what only older versions said is superseded (needs "
-                        "source_kind + source_ref)."
-                    ),
-                },
-                "source_modified_at": {
-                    "type": "string",
-                    "format": "date-time",
-                    "description": (
-                        "When the document was last changed at its source (RFC 3339 with an offset); "
-                        "relative dates in it resolve against this."
-                    ),
-                },
-            },
-        },
-        output_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": [
-                "job_id",
-                "status",
-                "created",
-                "version",
-                "content_hash",
-                "document",
-                "space_id",
-                "message",
-                "polling",
-            ],
-            "properties": {
-                "job_id": UUID,
-                "status": {"type": "string", "enum": list(Job.Status.values)},
-                "created": {"type": "boolean"},
-                "version": {
-                    "type": "object",
-                    "required": ["source_id", "number"],
-                    "properties": {"source_id": UUID, "number": {"type": "integer", "minimum": 1}},
-                },
-                "content_hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-                "document": {
-                    "type": "object",
-                    "properties": {
-                        "source_kind": {"type": ["string", "null"]},
-                        "source_ref": {"type": ["string", "null"]},
-                        "versioning_mode": {"type": "string"},
-                        "title": {"type": ["string", "null"]},
-                        "mime": {"type": "string"},
-                        "size_bytes": {"type": "integer"},
-                        "source_modified_at": NULLABLE_TIME,
-                    },
-                },
-                "space_id": UUID,
-                "message": {"type": "string"},
-                "polling": {
-                    "type": "object",
-                    "required": ["tool", "arguments", "poll_after_ms", "message"],
-                    "properties": {
-                        "tool": {"type": "string"},
-                        "arguments": {"type": "object"},
-                        "poll_after_ms": {"type": "integer", "minimum": 0},
-                        "message": {"type": "string"},
-                    },
-                },
-            },
-        },
-        scope=SCOPE_WRITE,
-        profiles=("ingest",),
-        handler=_ingest,
-        annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True},
-    )
-)
 
 
 # --- pipeline_readiness ------------------------------------------------------------------
@@ -436,7 +416,88 @@ def _readiness_dict(item: JobReadiness, *, current_space: Space) -> dict[str, An
     }
 
 
+_STAGE = obj(
+    {
+        "name": {"type": "string", "enum": list(STAGES)},
+        "status": {"type": "string", "enum": list(STAGE_STATUSES)},
+        "at": NULLABLE_TIME,
+    },
+    required=ALL,
+    closed=False,
+)
+_JOB_READINESS = obj(
+    {
+        "job_id": UUID,
+        "status": {"type": "string", "enum": JOB_STATUSES},
+        "kind": {"type": ["string", "null"]},
+        "attempts": {"type": ["integer", "null"]},
+        "stages": {"type": "array", "items": _STAGE},
+        "searchable": {"type": "boolean"},
+        "memory_count": {"type": ["integer", "null"]},
+        "searchable_count": {"type": ["integer", "null"]},
+        "space_id": NULLABLE_UUID,
+        "in_current_space": {"type": "boolean"},
+        "version": obj({"source_id": UUID, "number": {"type": "integer"}}, closed=False, nullable=True),
+        "created_at": NULLABLE_TIME,
+        "started_at": NULLABLE_TIME,
+        "finished_at": NULLABLE_TIME,
+        "error": obj(
+            {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "failed_stage": {"type": ["string", "null"], "enum": [*FAILED_STAGES, None]},
+            },
+            closed=False,
+            nullable=True,
+        ),
+        "done": {"type": "boolean"},
+        "stop_polling": {"type": "boolean"},
+        "next": {"type": "string"},
+    },
+    required="job_id status stages searchable memory_count error done stop_polling next",
+    closed=False,
+)
+
+READINESS_INPUT: dict[str, Any] = obj(
+    {
+        "job_ids": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_JOB_IDS,
+            "uniqueItems": True,
+            "items": UUID,
+            "description": f"Job ids returned by ingest or remember (1-{MAX_JOB_IDS}, unique).",
+        }
+    },
+    required=ALL,
+)
+
+
+READINESS_OUTPUT: dict[str, Any] = obj(
+    {
+        "jobs": {"type": "array", "items": _JOB_READINESS},
+        "summary": obj(
+            {name: {"type": "integer", "minimum": 0} for name in [*JOB_STATUSES, "searchable"]}, closed=False
+        ),
+        "done": {"type": "boolean", "description": "Every job has finished (succeeded or failed)."},
+        "stop_polling": {
+            "type": "boolean",
+            "description": "Asking again cannot change any answer (finished, or not found).",
+        },
+        "poll_after_ms": {"type": ["integer", "null"], "minimum": 0},
+    },
+    required=ALL,
+)
+
+
+@operation("pipeline_readiness", PROFILES, SCOPE_READ, READ_ONLY, READINESS_INPUT, READINESS_OUTPUT)
 def _pipeline_readiness(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Where ingested or remembered content is in the pipeline (queued -> extract -> embed -> store ->
+    searchable), for up to 50 job ids: each job's status, attempts and stages, whether its memories are
+    searchable now, and on failure the error and the stage that failed. Poll it after poll_after_ms until
+    stop_polling is true; a failed job has failed for good. An id that is not one of the user's jobs is
+    reported as not_found.
+    """
     # Typed and unique by the validator: the same id in another letter case is a duplicate there.
     items = job_readiness_list(owner=caller.user, job_ids=args["job_ids"])
     current_space = space_for_caller(caller=caller)
@@ -457,110 +518,3 @@ def _pipeline_readiness(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         "stop_polling": not waiting,
         "poll_after_ms": poll_after_ms,
     }
-
-
-_STAGE = {
-    "type": "object",
-    "required": ["name", "status", "at"],
-    "properties": {
-        "name": {"type": "string", "enum": list(STAGES)},
-        "status": {"type": "string", "enum": list(STAGE_STATUSES)},
-        "at": NULLABLE_TIME,
-    },
-}
-_JOB_READINESS = {
-    "type": "object",
-    "required": [
-        "job_id",
-        "status",
-        "stages",
-        "searchable",
-        "memory_count",
-        "error",
-        "done",
-        "stop_polling",
-        "next",
-    ],
-    "properties": {
-        "job_id": UUID,
-        "status": {"type": "string", "enum": JOB_STATUSES},
-        "kind": {"type": ["string", "null"]},
-        "attempts": {"type": ["integer", "null"]},
-        "stages": {"type": "array", "items": _STAGE},
-        "searchable": {"type": "boolean"},
-        "memory_count": {"type": ["integer", "null"]},
-        "searchable_count": {"type": ["integer", "null"]},
-        "space_id": NULLABLE_UUID,
-        "in_current_space": {"type": "boolean"},
-        "version": {
-            "type": ["object", "null"],
-            "properties": {"source_id": UUID, "number": {"type": "integer"}},
-        },
-        "created_at": NULLABLE_TIME,
-        "started_at": NULLABLE_TIME,
-        "finished_at": NULLABLE_TIME,
-        "error": {
-            "type": ["object", "null"],
-            "properties": {
-                "code": {"type": "string"},
-                "message": {"type": "string"},
-                "failed_stage": {"type": ["string", "null"], "enum": [*FAILED_STAGES, None]},
-            },
-        },
-        "done": {"type": "boolean"},
-        "stop_polling": {"type": "boolean"},
-        "next": {"type": "string"},
-    },
-}
-
-register(
-    Operation(
-        name="pipeline_readiness",
-        description=(
-            "Where ingested or remembered content is in the pipeline (queued -> extract -> embed -> store "
-            "-> searchable), for up to 50 job ids: each job's status, attempts and stages, whether its "
-            "memories are searchable now, and on failure the error and the stage that failed. Poll it "
-            "after poll_after_ms until stop_polling is true; a failed job has failed for good. An id that "
-            "is not one of the user's jobs is reported as not_found."
-        ),
-        input_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["job_ids"],
-            "properties": {
-                "job_ids": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": MAX_JOB_IDS,
-                    "uniqueItems": True,
-                    "items": UUID,
-                    "description": f"Job ids returned by ingest or remember (1-{MAX_JOB_IDS}, unique).",
-                }
-            },
-        },
-        output_schema={
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["jobs", "summary", "done", "stop_polling", "poll_after_ms"],
-            "properties": {
-                "jobs": {"type": "array", "items": _JOB_READINESS},
-                "summary": {
-                    "type": "object",
-                    "properties": {
-                        name: {"type": "integer", "minimum": 0} for name in [*JOB_STATUSES, "searchable"]
-                    },
-                },
-                "done": {"type": "boolean", "description": "Every job has finished (succeeded or failed)."},
-                "stop_polling": {
-                    "type": "boolean",
-                    "description": "Asking again cannot change any answer (finished, or not found).",
-                },
-                "poll_after_ms": {"type": ["integer", "null"], "minimum": 0},
-            },
-        },
-        scope=SCOPE_READ,
-        profiles=("ingest",),
-        handler=_pipeline_readiness,
-        annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},
-    )
-)

@@ -7,6 +7,7 @@ validate strictly, check the scope, call the handler.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,6 +96,34 @@ class Operation:
 
 # The core tools are on every endpoint, so one URL is all an agent needs.
 EVERY_PROFILE: tuple[str, ...] = tuple(PROFILES)
+
+# MCP tool annotations (hints to clients: what a call may change).
+READ_ONLY: dict[str, Any] = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}
+WRITES: dict[str, Any] = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False}
+WRITES_IDEMPOTENT: dict[str, Any] = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True}
+DELETES: dict[str, Any] = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True}
+
+
+def operation(
+    name: str,
+    profiles: tuple[str, ...],
+    scope: str,
+    annotations: dict[str, Any],
+    input_schema: dict[str, Any],
+    output_schema: dict[str, Any],
+    **doc_values: Any,
+) -> Callable[[Handler], Handler]:
+    """Register the decorated handler as the operation `name`; its docstring is the description
+    agents read (whitespace folded; `{placeholders}` filled from `doc_values`)."""
+
+    def register_handler(handler: Handler) -> Handler:
+        description = " ".join(inspect.cleandoc(handler.__doc__ or "").split())
+        described = description.format(**doc_values) if doc_values else description
+        schemas = (input_schema, output_schema)
+        register(Operation(name, described, *schemas, scope, handler, profiles, annotations))
+        return handler
+
+    return register_handler
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from memories.representations import MEMORY_CLOCKS
+
+# `obj(..., required=ALL)`: every property is required (most outputs always carry every field).
+ALL = ("*",)
+
+
+def obj(
+    properties: dict[str, Any],
+    *,
+    required: Sequence[str] | str = (),
+    closed: bool = True,
+    nullable: bool = False,
+    **extra: Any,
+) -> dict[str, Any]:
+    """An object schema with these properties; `required` ones (names, or one space-separated
+    string of them; ALL: every one); `closed`: no other
+    keys allowed (every input schema is closed, so unknown fields are refused rather than ignored);
+    `nullable`: null is allowed too."""
+    schema: dict[str, Any] = {"type": ["object", "null"] if nullable else "object"}
+    if closed:
+        schema["additionalProperties"] = False
+    if required:
+        names = required.split() if isinstance(required, str) else required
+        schema["required"] = list(properties) if names == ALL else list(names)
+    schema["properties"] = properties
+    return {**schema, **extra}
+
 
 UUID: dict[str, Any] = {"type": "string", "format": "uuid"}
 # A datetime (ISO 8601 with offset) or null, in output schemas.

@@ -100,73 +100,71 @@ def _field(error: SchemaError) -> str:
     return path or "(arguments)"
 
 
+_RANGE_VALIDATORS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "maxItems", "minItems")
+
+
 def _as_app_error(error: SchemaError) -> AppError:
     field = _field(error)
-    validator = error.validator
+    validator = "range" if error.validator in _RANGE_VALIDATORS else str(error.validator)
+    limit = error.validator_value
     if validator == "additionalProperties":
         extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        names = ", ".join(extra)
         return AppError(
-            Code.UNKNOWN_FIELD,
-            f"Unknown field(s): {names}.",
-            details={"fields": extra},
-            agent_action="remove the unknown fields; see the operation's input schema",
+            Code.UNKNOWN_FIELD, f"Unknown field(s): {', '.join(extra)}.", details={"fields": extra}
         )
     if validator == "required":
         missing = str(error.message).split("'")[1] if "'" in error.message else ""
+        message = f"The field {missing!r} is required."
         return AppError(
-            Code.MISSING_FIELD,
-            f"The field {missing!r} is required.",
-            details={"field": missing},
-            agent_action=f"send {missing}",
-        )
-    if validator == "type":
-        expected = error.validator_value
-        return AppError(
-            Code.WRONG_TYPE,
-            f"{field} must be of type {expected}.",
-            details={"field": field, "expected": expected},
-            agent_action=f"send {field} as {expected}",
-        )
-    if validator == "maxLength":
-        return AppError(
-            Code.VALUE_TOO_LONG,
-            f"{field} is longer than {error.validator_value} characters.",
-            details={"field": field, "max_length": error.validator_value},
-            agent_action=f"shorten {field} (or split it into several saves)",
-        )
-    if validator == "minLength":
-        return AppError(
-            Code.VALUE_TOO_SHORT,
-            f"{field} must have at least {error.validator_value} character(s) after trimming.",
-            details={"field": field, "min_length": error.validator_value},
-            agent_action=f"send a non-empty {field}",
-        )
-    if validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "maxItems", "minItems"):
-        return AppError(
-            Code.VALUE_OUT_OF_RANGE,
-            f"{field}: {error.message}.",
-            details={"field": field},
-            agent_action=f"send {field} within its limits",
+            Code.MISSING_FIELD, message, details={"field": missing}, agent_action=f"send {missing}"
         )
     if validator == "uniqueItems":
         return _duplicates(field)
-    if validator == "format":
-        expected = _EXPECTED.get(str(error.validator_value), str(error.validator_value))
-        return AppError(
+    expected = _EXPECTED.get(str(limit), str(limit))
+    allowed = list(limit) if validator == "enum" else []
+    # validator: (code, message, more details, what to do)
+    described: dict[str, tuple[Code, str, dict[str, Any], str]] = {
+        "type": (
+            Code.WRONG_TYPE,
+            f"{field} must be of type {limit}.",
+            {"expected": limit},
+            f"send {field} as {limit}",
+        ),
+        "maxLength": (
+            Code.VALUE_TOO_LONG,
+            f"{field} is longer than {limit} characters.",
+            {"max_length": limit},
+            f"shorten {field} (or split it into several saves)",
+        ),
+        "minLength": (
+            Code.VALUE_TOO_SHORT,
+            f"{field} must have at least {limit} character(s) after trimming.",
+            {"min_length": limit},
+            f"send a non-empty {field}",
+        ),
+        "range": (
+            Code.VALUE_OUT_OF_RANGE,
+            f"{field}: {error.message}.",
+            {},
+            f"send {field} within its limits",
+        ),
+        "format": (
             Code.INVALID_FORMAT,
-            f"{field} is not a valid {error.validator_value}: expected {expected}.",
-            details={"field": field, "format": error.validator_value},
-            agent_action=f"send {field} as {expected}",
-        )
-    if validator == "enum":
-        allowed = list(error.validator_value)
-        return AppError(
+            f"{field} is not a valid {limit}: expected {expected}.",
+            {"format": limit},
+            f"send {field} as {expected}",
+        ),
+        "enum": (
             Code.INVALID_VALUE,
             f"{field} must be one of: {', '.join(map(str, allowed))}.",
-            details={"field": field, "allowed": allowed},
-        )
-    return AppError(Code.INVALID_ARGUMENTS, f"{field} is not valid.", details={"field": field})
+            {"allowed": allowed},
+            "send one of details.allowed",
+        ),
+    }
+    code, message, details, action = described.get(
+        validator, (Code.INVALID_ARGUMENTS, f"{field} is not valid.", {}, "")
+    )
+    return AppError(code, message, details={"field": field, **details}, agent_action=action)
 
 
 def _apply_defaults(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:

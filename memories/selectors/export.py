@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -11,6 +12,7 @@ from django.db.models import Prefetch
 
 from accounts.models import User
 from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Relation, Source, Space
+from memories.representations import RELATION_CLOCKS, clocks
 
 EXPORT_FORMAT_VERSION = 1
 
@@ -18,12 +20,18 @@ EXPORT_FORMAT_VERSION = 1
 CHUNK_SIZE = 500
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
+def _plain(value: Any) -> Any:
+    # Ids as strings, times as ISO 8601 with their offset; everything else is JSON already.
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value
 
 
-def _id(value: Any) -> str | None:
-    return str(value) if value is not None else None
+def _fields(row: Any, names: str) -> dict[str, Any]:
+    """The named fields of `row` (space-separated), as JSON values."""
+    return {name: _plain(getattr(row, name)) for name in names.split()}
 
 
 def _line(record: dict[str, Any]) -> str:
@@ -33,105 +41,52 @@ def _line(record: dict[str, Any]) -> str:
 
 
 def _evidence(items: Any) -> list[dict[str, Any]]:
-    return [
-        {"source_id": str(e.source_id), "stance": e.stance, "recorded_at": _iso(e.recorded_at)}
-        for e in sorted(items, key=lambda e: (e.recorded_at, str(e.id)))
-    ]
+    ordered = sorted(items, key=lambda e: (e.recorded_at, str(e.id)))
+    return [_fields(item, "source_id stance recorded_at") for item in ordered]
 
 
 def _account(owner: User) -> dict[str, Any]:
     return {
         "type": "account",
-        "id": str(owner.id),
-        "email": owner.email,
-        "display_name": owner.display_name,
-        "date_joined": _iso(owner.date_joined),
+        **_fields(owner, "id email display_name date_joined"),
         "export_format_version": EXPORT_FORMAT_VERSION,
     }
 
 
 def _space(space: Space) -> dict[str, Any]:
-    return {
-        "type": "space",
-        "id": str(space.id),
-        "name": space.name,
-        "is_default": space.is_default,
-        "created_at": _iso(space.created_at),
-    }
+    return {"type": "space", **_fields(space, "id name is_default created_at")}
 
 
 def _source(source: Source) -> dict[str, Any]:
-    return {
-        "type": "source",
-        "id": str(source.id),
-        "space_id": str(source.space_id),
-        "origin": source.origin,
-        "content": source.content,
-        "content_hash": source.content_hash,
-        "source_text": source.source_text,
-        "title": source.title,
-        "claimant": source.claimant,
-        "agent_id": source.agent_id,
-        "session_id": _id(source.session_id),
-        "source_kind": source.source_kind,
-        "source_ref": source.source_ref,
-        "version": source.version,
-        "versioning_mode": source.versioning_mode,
-        "source_modified_at": _iso(source.source_modified_at),
-        "filename": source.filename,
-        "media_type": source.media_type,
-        "size_bytes": source.size_bytes,
-        "refers_to": _iso(source.refers_to),
-        "recorded_at": _iso(source.recorded_at),
-        "purged_at": _iso(source.purged_at),
-    }
+    names = (
+        "id space_id origin content content_hash source_text title claimant agent_id session_id "
+        "source_kind source_ref version versioning_mode source_modified_at filename media_type "
+        "size_bytes refers_to recorded_at purged_at"
+    )
+    return {"type": "source", **_fields(source, names)}
 
 
 def _entity(entity: Entity) -> dict[str, Any]:
     return {
         "type": "entity",
-        "id": str(entity.id),
-        "space_id": str(entity.space_id),
-        "name": entity.name,
-        "normalized_name": entity.normalized_name,
+        **_fields(entity, "id space_id name normalized_name"),
         "entity_type": entity.type,
         "aliases": list(entity.aliases),
-        "attributes": entity.attributes,
-        "created_at": _iso(entity.created_at),
-        "updated_at": _iso(entity.updated_at),
+        **_fields(entity, "attributes created_at updated_at"),
     }
 
 
 def _memory(memory: Memory) -> dict[str, Any]:
     return {
         "type": "memory",
-        "id": str(memory.id),
-        "space_id": str(memory.space_id),
-        "kind": memory.kind,
+        **_fields(memory, "id space_id kind"),
         "category": memory.category or None,
         "content": memory.content,
         "tags": list(memory.tags),
         "entity_ids": sorted(str(entity.id) for entity in memory.entities.all()),
-        "confidence": memory.confidence,
-        "pinned": memory.pinned,
-        "status": memory.status,
-        "suppressed_at": _iso(memory.suppressed_at),
-        "suppressed_reason": memory.suppressed_reason,
-        "clocks": {
-            "occurred_at": _iso(memory.occurred_at),
-            "valid_from": _iso(memory.valid_from),
-            "valid_until": _iso(memory.valid_until),
-            "due_at": _iso(memory.due_at),
-            "recorded_at": _iso(memory.recorded_at),
-            "superseded_at": _iso(memory.superseded_at),
-            "superseded_by": _id(memory.superseded_by_id),
-        },
-        "provenance": {
-            "source_id": _id(memory.source_id),
-            "job_id": _id(memory.job_id),
-            "agent_id": memory.agent_id,
-            "session_id": _id(memory.session_id),
-        },
+        **_fields(memory, "confidence pinned status suppressed_at suppressed_reason"),
+        "clocks": clocks(memory),
+        "provenance": _fields(memory, "source_id job_id agent_id session_id"),
         "evidence": _evidence(memory.evidence.all()),
     }
 
@@ -139,16 +94,9 @@ def _memory(memory: Memory) -> dict[str, Any]:
 def _relation(relation: Relation) -> dict[str, Any]:
     return {
         "type": "relation",
-        "id": str(relation.id),
-        "space_id": str(relation.space_id),
-        "subject_id": str(relation.subject_id),
-        "object_id": str(relation.object_id),
+        **_fields(relation, "id space_id subject_id object_id"),
         "relation_type": relation.type,
-        "valid_from": _iso(relation.valid_from),
-        "valid_until": _iso(relation.valid_until),
-        "recorded_at": _iso(relation.recorded_at),
-        "superseded_at": _iso(relation.superseded_at),
-        "superseded_by": _id(relation.superseded_by_id),
+        **clocks(relation, RELATION_CLOCKS),
         "evidence": _evidence(relation.evidence.all()),
     }
 
@@ -156,34 +104,16 @@ def _relation(relation: Relation) -> dict[str, Any]:
 def _job(job: Job) -> dict[str, Any]:
     return {
         "type": "job",
-        "id": str(job.id),
-        "space_id": str(job.space_id),
-        "source_id": _id(job.source_id),
-        "agent_id": job.agent_id,
-        "kind": job.kind,
-        "status": job.status,
-        "attempts": job.attempts,
+        **_fields(job, "id space_id source_id agent_id kind status attempts"),
         "error": {"code": job.error_code, "message": job.error_message} if job.error_code else None,
-        "created_at": _iso(job.created_at),
-        "started_at": _iso(job.started_at),
-        "finished_at": _iso(job.finished_at),
+        **_fields(job, "created_at started_at finished_at"),
     }
 
 
 def _audit(event: AuditEvent) -> dict[str, Any]:
-    return {
-        "type": "audit",
-        "id": str(event.id),
-        "action": event.action,
-        "target_type": event.target_type,
-        "target_id": _id(event.target_id),
-        "actor_user_id": _id(event.actor_user_id),
-        "actor_agent_id": event.actor_agent_id,
-        # By contract (audit_record) detail never holds memory content.
-        "detail": event.detail,
-        "request_id": event.request_id,
-        "created_at": _iso(event.created_at),
-    }
+    # By contract (audit_record) detail never holds memory content.
+    names = "id action target_type target_id actor_user_id actor_agent_id detail request_id created_at"
+    return {"type": "audit", **_fields(event, names)}
 
 
 def export_lines(*, owner: User) -> Iterator[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -94,26 +95,22 @@ def _entities(*, owner: User, space: Space) -> QuerySet[Entity]:
     )
 
 
+def _counted(field: str) -> dict[str, Coalesce]:
+    """`evidence_count` and `contradiction_count` of the rows Evidence reaches through `field`."""
+    return {
+        "evidence_count": _claimants(field, Evidence.Stance.SUPPORTS),
+        "contradiction_count": _claimants(field, Evidence.Stance.CONTRADICTS),
+    }
+
+
 def _relations(*, owner: User, space: Space) -> QuerySet[Relation]:
-    return (
-        Relation.objects.filter(owner=owner, space=space)
-        .select_related("subject", "object")
-        .annotate(
-            evidence_count=_claimants("relation_id", Evidence.Stance.SUPPORTS),
-            contradiction_count=_claimants("relation_id", Evidence.Stance.CONTRADICTS),
-        )
-    )
+    relations = Relation.objects.filter(owner=owner, space=space).select_related("subject", "object")
+    return relations.annotate(**_counted("relation_id"))
 
 
 def _memories(*, owner: User, space: Space) -> QuerySet[Memory]:
-    return (
-        Memory.objects.filter(owner=owner, space=space)
-        .defer("embedding", "search_vector")
-        .annotate(
-            evidence_count=_claimants("memory_id", Evidence.Stance.SUPPORTS),
-            contradiction_count=_claimants("memory_id", Evidence.Stance.CONTRADICTS),
-        )
-    )
+    memories = Memory.objects.filter(owner=owner, space=space).defer("embedding", "search_vector")
+    return memories.annotate(**_counted("memory_id"))
 
 
 def relation_get_with_evidence(*, owner: User, space: Space, relation_id: Any) -> Relation:
@@ -226,22 +223,26 @@ def entity_list(
     }
 
 
-def _capped(rows: list[Any]) -> tuple[list[Any], bool]:
-    return rows[:RESOURCE_LIMIT], len(rows) > RESOURCE_LIMIT
+def _listing(
+    space: Space, key: str, rows: QuerySet[Any], render: Callable[[Any], dict[str, Any]]
+) -> dict[str, Any]:
+    """A graph:// resource: up to RESOURCE_LIMIT rows of the space; `truncated` says when there are more."""
+    page = list(rows[: RESOURCE_LIMIT + 1])
+    shown = page[:RESOURCE_LIMIT]
+    return {
+        "space": space_ref(space),
+        key: [render(row) for row in shown],
+        "count": len(shown),
+        "truncated": len(page) > RESOURCE_LIMIT,
+        "limit": RESOURCE_LIMIT,
+    }
 
 
 def entities_payload(*, owner: User, space: Space) -> dict[str, Any]:
     """graph://entities: the space's entities by name, with their counts."""
-    rows, truncated = _capped(
-        list(_entities(owner=owner, space=space).order_by("name", "id")[: RESOURCE_LIMIT + 1])
+    return _listing(
+        space, "entities", _entities(owner=owner, space=space).order_by("name", "id"), entity_dict
     )
-    return {
-        "space": space_ref(space),
-        "entities": [entity_dict(entity) for entity in rows],
-        "count": len(rows),
-        "truncated": truncated,
-        "limit": RESOURCE_LIMIT,
-    }
 
 
 def memories_payload(*, owner: User, space: Space) -> dict[str, Any]:
@@ -254,14 +255,7 @@ def memories_payload(*, owner: User, space: Space) -> dict[str, Any]:
         )
         .order_by("-recorded_at", "-id")
     )
-    rows, truncated = _capped(list(memories[: RESOURCE_LIMIT + 1]))
-    return {
-        "space": space_ref(space),
-        "memories": [memory_compact(memory, with_entities=True) for memory in rows],
-        "count": len(rows),
-        "truncated": truncated,
-        "limit": RESOURCE_LIMIT,
-    }
+    return _listing(space, "memories", memories, lambda memory: memory_compact(memory, with_entities=True))
 
 
 def relations_payload(*, owner: User, space: Space) -> dict[str, Any]:
@@ -269,15 +263,8 @@ def relations_payload(*, owner: User, space: Space) -> dict[str, Any]:
     relations = (
         _relations(owner=owner, space=space).filter(relation_visible()).order_by("-recorded_at", "-id")
     )
-    rows, truncated = _capped(list(relations[: RESOURCE_LIMIT + 1]))
     now = timezone.now()
-    return {
-        "space": space_ref(space),
-        "relations": [relation_dict(relation, now=now) for relation in rows],
-        "count": len(rows),
-        "truncated": truncated,
-        "limit": RESOURCE_LIMIT,
-    }
+    return _listing(space, "relations", relations, lambda relation: relation_dict(relation, now=now))
 
 
 def stats_payload(*, owner: User, space: Space) -> dict[str, Any]:

@@ -27,15 +27,6 @@ from memories.selectors.as_of import memory_visible, superseded_q
 from memories.selectors.memories import _memories
 
 
-def job_not_found() -> AppError:
-    # Also what an outsider gets for someone else's job: existence is not revealed.
-    return AppError(
-        Code.JOB_NOT_FOUND,
-        "No job with this id exists in your account.",
-        agent_action="check the job_id; it is returned by remember and document uploads",
-    )
-
-
 def _jobs(*, owner: User) -> QuerySet[Job]:
     return Job.objects.filter(owner=owner).prefetch_related(
         Prefetch(
@@ -57,7 +48,7 @@ def job_get(*, owner: User, job_id: uuid.UUID) -> Job:
     """One of the owner's jobs. Raises `job_not_found` for an unknown id or another account's job."""
     job = _jobs(owner=owner).filter(id=job_id).first()
     if job is None:
-        raise job_not_found()
+        raise AppError(Code.JOB_NOT_FOUND)
     return job
 
 

@@ -15,10 +15,9 @@ from django.db.models import Count, F, IntegerField, OuterRef, Prefetch, Q, Quer
 from django.db.models.functions import Coalesce, Substr
 
 from accounts.models import User
-from memories import errors
+from memories.errors import AppError, Code
 from memories.models import Entity, Evidence, Memory, Space
 from memories.selectors.as_of import View, held_q, started_q, superseded_q
-from memories.selectors.spaces import space_not_found
 
 
 def memory_list(*, owner: User, status: str | None = Memory.Status.ACTIVE) -> QuerySet[Memory]:
@@ -118,7 +117,7 @@ def memory_search_list(
         qs = qs.filter(pinned=pinned)
     if space_id is not None:
         if not Space.objects.filter(owner=owner, id=space_id).exists():
-            raise space_not_found()
+            raise AppError(Code.SPACE_NOT_FOUND)
         qs = qs.filter(space_id=space_id)
     if recorded_from is not None or recorded_to is not None:
         qs = qs.filter(_range("recorded_at", recorded_from, recorded_to))
@@ -156,7 +155,7 @@ def memory_get(*, owner: User, memory_id: uuid.UUID) -> Memory:
         .first()
     )
     if memory is None:
-        raise errors.memory_not_found()
+        raise AppError(Code.MEMORY_NOT_FOUND)
     return memory
 
 

@@ -38,14 +38,6 @@ def grant_space_id(*, user: User, application_id: Any = None, personal_token_id:
     return choice.values_list("space_id", flat=True).first()
 
 
-def space_not_found() -> AppError:
-    return AppError(
-        Code.SPACE_NOT_FOUND,
-        "No space with this id exists in your account.",
-        agent_action="list your spaces and use one of their ids",
-    )
-
-
 def _spaces_with_counts(*, owner: User) -> QuerySet[Space]:
     # Every memory stored in the space, whatever its status: the number a delete
     # of the space would move or destroy.
@@ -70,5 +62,5 @@ def space_get(*, owner: User, space_id: uuid.UUID) -> Space:
     """One of the owner's spaces with `memory_count`. Raises `space_not_found` otherwise."""
     space = _spaces_with_counts(owner=owner).filter(id=space_id).first()
     if space is None:
-        raise space_not_found()
+        raise AppError(Code.SPACE_NOT_FOUND)
     return space

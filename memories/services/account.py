@@ -27,6 +27,12 @@ ACCOUNT = "account"
 TOKEN = "personal_access_token"  # noqa: S105 - an audit target type, not a secret
 
 
+def _audit_token(actor: Actor, action: str, token: PersonalAccessToken, **detail: Any) -> None:
+    # The token's id, scopes and whether it expires; never the token.
+    detail["expires"] = token.expires_at is not None
+    audit_record(actor=actor, action=action, target_type=TOKEN, target_id=token.id, detail=detail)
+
+
 def _audit(actor: Actor, action: str, **detail: Any) -> None:
     audit_record(actor=actor, action=action, target_type=ACCOUNT, target_id=actor.owner.id, detail=detail)
 
@@ -74,14 +80,7 @@ def token_create(
     names the token and its scopes, never the token itself.
     """
     token, raw = pat_create(user=actor.owner, name=name, scopes=scopes, expires_at=expires_at)
-    detail = {"scopes": sorted(token.scope_set), "expires": token.expires_at is not None}
-    audit_record(
-        actor=actor,
-        action=AuditEvent.Action.TOKEN_CREATED,
-        target_type=TOKEN,
-        target_id=token.id,
-        detail=detail,
-    )
+    _audit_token(actor, AuditEvent.Action.TOKEN_CREATED, token, scopes=sorted(token.scope_set))
     return token, raw
 
 
@@ -94,14 +93,7 @@ def token_revoke(*, actor: Actor, token_id: uuid.UUID) -> PersonalAccessToken:
     live = PersonalAccessToken.objects.filter(user=actor.owner, pk=token_id, revoked_at__isnull=True).exists()
     token = pat_revoke(user=actor.owner, token_id=token_id)
     if live:
-        detail = {"changed": "revoked"}
-        audit_record(
-            actor=actor,
-            action=AuditEvent.Action.TOKEN_REVOKED,
-            target_type=TOKEN,
-            target_id=token.id,
-            detail=detail,
-        )
+        _audit_token(actor, AuditEvent.Action.TOKEN_REVOKED, token, changed="revoked")
     return token
 
 

@@ -13,7 +13,7 @@ from memories import errors
 from memories.errors import Code
 from memories.models import Job, Source
 from memories.services.jobs import job_queue
-from memories.services.sources import content_hash, document_claimant
+from memories.services.sources import content_hash, document_claimant, source_record
 from memories.services.spaces import space_for_caller
 
 
@@ -87,10 +87,9 @@ def document_ingest(
             )
             if previous is not None:
                 version = previous.version + 1
-        source = Source.objects.create(
-            owner=caller.user,
+        source = source_record(
+            caller=caller,
             space=space,
-            agent_id=caller.agent_id,
             origin=Source.Origin.DOCUMENT,
             content=document.text,
             content_hash=digest,

@@ -12,12 +12,7 @@ from memories.models import Job, Source, Space
 
 def job_queue(*, caller: Caller, space: Space, source: Source, kind: str, options: dict[str, Any]) -> Job:
     job = Job.objects.create(
-        owner=caller.user,
-        space=space,
-        agent_id=caller.agent_id,
-        source=source,
-        kind=kind,
-        options=options,
+        owner=caller.user, space=space, agent_id=caller.agent_id, source=source, kind=kind, options=options
     )
     job_id = job.id
     transaction.on_commit(lambda: job_enqueue(job_id=job_id))

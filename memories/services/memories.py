@@ -14,12 +14,12 @@ from django.utils import timezone
 from accounts.caller import Actor, Caller
 from accounts.models import User
 from memories import errors
-from memories.errors import Code
+from memories.errors import AppError, Code
 from memories.models import AuditEvent, Job, Memory, Source
 from memories.services.audit import audit_record
 from memories.services.jobs import job_queue
 from memories.services.purge import memories_purge, purge_record
-from memories.services.sources import claimant_of, content_hash
+from memories.services.sources import source_record
 from memories.services.spaces import space_for_caller
 
 
@@ -28,7 +28,7 @@ def _memory_for_update(*, owner: User, memory_id: Any) -> Memory:
     # read-check-write, or the audit trail would record a change that did not happen.
     memory = Memory.objects.select_for_update().filter(owner=owner, id=memory_id).first()
     if memory is None:
-        raise errors.memory_not_found()
+        raise AppError(Code.MEMORY_NOT_FOUND)
     return memory
 
 
@@ -110,18 +110,14 @@ def remember(
         options["confidence"] = confidence
     with transaction.atomic():
         space = space_for_caller(caller=caller, space_id=space_id)
-        source = Source.objects.create(
-            owner=caller.user,
+        source = source_record(
+            caller=caller,
             space=space,
-            agent_id=caller.agent_id,
             origin=origin,
             content=content,
-            content_hash=content_hash(content.encode()),
-            claimant=claimant_of(caller),
             source_text=source_text.strip(),
             session_id=session_id,
             refers_to=occurred_at,
-            size_bytes=len(content.encode()),
         )
         job = job_queue(caller=caller, space=space, source=source, kind=Job.Kind.REMEMBER, options=options)
     return job

@@ -24,7 +24,7 @@ from memories.selectors.as_of import relation_visible
 from memories.selectors.graph import entity_matches
 from memories.services.audit import audit_record
 from memories.services.purge import purge_record, relation_purge
-from memories.services.sources import claimant_of, content_hash
+from memories.services.sources import source_record
 from memories.services.spaces import space_for_caller
 
 # A person lives somewhere and works somewhere; only one at a time. A newer one of these
@@ -142,22 +142,11 @@ def relation_record(
     subject = Entity.objects.select_for_update().get(id=subject.id)
     now = timezone.now()
     content = f"{subject.name} {relation_type} {obj.name}"
-    source = Source.objects.create(
-        owner=caller.user,
-        space=space,
-        agent_id=caller.agent_id,
-        origin=Source.Origin.RELATE,
-        content=content,
-        content_hash=content_hash(content.encode()),
-        claimant=claimant_of(caller),
-        size_bytes=len(content.encode()),
-        refers_to=valid_from,
-        recorded_at=now,
-    )
+    when: dict[str, Any] = {"refers_to": valid_from, "recorded_at": now}
+    source = source_record(caller=caller, space=space, origin=Source.Origin.RELATE, content=content, **when)
+    same = {"owner": caller.user, "space": space, "subject": subject, "object": obj, "type": relation_type}
     existing = (
-        Relation.objects.filter(
-            owner=caller.user, space=space, subject=subject, object=obj, type=relation_type
-        )
+        Relation.objects.filter(**same)
         .filter(relation_visible(now=now))
         .order_by("-recorded_at", "-id")
         .first()
@@ -166,15 +155,7 @@ def relation_record(
     if existing is not None:
         relation, created = existing, False
     else:
-        relation = Relation(
-            owner=caller.user,
-            space=space,
-            subject=subject,
-            object=obj,
-            type=relation_type,
-            valid_from=valid_from,
-            recorded_at=now,
-        )
+        relation = Relation(**same, valid_from=valid_from, recorded_at=now)
         relation.embedding = embeddings.embed([relation.sentence()])[0]
         relation.save(force_insert=True)
         created = True

@@ -1,10 +1,14 @@
-"""Sources are immutable testimony: what identifies one (its hash) and who asserted it (its claimant)."""
+"""Sources are immutable testimony: what was said (stored once, never edited), what identifies it
+(its hash) and who asserted it (its claimant). Saves, uploads and `relate` all record through
+`source_record`."""
 
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from accounts.caller import Caller
+from memories.models import Source, Space
 
 
 def content_hash(data: bytes) -> str:
@@ -23,3 +27,18 @@ def claimant_of(caller: Caller) -> str:
 def document_claimant(*, source_kind: str, source_ref: str, digest: str) -> str:
     """A document is its own claimant: a named document across versions, else its bytes."""
     return f"document:{source_kind}:{source_ref}"[:600] if source_ref else f"document:{digest}"
+
+
+def source_record(*, caller: Caller, space: Space, origin: str, content: str, **fields: Any) -> Source:
+    """Store what `caller` asserted as an immutable Source of `space`, attributed from the token.
+
+    The hash and size are of `content`, the claimant the caller's, unless `fields` say otherwise
+    (a document is its own claimant, hashed as uploaded); the rest of `fields` are the Source's.
+    """
+    encoded = content.encode()
+    fields.setdefault("content_hash", content_hash(encoded))
+    fields.setdefault("claimant", claimant_of(caller))
+    fields.setdefault("size_bytes", len(encoded))
+    return Source.objects.create(
+        owner=caller.user, space=space, agent_id=caller.agent_id, origin=origin, content=content, **fields
+    )

@@ -17,10 +17,10 @@ from django.utils import timezone
 from accounts.caller import Actor, Caller
 from accounts.models import User
 from memories import errors
-from memories.errors import AppError, Code
+from memories.errors import AppError, Code, name_checked
 from memories.limits import SPACE_NAME_MAX_LENGTH
 from memories.models import AuditEvent, Entity, GrantSpace, Job, Memory, Relation, Source, Space
-from memories.selectors.spaces import grant_space_id, space_not_found
+from memories.selectors.spaces import grant_space_id
 from memories.services.audit import audit_record
 from memories.services.purge import memories_hard_delete_in_space
 
@@ -100,18 +100,13 @@ def _find(spaces: list[Space], space_id: Any) -> Space:
     for space in spaces:
         if str(space.id) == str(space_id):
             return space
-    raise space_not_found()
+    raise AppError(Code.SPACE_NOT_FOUND)
 
 
 def _clean_name(name: Any) -> str:
-    cleaned = name.strip() if isinstance(name, str) else ""
-    if not 1 <= len(cleaned) <= SPACE_NAME_MAX_LENGTH:
-        raise AppError(
-            Code.INVALID_SPACE_NAME,
-            f"A space name has 1 to {SPACE_NAME_MAX_LENGTH} characters.",
-            details={"parameter": "name"},
-        )
-    return cleaned
+    return name_checked(
+        name, max_length=SPACE_NAME_MAX_LENGTH, code=Code.INVALID_SPACE_NAME, what="A space name"
+    )
 
 
 def _name_taken(name: str) -> AppError:

@@ -7,7 +7,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.test import RequestFactory
 from django.urls import path
 from django.utils import timezone
-from oauth2_provider.models import get_access_token_model, get_application_model
+from oauth2_provider.models import get_access_token_model
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -23,6 +23,7 @@ from accounts.authentication import (
 from accounts.caller import Caller
 from accounts.services import pat_create, pat_revoke
 from memories.errors import AppError
+from tests.helpers import oauth_app
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.accounts.test_authentication")]
 
@@ -67,13 +68,7 @@ def assert_no_caller_data(response) -> None:
 
 @pytest.fixture
 def agent(alice):
-    return get_application_model().objects.create(
-        name="Claude Desktop",
-        user=alice,
-        client_type="public",
-        authorization_grant_type="authorization-code",
-        redirect_uris="https://agent.example.com/callback",
-    )
+    return oauth_app("Claude Desktop", alice, "https://agent.example.com/callback")
 
 
 OAUTH_TOKEN = "oauth-abc"

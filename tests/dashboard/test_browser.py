@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from tests.conftest import LiveServer
 from tests.dashboard.conftest import SCREENSHOT_DIR, record_screenshot
+from tests.helpers import oauth_app
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -514,7 +515,7 @@ class TestKeyboard:
 
 class TestPageTour:
     def test_the_remaining_pages_render_cleanly_and_work(self, person, dashboard_server):
-        from oauth2_provider.models import get_access_token_model, get_application_model
+        from oauth2_provider.models import get_access_token_model
 
         from accounts.models import User
         from memories.models import Job, Space
@@ -553,12 +554,7 @@ class TestPageTour:
 
         # Connected apps: an app the person approved (made here as the OAuth flow would), disconnected.
         user = User.objects.get(email="tour@example.com")
-        application = get_application_model().objects.create(
-            name="Claude",
-            client_type="public",
-            authorization_grant_type="authorization-code",
-            redirect_uris="http://127.0.0.1:9/callback",
-        )
+        application = oauth_app("Claude")
         get_access_token_model().objects.create(
             user=user,
             application=application,
@@ -576,12 +572,7 @@ class TestPageTour:
         assert not get_access_token_model().objects.filter(user=user).exists()
 
         # The OAuth consent page an agent sends the person to has the same look (and no CSP errors).
-        agent = get_application_model().objects.create(
-            name="VS Code",
-            client_type="public",
-            authorization_grant_type="authorization-code",
-            redirect_uris="http://127.0.0.1:9/callback",
-        )
+        agent = oauth_app("VS Code")
         query = {
             "response_type": "code",
             "client_id": agent.client_id,

@@ -16,7 +16,7 @@ import pytest
 from django.core import mail
 from django.test import Client
 from django.urls import reverse
-from oauth2_provider.models import get_access_token_model, get_application_model, get_refresh_token_model
+from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
 from accounts.caller import Actor
 from accounts.models import PersonalAccessToken, User
@@ -27,6 +27,7 @@ from memories.embeddings import embed
 from memories.models import AuditEvent, Entity, Job, Memory, Source, Space
 from memories.services.spaces import space_create
 from tests.conftest import PASSWORD
+from tests.helpers import oauth_app
 
 pytestmark = pytest.mark.django_db
 
@@ -49,12 +50,7 @@ def _field_error(response, field_id: str) -> str:
 
 
 def _oauth_app(user: User, name: str = "Claude", *, expires_in: timedelta = timedelta(hours=1)):
-    application = get_application_model().objects.create(
-        name=name,
-        client_type="public",
-        authorization_grant_type="authorization-code",
-        redirect_uris="http://127.0.0.1:9/callback",
-    )
+    application = oauth_app(name)
     token = get_access_token_model().objects.create(
         user=user,
         application=application,

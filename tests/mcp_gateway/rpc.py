@@ -18,12 +18,12 @@ from urllib.parse import urlsplit
 
 import httpx
 from django.utils import timezone
-from oauth2_provider.models import get_access_token_model, get_application_model, set_token_value
+from oauth2_provider.models import get_access_token_model, set_token_value
 
 from accounts.models import User
 from accounts.services import pat_create
 from memories.models import Job, Memory, Source
-from tests.helpers import READ, WRITE
+from tests.helpers import READ, WRITE, oauth_app
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
@@ -284,13 +284,7 @@ def oauth_token(
     endpoint must accept; another URL, or None/[] for none at all, for one it must refuse.
     """
     if application is None:
-        application = get_application_model().objects.create(
-            name=app_name,
-            user=user,
-            client_type="public",
-            authorization_grant_type="authorization-code",
-            redirect_uris="http://127.0.0.1:9/callback",
-        )
+        application = oauth_app(app_name, user)
     audiences = [resource] if isinstance(resource, str) else list(resource or [])
     raw = secrets.token_urlsafe(30)
     access = get_access_token_model()(

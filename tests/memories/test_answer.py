@@ -20,7 +20,7 @@ import memories.operations.core  # noqa: F401 - registers recall and answer
 from memories.operations import registry
 from memories.retrieval.answer import NO_EVIDENCE
 from tests.fake_openai import fake_openai_server
-from tests.helpers import error_of, pat_client
+from tests.helpers import assert_bad_request, pat_client
 from tests.memories.test_recall import _ids, _recall, _save
 
 URL = "/api/v1/operations/answer"
@@ -97,12 +97,7 @@ class TestInputRules:
         ],
     )
     def test_it_rejects_each_bad_value_with_a_stable_code(self, alice, body, code, field):
-        response = pat_client(alice).post(URL, body, format="json")
-        assert response.status_code == 400, response.json()
-        error = error_of(response)
-        assert error["code"] == code
-        if field:
-            assert error["details"]["field"] == field
+        assert_bad_request(pat_client(alice).post(URL, body, format="json"), code, field)
 
     def test_an_empty_store_gives_the_no_evidence_answer(self, alice):
         body = _answer(pat_client(alice), question="What is my sister's name?", top_k=50, max_tokens=4096)

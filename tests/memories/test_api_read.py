@@ -13,13 +13,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from oauth2_provider.models import get_application_model
 from rest_framework.test import APIClient
 
 from accounts.models import User
 from accounts.services import pat_create
 from memories.models import Entity, Evidence, Job, Memory, Source, Space
 from memories.selectors.spaces import space_default
+from tests.helpers import oauth_app
 
 pytestmark = pytest.mark.django_db
 
@@ -102,13 +102,7 @@ def api(alice) -> APIClient:
 
 class TestMemoryList:
     def test_it_lists_newest_first_in_the_documented_shape(self, api, alice):
-        agent = get_application_model().objects.create(
-            name="Claude",
-            user=alice,
-            client_type="public",
-            authorization_grant_type="authorization-code",
-            redirect_uris="https://agent.example.com/cb",
-        )
+        agent = oauth_app("Claude", alice, "https://agent.example.com/cb")
         job = make_job(alice)
         entity = Entity.objects.create(
             owner=alice, space=default_space(alice), name="Berlin", normalized_name="berlin", type="Location"
@@ -255,13 +249,7 @@ class TestMemoryList:
         assert api.get("/api/v1/memories").json()["results"][0]["evidence_count"] == 2
 
     def test_it_loads_a_page_in_a_fixed_number_of_queries(self, api, alice, django_assert_max_num_queries):
-        agent = get_application_model().objects.create(
-            name="Claude",
-            user=alice,
-            client_type="public",
-            authorization_grant_type="authorization-code",
-            redirect_uris="https://agent.example.com/cb",
-        )
+        agent = oauth_app("Claude", alice, "https://agent.example.com/cb")
         space = default_space(alice)
         for n in range(20):
             memory = make_memory(alice, f"memory {n}", agent=agent, recorded_at=T0 + timedelta(minutes=n))

@@ -11,7 +11,7 @@ import pytest
 import memories.operations.core  # noqa: F401 - registers recall and answer
 from memories.models import Job, Memory
 from memories.operations import registry
-from tests.helpers import READ, WRITE, error_of, pat_client, wait_for_job
+from tests.helpers import READ, WRITE, assert_bad_request, error_of, pat_client, wait_for_job
 
 URL = "/api/v1/operations/recall"
 e2e = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker")]
@@ -73,12 +73,7 @@ class TestInputRules:
         ],
     )
     def test_it_rejects_each_bad_value_with_a_stable_code(self, alice, body, code, field):
-        response = pat_client(alice).post(URL, body, format="json")
-        assert response.status_code == 400, response.json()
-        error = error_of(response)
-        assert error["code"] == code
-        if field:
-            assert error["details"]["field"] == field
+        assert_bad_request(pat_client(alice).post(URL, body, format="json"), code, field)
 
     def test_it_accepts_the_limits_themselves(self, alice):
         client = pat_client(alice)

@@ -1,4 +1,4 @@
-"""Celery tasks: thin wrappers around memories.ingest."""
+"""Celery tasks: thin wrappers around the pipeline worker (memories.pipeline.worker)."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ everything: initdb, the secret and migrations are idempotent.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import signal
 import socket
@@ -26,7 +27,7 @@ from typing import Any
 import psycopg
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandParser, SystemCheckError
 from django.db import OperationalError, connections
 
 from config.cli import ServiceConfigError
@@ -127,6 +128,13 @@ class Command(BaseCommand):
             raise ServiceConfigError(
                 f"cannot connect to {_describe_database()}: {reason}; check DATABASE_URL"
             ) from None
+        # What `runserver` would check, before anything serves: e.g. a REST method without a
+        # declared scope (memories.checks) must stop the service, not open an endpoint.
+        try:
+            call_command("check", fail_level="ERROR", stdout=io.StringIO())
+        except SystemCheckError as exc:
+            problems = [line.strip() for line in str(exc).splitlines() if ".E0" in line or ".E1" in line]
+            raise ServiceConfigError("; ".join(problems) or "system checks failed") from None
         call_command("migrate", interactive=False, verbosity=0)
         # The children open their own connections; ours would only hold a backend.
         connections.close_all()

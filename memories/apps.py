@@ -1,3 +1,5 @@
+from importlib import import_module
+
 from django.apps import AppConfig
 
 
@@ -9,3 +11,8 @@ class MemoriesConfig(AppConfig):
     def ready(self) -> None:
         # Registers the start-up check that every REST endpoint declares its scopes.
         from memories import checks  # noqa: F401
+
+        # Each profile's operations register themselves on import, here and only here, so the
+        # registry imports none of them; this order is tools/list order (reads first).
+        for profile in ("core", "graph", "evidence", "ingest"):
+            import_module(f"memories.operations.{profile}")

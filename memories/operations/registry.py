@@ -164,12 +164,10 @@ def _check_scope(what: str, scope: str) -> None:
 
 def operations(profile: str | None = None) -> list[Operation]:
     """Registered operations in a stable order (registration order)."""
-    _load()
     return [op for op in _REGISTRY.values() if profile is None or profile in op.profiles]
 
 
 def get_operation(name: str) -> Operation:
-    _load()
     operation = _REGISTRY.get(name)
     if operation is None:
         raise AppError(
@@ -190,7 +188,6 @@ def register_resource(resource: ResourceDef) -> ResourceDef:
 
 def resources(profile: str | None = None) -> list[ResourceDef]:
     """Registered resources in a stable order (registration order)."""
-    _load()
     return [r for r in _RESOURCES.values() if profile is None or profile in r.profiles]
 
 
@@ -213,13 +210,3 @@ def run(name: str, caller: Caller, arguments: object) -> dict[str, Any]:
     require_scope(caller, operation.scope)
     validated = validate_arguments(operation.input_schema, arguments)
     return operation.handler(caller, validated)
-
-
-def _load() -> None:
-    # Operation modules register themselves on import; import them lazily so
-    # that importing the registry never pulls in Django models too early.
-    # Import order is tools/list order: reads first, as agents use them most.
-    from memories.operations import core  # noqa: F401, I001
-    from memories.operations import graph  # noqa: F401
-    from memories.operations import evidence  # noqa: F401
-    from memories.operations import ingest  # noqa: F401

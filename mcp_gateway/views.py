@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import time
+import math
 from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider import views as oauth_views
 from oauth2_provider.views import DynamicClientRegistrationView
+from rest_framework.request import Request
+from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.views import APIView
 
 from accounts.caller import ALL_SCOPES
 from mcp_gateway.auth import resource_url
@@ -30,6 +32,20 @@ CORS_HEADERS = {
 # Anonymous client registration is open (MCP clients register themselves), so it
 # is rate limited per client address.
 REGISTRATIONS_PER_HOUR = 30
+
+
+class RegistrationThrottle(SimpleRateThrottle):
+    """Registrations per client address over the last hour.
+
+    DRF's throttle keeps each address's recent timestamps, a sliding window: a fixed
+    hourly bucket would let twice the budget through either side of the hour.
+    """
+
+    scope = "dcr"
+    rate = f"{REGISTRATIONS_PER_HOUR}/hour"
+
+    def get_cache_key(self, request: Any, view: Any) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": _client_address(request)}
 
 
 def with_cors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -71,10 +87,9 @@ def _client_address(request: HttpRequest) -> str:
 def register_client(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
     """RFC 7591 dynamic client registration, rate limited per address."""
     if request.method == "POST":
-        window = int(time.time() // 3600)
-        key = f"dcr:{_client_address(request)}:{window}"
-        count = cache.get_or_set(key, 0, timeout=3600) or 0
-        if count >= REGISTRATIONS_PER_HOUR:
+        throttle = RegistrationThrottle()
+        # The throttle reads only the address; DRF's types want its request and a view.
+        if not throttle.allow_request(Request(request), APIView()):
             response = JsonResponse(
                 {
                     "error": "too_many_requests",
@@ -82,12 +97,8 @@ def register_client(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResp
                 },
                 status=429,
             )
-            response["Retry-After"] = "3600"
+            response["Retry-After"] = str(max(1, math.ceil(throttle.wait() or 1)))
             return response
-        try:
-            cache.incr(key)
-        except ValueError:
-            cache.set(key, 1, timeout=3600)
     view = DynamicClientRegistrationView.as_view()
     return view(request, *args, **kwargs)
 

@@ -282,6 +282,12 @@ class Memory(models.Model):
     valid_from = models.DateTimeField(null=True, blank=True)
     valid_until = models.DateTimeField(null=True, blank=True)
     due_at = models.DateTimeField(null=True, blank=True)
+    # When it was said, in world time: the time its source refers to (an imported 2024 conversation's
+    # own date), not when the worker ran. The world start of a row that names no time of its own.
+    stated_at = models.DateTimeField(null=True, blank=True)
+    # The latest its world start can be, when the text named a period rather than a day ("last
+    # month": the end of that month). Null when the start is exact. Supersession compares periods.
+    starts_by = models.DateTimeField(null=True, blank=True)
     # System time.
     recorded_at = models.DateTimeField(default=timezone.now)
     superseded_at = models.DateTimeField(null=True, blank=True)

@@ -60,6 +60,7 @@ MEMORY_LIST_PARAMS = frozenset(
         "occurred_from",
         "occurred_to",
         "at",
+        "known_at",
         "include_superseded",
         *PAGE,
     }
@@ -84,7 +85,16 @@ class MemoryListView(ApiView):
             ts_param("recorded_to", "Recorded before (system time)."),
             ts_param("occurred_from", "occurred_at, valid_from or due_at at or after (world time)."),
             ts_param("occurred_to", "occurred_at, valid_from or due_at before (world time)."),
-            ts_param("at", "What was known at this time: recorded by then and not yet superseded."),
+            ts_param(
+                "at",
+                "World time: what held at this time, as the service knows it now (valid from, or "
+                "happened, or said, by then and not yet over).",
+            ),
+            ts_param(
+                "known_at",
+                "System time, with `at`: only what the service had recorded by then and not yet "
+                "superseded then. Alone, it also sets `at` (what the service believed then about then).",
+            ),
             OpenApiParameter("include_superseded", bool, description="Also list superseded memories."),
             *page_params(),
         ],
@@ -114,6 +124,7 @@ class MemoryListView(ApiView):
             occurred_from=occurred_from,
             occurred_to=occurred_to,
             at=query.timestamp("at"),
+            known_at=query.timestamp("known_at"),
             include_superseded=bool(query.boolean("include_superseded")),
         )
         page = paginate(

@@ -25,6 +25,8 @@ from memories.operations.registry import operation
 from memories.operations.schemas import ALL, UUID, clocks_schema, obj
 from memories.representations import claim_dict, entity_ref, fact_dict, iso
 from memories.selectors import evidence as selectors
+from memories.selectors.as_of import CURRENT_VIEW, View
+from memories.selectors.evidence import evidence_view
 from memories.services.sources import claimant_of
 from memories.services.spaces import space_for_caller
 
@@ -62,8 +64,18 @@ K = {
 EVIDENCE_AT = {
     **AT,
     "description": (
-        "Evaluation time, RFC 3339 with an offset: the facts that held then, as the service knew them "
-        "then, and only the claims recorded by then. Default: now (the current view)."
+        "World time, RFC 3339 with an offset: the facts that held then, as the service knows them now "
+        "(an imported conversation can be asked about its own dates). Default: now (the current view)."
+    ),
+}
+
+
+EVIDENCE_KNOWN_AT = {
+    **AT,
+    "description": (
+        "System time, RFC 3339 with an offset: only what the service had recorded by then (facts as it "
+        "believed them then, claims recorded by then). Alone, it also sets `at`: what the service "
+        "believed at that moment about that moment. Default: everything known now."
     ),
 }
 
@@ -80,9 +92,12 @@ VALIDITY_SCHEMA: dict[str, Any] = obj(
         "view": {
             "type": "string",
             "enum": ["current", "as_of"],
-            "description": "current: what holds now; as_of: what held at `at`, as known at `at`.",
+            "description": (
+                "current: what holds now; as_of: what held at `world_time`, as known at `system_time`."
+            ),
         },
-        "at": NULLABLE_TIME,
+        "at": {**NULLABLE_TIME, "description": "The world time asked for (null: now)."},
+        "known_at": {**NULLABLE_TIME, "description": "The system time asked for (null: now)."},
         "world_time": {"type": "string", "format": "date-time", "description": "Facts held at this time."},
         "system_time": {
             "type": "string",
@@ -260,15 +275,19 @@ def _input_schema(**extra: Any) -> dict[str, Any]:
     return obj({"query": QUERY, **extra}, required=["query"])
 
 
-def _validity(*, at: datetime | None, now: datetime) -> dict[str, Any]:
-    moment = at or now
+def _validity(*, view: View, now: datetime) -> dict[str, Any]:
     return {
-        "view": "current" if at is None else "as_of",
-        "at": iso(at),
-        "world_time": iso(moment),
-        "system_time": iso(moment),
+        "view": "current" if view.at is None else "as_of",
+        "at": iso(view.at),
+        "known_at": iso(view.known_at),
+        "world_time": iso(view.at or now),
+        "system_time": iso(view.known_at or now),
         "counts_as_of": iso(now),
     }
+
+
+def _view(args: dict[str, Any]) -> View:
+    return evidence_view(at=args.get("at"), known_at=args.get("known_at"))
 
 
 def _freshness(*, pending: int, latest: datetime | None) -> dict[str, Any]:
@@ -308,7 +327,7 @@ def _envelope(grain: str, result: selectors.EvidenceResult, **items: Any) -> dic
     )
     return {
         "grain": grain,
-        "validity": _validity(at=result.at, now=result.now),
+        "validity": _validity(view=result.view, now=result.now),
         "freshness": _freshness(pending=result.pending, latest=latest),
         "negative": _negative(result.negative),
         **items,
@@ -364,7 +383,7 @@ def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     ]
     return {
         "grain": "fact",
-        "validity": _validity(at=None, now=result.now),
+        "validity": _validity(view=CURRENT_VIEW, now=result.now),
         "freshness": _freshness(
             pending=result.pending, latest=_latest(*(m.entity.updated_at for m in result.matches))
         ),
@@ -374,7 +393,7 @@ def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-FACTS_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT)
+FACTS_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
 
 
 FACTS_OUTPUT: dict[str, Any] = _envelope_schema(
@@ -391,13 +410,13 @@ def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     """
     space = space_for_caller(caller=caller)
     result = selectors.fact_search(
-        owner=caller.user, space=space, query=args["query"], k=args["k"], at=args.get("at")
+        owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
     facts = _facts_part(result)
     return _envelope("fact", result, facts=facts, total=len(facts))
 
 
-CLAIMS_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT)
+CLAIMS_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
 
 
 CLAIMS_OUTPUT: dict[str, Any] = _envelope_schema(
@@ -414,13 +433,13 @@ def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     """
     space = space_for_caller(caller=caller)
     result = selectors.claim_search(
-        owner=caller.user, space=space, query=args["query"], k=args["k"], at=args.get("at")
+        owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
     claims = _claims_part(result, caller)
     return _envelope("evidence", result, claims=claims, total=len(claims))
 
 
-COMBINED_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT)
+COMBINED_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
 
 
 COMBINED_OUTPUT: dict[str, Any] = _envelope_schema(
@@ -440,6 +459,6 @@ def _combined_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     """
     space = space_for_caller(caller=caller)
     result = selectors.evidence_search(
-        owner=caller.user, space=space, query=args["query"], k=args["k"], at=args.get("at")
+        owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
     return _envelope("composite", result, facts=_facts_part(result), claims=_claims_part(result, caller))

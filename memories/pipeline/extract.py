@@ -32,7 +32,7 @@ from memories.pipeline.language import (
     statement_sentences,
 )
 from memories.pipeline.segment import segment
-from memories.pipeline.timeparse import is_future, is_past, leading_date, resolve_times
+from memories.pipeline.timeparse import is_future, is_past, leading_date, resolve_time_periods
 
 FACT = "fact"
 
@@ -52,6 +52,10 @@ class Candidate:
     occurred_at: datetime | None = None
     valid_from: datetime | None = None
     due_at: datetime | None = None
+    # When it was said (world time): the time its source, or its own leading date, refers to.
+    stated_at: datetime | None = None
+    # The end of the period its start names ("last month"), when coarser than a day; None if exact.
+    starts_by: datetime | None = None
     entities: list[tuple[str, str]] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     slot: str = ""
@@ -78,7 +82,8 @@ def extract(text: str, *, reference: datetime) -> tuple[datetime, list[Candidate
         # The date of a journal entry is its reference, not one of the times the entry talks about.
         own_date, utterance = leading_date(utterance, reference=effective)
         piece_reference = own_date or effective
-        times = resolve_times(utterance, reference=piece_reference)
+        periods = resolve_time_periods(utterance, reference=piece_reference)
+        times = [(phrase, moment) for phrase, moment, _ in periods]
         kind = classify(piece, reference=piece_reference, times=times)
         slot, slot_value = slot_of(piece)
         candidate = Candidate(
@@ -88,23 +93,35 @@ def extract(text: str, *, reference: datetime) -> tuple[datetime, list[Candidate
             tags=_merge(extract_tags(piece), line_tags),
             slot=slot,
             slot_value=slot_value,
+            stated_at=piece_reference,
         )
-        _set_clock(candidate, times, piece_reference)
+        _set_clock(candidate, periods, piece_reference)
         candidates.append(candidate)
     return effective, candidates
 
 
-def _set_clock(candidate: Candidate, times: list[tuple[str, datetime]], reference: datetime) -> None:
+def _set_clock(
+    candidate: Candidate, periods: list[tuple[str, datetime, datetime | None]], reference: datetime
+) -> None:
+    def start(moment: datetime, latest: datetime | None) -> datetime:
+        # Nothing said can have started after it was said: "this month" ends, at the latest, now.
+        candidate.starts_by = min(latest, reference) if latest is not None and latest > moment else None
+        return moment
+
     if candidate.kind == EPISODE:
-        past = [moment for _, moment in times if not is_future(moment, reference)]
-        candidate.occurred_at = past[0] if past else reference
+        past = [(moment, latest) for _, moment, latest in periods if not is_future(moment, reference)]
+        candidate.occurred_at = start(*past[0]) if past else reference
     elif candidate.kind == FORESIGHT:
-        ahead = [moment for _, moment in times if not is_past(moment, reference)]
+        ahead = [moment for _, moment, _ in periods if not is_past(moment, reference)]
         candidate.due_at = ahead[0] if ahead else None
     else:
         # "I've been vegetarian since 2015" has held since 2015, not since the day it was said.
-        since = [m for phrase, m in times if _is_since(phrase) and not is_future(m, reference)]
-        candidate.valid_from = since[0] if since else reference
+        since = [
+            (moment, latest)
+            for phrase, moment, latest in periods
+            if _is_since(phrase) and not is_future(moment, reference)
+        ]
+        candidate.valid_from = start(*since[0]) if since else reference
 
 
 def _merge(first: list[str], second: list[str]) -> list[str]:
@@ -235,7 +252,11 @@ _SLOT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for name, pattern in (
         ("lives_in", rf"{_I}\s+{_ADVERBS}live\s+in\s+{_VALUE}"),
         ("lives_in", rf"{_IM}\s+{_ADVERBS}(?:living|based|located|settled)\s+in\s+{_VALUE}"),
-        ("lives_in", rf"{_IVE}\s+{_ADVERBS}(?:moved|relocated)\s+(?:back\s+)?(?:to|into)\s+{_VALUE}"),
+        # "We moved to Denver": a household's move is the speaker's too.
+        (
+            "lives_in",
+            rf"\b(?:i|we)(?:['\u2019]ve|\s+have)?\s+{_ADVERBS}(?:moved|relocated)\s+(?:back\s+)?(?:to|into)\s+{_VALUE}",
+        ),
         ("lives_in", rf"{_HAVE}\s+{_ADVERBS}(?:lived|been\s+living)\s+in\s+{_VALUE}"),
         ("works_at", rf"{_I}\s+{_ADVERBS}work{_AS_ROLE}\s+(?:at|for)\s+{_VALUE}"),
         ("works_at", rf"{_IM}\s+{_ADVERBS}(?:working|employed){_AS_ROLE}\s+(?:at|for|by)\s+{_VALUE}"),
@@ -247,6 +268,16 @@ _SLOT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             rf"(?:new\s+)?(?:job|position|role|internship|working){_AS_ROLE}\s+(?:at|for|with)\s+{_VALUE}",
         ),
         ("works_at", rf"{_I}\s+(?:was|got)\s+hired\s+(?:by|at)\s+{_VALUE}"),
+        (
+            "works_at",
+            rf"{_IVE}\s+{_ADVERBS}(?:left|quit)\s+[^\n.;]{{1,60}}?\s+(?:and\s+|to\s+|then\s+)+"
+            rf"(?:joined|join|started\s+at)\s+(?-i:(?=[A-Z0-9])){_VALUE}",
+        ),
+        # "I started at Stripe": a named employer (capitalised), not "I started at 9".
+        (
+            "works_at",
+            rf"{_IVE}\s+{_ADVERBS}(?:started|began)\s+(?:working\s+)?(?:at|with)\s+(?-i:(?=[A-Z])){_VALUE}",
+        ),
         (
             "name",
             r"\bmy\s+name\s+is\s+(?P<v>[a-z\u00c0-\u00ff][\w'\u2019-]*(?:\s+[a-z\u00c0-\u00ff][\w'\u2019-]*){0,2})",
@@ -294,19 +325,24 @@ _SLOT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 
 
+# "my cousin Alex" and "my colleague Alex" are two people: the qualifier is part of who it is.
+_QUALIFIER = r"(?:\b(?:my|our)\s+(?P<qual>[a-z-]+(?:['\u2019]s\s+[a-z-]+)?)\s+)?"
+
+
 # Third person with a name as subject: "Melanie moved to Berlin" is about Melanie, not the speaker.
 _NAMED_SLOT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "lives_in",
         re.compile(
-            rf"(?-i:\b(?P<who>[A-Z][a-z]+))\s+{_ADVERBS}(?:lives\s+in|moved\s+to|relocated\s+to)\s+{_VALUE}",
+            rf"{_QUALIFIER}(?-i:\b(?P<who>[A-Z][a-z]+))\s+{_ADVERBS}(?:lives\s+in|moved\s+to|relocated\s+to)"
+            rf"\s+{_VALUE}",
             re.IGNORECASE,
         ),
     ),
     (
         "works_at",
         re.compile(
-            rf"(?-i:\b(?P<who>[A-Z][a-z]+))\s+{_ADVERBS}works{_AS_ROLE}\s+(?:at|for)\s+{_VALUE}",
+            rf"{_QUALIFIER}(?-i:\b(?P<who>[A-Z][a-z]+))\s+{_ADVERBS}works{_AS_ROLE}\s+(?:at|for)\s+{_VALUE}",
             re.IGNORECASE,
         ),
     ),
@@ -353,8 +389,10 @@ def slot_of(text: str) -> tuple[str, str]:
             if best is not None and match.start() >= best[0]:
                 break
             who = match.group("who").lower()
+            if match.group("qual"):
+                who = f"{match.group('qual').lower()} {who}"
             value = _clean_value(match.group("v"))
-            if who in COMMON_WORDS or not value or value in _NOT_A_PLACE_OR_EMPLOYER:
+            if who.rpartition(" ")[2] in COMMON_WORDS or not value or value in _NOT_A_PLACE_OR_EMPLOYER:
                 continue
             best = (match.start(), f"{who}:{name}", value)
             break

@@ -62,8 +62,9 @@ REQUEST_WORDS = word_set(
 LABEL_WORDS = word_set(
     """
     a action address age agenda answer attendees background breakfast budget caution cc comment comments
-    context date day deadline description details dinner due edit email example fyi goal goals idea ideas
-    important info input issue location lunch name note notes objective output p.s ps phone plan plans
+    context correction date day deadline description details dinner due edit email erratum example fyi goal
+    goals idea ideas important info input issue location lunch name note notes objective output p.s ps phone
+    plan plans
     priority problem q question reason reminder result results solution source status step subject summary
     task tasks tip tips title to todo topic tags tag time update warning where when why who what how re fwd
     from link url http https

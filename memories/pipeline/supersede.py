@@ -9,33 +9,52 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.utils import timezone
+from pgvector.django import CosineDistance
 
 from memories.models import Evidence, Memory, Relation, Source
-from memories.selectors.as_of import world_start
+from memories.pipeline.update import LOOSELY_RELATED, Frame, Verdict, frame_of, judge
+from memories.selectors.as_of import memory_visible, world_start, world_start_latest
 
 
 def supersede(*, new: Memory | Relation, rivals: QuerySet[Any], source: Source, now: datetime) -> list[Any]:
     """The one supersede rule, for memories and relations alike.
 
-    `rivals` are the current rows that `new` competes with (another value of the same slot, another
-    object of the same single-valued relation). A rival whose world time starts no later than the
-    new row's is closed: superseded now, by `new`, valid until the new row starts, with `source` as
-    contradicting evidence, and kept as history. A rival that starts later means `new` is news about
-    an earlier time (an old conversation ingested late): then `new` is history from the start, valid
-    until that rival starts, and the rival stays current. Returns the rows closed.
+    `rivals` are the current rows that `new` competes with (another value of the same fact, another
+    object of the same single-valued relation). The later testimony wins: a rival said later than the
+    new row (`said_at`: an old conversation imported after newer ones) stays current, and `new` is
+    history from the start, valid until that rival starts; so does one said at the same time when the
+    new row's whole period is earlier ("I live in Paris. Before that I lived in Rome since 2015").
+    Otherwise the rival is closed: superseded now, by `new`, valid until the change, with `source` as
+    contradicting evidence, and kept as history.
+
+    The change is the new row's start. When the new row names a period that contains the rival's
+    start ("I moved to Berlin last month", after "I live in Paris" was said during that month), the
+    rival still held when it was said, so the change falls between then and the end of the period
+    (or when the new row was said): the midpoint, the least biased guess, and the new row starts
+    there, so the two never hold at the same time. A change dated before the rival was said ("I
+    started at Stripe last week" after "I work at Google" today) leaves the rival an empty interval:
+    the later statement says it no longer held when it was said. Returns the rows closed.
     """
     evidence_for = "memory" if isinstance(new, Memory) else "relation"
     new_from = world_start(new)
+    new_latest = world_start_latest(new)
+    new_said = said_at(new)
     closed = []
     for older in rivals.select_for_update().exclude(id=new.id).order_by("recorded_at", "id"):
         old_from = world_start(older)
-        if new_from < old_from:
-            new.valid_until = old_from
+        old_said = said_at(older)
+        if new_said < old_said or (new_said == old_said and new_latest < old_from):
+            new.valid_until = min(filter(None, (new.valid_until, old_from)))
             new.save(update_fields=["valid_until"])
             continue
+        change = new_from
+        if new_from < old_from <= new_latest:
+            change = old_from + (max(min(new_latest, new_said), old_from) - old_from) / 2
+            new.valid_from = change
+            new.save(update_fields=["valid_from"])
         older.superseded_at = now
         older.superseded_by = new
-        older.valid_until = new_from
+        older.valid_until = change
         older.save(update_fields=["superseded_at", "superseded_by", "valid_until"])
         Evidence.objects.get_or_create(
             **{evidence_for: older},
@@ -45,6 +64,54 @@ def supersede(*, new: Memory | Relation, rivals: QuerySet[Any], source: Source, 
         )
         closed.append(older)
     return closed
+
+
+# How many prior statements, nearest in meaning, the update engine judges a new one against.
+PRIORS = 8
+
+
+def said_at(row: Memory | Relation) -> datetime:
+    """When a row was said, in world time: a memory's `stated_at`; a relation (or an older memory
+    without it) is taken as said when it starts."""
+    return getattr(row, "stated_at", None) or world_start(row)
+
+
+def judge_priors(
+    *, job: Any, candidate: Any, frame: Frame, vector: list[float]
+) -> list[tuple[Memory, Verdict]]:
+    """The current memories of the job's space that the new statement may be about, each with the
+    update engine's verdict (`memories.pipeline.update.judge`), nearest in meaning first."""
+    priors = (
+        Memory.objects.filter(owner_id=job.owner_id, space_id=job.space_id, embedding__isnull=False)
+        .filter(memory_visible())
+        .annotate(distance=CosineDistance("embedding", vector))
+        .filter(distance__lte=1 - LOOSELY_RELATED)
+        .order_by("distance")
+        .only("id", "content", "kind", "occurred_at", "stated_at", "recorded_at")[:PRIORS]
+    )
+    return [
+        (
+            prior,
+            judge(
+                frame,
+                frame_of(prior.content),
+                similarity=1 - prior.distance,
+                new_kind=candidate.kind,
+                old_kind=prior.kind,
+                same_day=same_event_day(candidate, prior),
+            ),
+        )
+        for prior in priors
+    ]
+
+
+def same_event_day(candidate: Any, memory: Memory) -> bool:
+    """Whether two statements can be the same event: not both episodes, or episodes of one day."""
+    if candidate.kind != Memory.Kind.EPISODE or memory.kind != Memory.Kind.EPISODE:
+        return True
+    if candidate.occurred_at is None or memory.occurred_at is None:
+        return candidate.occurred_at is memory.occurred_at
+    return bool(candidate.occurred_at.date() == memory.occurred_at.date())
 
 
 def memory_rivals(memory: Memory) -> QuerySet[Memory]:

@@ -147,16 +147,51 @@ def leading_date(text: str, *, reference: datetime) -> tuple[datetime | None, st
 
 def resolve_times(text: str, *, reference: datetime) -> list[tuple[str, datetime]]:
     """Every time mention in `text`, in document order, as (matched phrase, resolved datetime)."""
+    return [(phrase, moment) for phrase, moment, _ in resolve_time_periods(text, reference=reference)]
+
+
+def resolve_time_periods(text: str, *, reference: datetime) -> list[tuple[str, datetime, datetime | None]]:
+    """Like `resolve_times`, with the end of the period each mention names: (phrase, moment, latest).
+
+    `latest` is the exclusive end of the period when the phrase names more than a day ("last month",
+    "in March", "2023", "last week", "three months ago": the month, year or week it falls in), and None
+    when it names a day or an instant. "I moved to Berlin last month" happened some time in that month,
+    so a statement made during that month is not necessarily older than the move.
+    """
     _require_aware(reference)
-    tz = reference.tzinfo
-    assert tz is not None  # checked by _require_aware; narrows the type
-    found: list[tuple[str, datetime]] = []
+    found: list[tuple[str, datetime, datetime | None]] = []
     tenses = _SentenceTenses(text)
     for mention in _scan(text):
         resolved = _RESOLVERS[mention.kind](mention.match, reference, tenses.at(mention.start))
         if resolved is not None:
-            found.append((text[mention.start : mention.end], resolved))
+            latest = _period_end(mention, resolved)
+            found.append((text[mention.start : mention.end], resolved, latest))
     return found
+
+
+def _period_end(mention: _Mention, moment: datetime) -> datetime | None:
+    groups = mention.match.groupdict()
+    unit = (groups.get("unit") or "").lower().rstrip("s")
+    day = moment.date()
+    month_start = date(day.year, day.month, 1)
+    whole_month = ("in", "during", "last", "this", "throughout", "next")
+    if mention.kind == "month_year" or (
+        mention.kind == "month_bare" and (groups.get("mod") or "").lower() in whole_month
+    ):
+        return _at(_add_months(month_start, 1), moment, 0)
+    if mention.kind == "year":
+        return _at(date(day.year + 1, 1, 1), moment, 0)
+    if mention.kind in ("period", "ago", "in_n", "from_now"):
+        if unit == "month":
+            return _at(_add_months(month_start, 1), moment, 0)
+        if unit == "year":
+            return _at(date(day.year + 1, 1, 1), moment, 0)
+        if unit in ("week", "fortnight"):
+            monday = day - timedelta(days=day.weekday())
+            return _at(monday + timedelta(days=7), moment, 0)
+        if unit == "weekend":
+            return _at(day + timedelta(days=2), moment, 0)
+    return None
 
 
 def explicit_dates(text: str) -> list[tuple[int, int, str]]:

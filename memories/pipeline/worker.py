@@ -29,7 +29,14 @@ from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.extract import Candidate, extract
 from memories.pipeline.segment import document_blocks
-from memories.pipeline.supersede import document_retire_unsupported, memory_rivals, supersede
+from memories.pipeline.supersede import (
+    document_retire_unsupported,
+    judge_priors,
+    memory_rivals,
+    same_event_day,
+    supersede,
+)
+from memories.pipeline.update import Verdict, frame_of
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +121,7 @@ def _candidates(source: Source, job: Job) -> list[Candidate]:
     kind = job.options.get("kind")
     tags = job.options.get("tags") or []
     for candidate in candidates:
+        candidate.stated_at = candidate.stated_at or reference
         if kind:
             candidate.kind = kind
         if tags:
@@ -158,25 +166,24 @@ def _store(*, job: Job, source: Source, candidate: Candidate, vector: list[float
     fingerprint = fingerprint_of(candidate.content)
     # The same fact again (same space, still current): more evidence, not a new row.
     # A suppressed memory stays suppressed: saying it again must not resurrect it.
+    # The same words about an event on another day are another event.
     existing = (
         Memory.objects.select_for_update()
         .filter(
             owner_id=job.owner_id, space_id=job.space_id, fingerprint=fingerprint, superseded_at__isnull=True
         )
-        .first()
+        .order_by("recorded_at")
     )
+    existing_match = next((m for m in existing if same_event_day(candidate, m)), None)
     stated = [(e["name"], e["type"]) for e in job.options.get("entities") or []]
-    if existing is not None:
-        Evidence.objects.get_or_create(
-            memory=existing,
-            source=source,
-            stance=Evidence.Stance.SUPPORTS,
-            defaults={"owner_id": job.owner_id},
-        )
-        # The entities a saver names are added; the first claimant's category and
-        # confidence stay (a repetition is evidence, not an edit).
-        _link_entities(job=job, memory=existing, entities=stated)
-        return existing
+    if existing_match is not None:
+        return _confirm(job=job, source=source, memory=existing_match, entities=stated)
+    frame = frame_of(candidate.content)
+    judged = judge_priors(job=job, candidate=candidate, frame=frame, vector=vector)
+    same = next((memory for memory, verdict in judged if verdict is Verdict.SAME), None)
+    if same is not None:
+        # A rewording ("I have a peanut allergy" after "I'm allergic to peanuts"): evidence.
+        return _confirm(job=job, source=source, memory=same, entities=stated)
     now = timezone.now()
     memory = Memory.objects.create(
         owner_id=job.owner_id,
@@ -193,16 +200,37 @@ def _store(*, job: Job, source: Source, candidate: Candidate, vector: list[float
         occurred_at=candidate.occurred_at,
         valid_from=candidate.valid_from,
         due_at=candidate.due_at,
-        slot=candidate.slot[:200],
-        slot_value=candidate.slot_value[:200],
+        stated_at=candidate.stated_at,
+        starts_by=candidate.starts_by,
+        # A hypothetical, a question or a quote fills no slot: "If I moved to Berlin" is not a move.
+        slot="" if frame.tentative else candidate.slot[:200],
+        slot_value="" if frame.tentative else candidate.slot_value[:200],
         category=str(job.options.get("category", ""))[:20],
         confidence=float(job.options.get("confidence", 0.9)),
         recorded_at=now,
     )
     Evidence.objects.create(owner_id=job.owner_id, memory=memory, source=source)
     _link_entities(job=job, memory=memory, entities=[*candidate.entities, *stated])
-    if candidate.slot:
-        supersede(new=memory, rivals=memory_rivals(memory), source=source, now=now)
+    replaced = {m.id for m, verdict in judged if verdict in (Verdict.UPDATE, Verdict.NEGATION)}
+    if memory.slot:
+        replaced |= set(memory_rivals(memory).values_list("id", flat=True))
+    if replaced:
+        rivals = Memory.objects.filter(id__in=replaced, superseded_at__isnull=True)
+        supersede(new=memory, rivals=rivals, source=source, now=now)
+    return memory
+
+
+def _confirm(*, job: Job, source: Source, memory: Memory, entities: list[tuple[str, str]]) -> Memory:
+    """The same fact said again: the new source is evidence for the memory that holds it."""
+    Evidence.objects.get_or_create(
+        memory=memory,
+        source=source,
+        stance=Evidence.Stance.SUPPORTS,
+        defaults={"owner_id": job.owner_id},
+    )
+    # The entities a saver names are added; the first claimant's category and
+    # confidence stay (a repetition is evidence, not an edit).
+    _link_entities(job=job, memory=memory, entities=entities)
     return memory
 
 

@@ -6,9 +6,11 @@ rendering with `row_status`; the supersede rule uses `world_start` for the same 
 Two clocks run through every row (../shared/design/ARCHITECTURE.md, "The clocks"):
 
 - world time: a row holds from its start to its end. The start is `valid_from` (facts, relations),
-  else `occurred_at` (episodes), else, when the text named no time, `recorded_at` (the best the
-  service knows: it held when it was said). The end is `valid_until`, else `superseded_at` (a row
-  replaced without a stated end stopped holding when it was replaced), else open.
+  else `occurred_at` (episodes), else, when the text named no time, `stated_at` (it held when it was
+  said: the time its source refers to, so an imported 2024 conversation starts in 2024), else
+  `recorded_at` (relations, and memories stored before `stated_at` existed). The end is
+  `valid_until`, else `superseded_at` (a row replaced without a stated end stopped holding when it
+  was replaced), else open.
 - system time: `recorded_at` (when the service learned it) and `superseded_at` (when it learned of
   the replacement).
 
@@ -64,17 +66,27 @@ def _f(prefix: str, name: str) -> str:
     return f"{prefix}{name}"
 
 
+# The columns whose first known value is a row's world start, in order. Memories: a stated validity,
+# else when the episode happened, else when it was said, else (rows older than `stated_at`) when it
+# was recorded. Relations have only the first and the last.
+MEMORY_START = ("valid_from", "occurred_at", "stated_at", "recorded_at")
+RELATION_START = ("valid_from", "recorded_at")
+
+
+def _start_fields(with_occurred: bool) -> tuple[str, ...]:
+    return MEMORY_START if with_occurred else RELATION_START
+
+
 def started_q(moment: datetime, *, prefix: str = "", with_occurred: bool = True) -> Q:
     """Rows whose world time had started by `moment`, whether or not they still held then."""
-    # start = coalesce(valid_from, occurred_at, recorded_at) <= moment, spelled out for the ORM.
-    valid_from_unknown = Q(**{_f(prefix, "valid_from__isnull"): True})
-    starts = Q(**{_f(prefix, "valid_from__lte"): moment})
-    if with_occurred:
-        occurred_unknown = Q(**{_f(prefix, "occurred_at__isnull"): True})
-        starts |= valid_from_unknown & Q(**{_f(prefix, "occurred_at__lte"): moment})
-        starts |= valid_from_unknown & occurred_unknown & Q(**{_f(prefix, "recorded_at__lte"): moment})
-    else:
-        starts |= valid_from_unknown & Q(**{_f(prefix, "recorded_at__lte"): moment})
+    # start = coalesce(valid_from, occurred_at, stated_at, recorded_at) <= moment, spelled out for the ORM.
+    fields = _start_fields(with_occurred)
+    starts = Q()
+    unknown = Q()
+    for index, name in enumerate(fields):
+        here = Q(**{_f(prefix, f"{name}__lte"): moment})
+        starts = here if index == 0 else starts | (unknown & here)
+        unknown &= Q(**{_f(prefix, f"{name}__isnull"): True})
     return starts
 
 
@@ -152,11 +164,7 @@ def held_sql(view: View, *, alias: str, with_occurred: bool = True) -> str:
             f"{a}.superseded_at IS NULL AND ({a}.valid_until IS NULL OR {a}.valid_until > %(as_of_now)s)"
         )
     else:
-        start = (
-            f"coalesce({a}.valid_from, {a}.occurred_at, {a}.recorded_at)"
-            if with_occurred
-            else (f"coalesce({a}.valid_from, {a}.recorded_at)")
-        )
+        start = f"coalesce({', '.join(f'{a}.{name}' for name in _start_fields(with_occurred))})"
         condition = (
             f"{start} <= %(as_of_at)s"
             f" AND coalesce({a}.valid_until, {a}.superseded_at, 'infinity'::timestamptz) > %(as_of_at)s"
@@ -175,9 +183,17 @@ def held_sql_params(view: View, *, now: datetime) -> dict[str, Any]:
 
 
 def world_start(row: Any) -> datetime:
-    """When a row starts to hold in the world: its `valid_from`, else `occurred_at`, else `recorded_at`."""
-    start: datetime = row.valid_from or getattr(row, "occurred_at", None) or row.recorded_at
-    return start
+    """When a row starts to hold in the world: the first of `MEMORY_START` (or `RELATION_START`) it has."""
+    for name in MEMORY_START:
+        value = getattr(row, name, None)
+        if value is not None:
+            return value
+    raise ValueError("a row without recorded_at has no world start")
+
+
+def world_start_latest(row: Any) -> datetime:
+    """The latest the row's world start can be: `starts_by` when the text named a period, else the start."""
+    return getattr(row, "starts_by", None) or world_start(row)
 
 
 def status_of(*, superseded_at: datetime | None, valid_until: datetime | None, now: datetime) -> str:

@@ -17,7 +17,7 @@ from django.db.models.functions import Coalesce, Substr
 from accounts.models import User
 from memories.errors import AppError, Code
 from memories.models import Entity, Evidence, Memory, Space
-from memories.selectors.as_of import View, held_q, started_q, superseded_q
+from memories.selectors.as_of import View, held_q, recorded_by_q, started_q
 
 
 def memory_list(*, owner: User, status: str | None = Memory.Status.ACTIVE) -> QuerySet[Memory]:
@@ -90,6 +90,7 @@ def memory_search_list(
     occurred_from: datetime | None = None,
     occurred_to: datetime | None = None,
     at: datetime | None = None,
+    known_at: datetime | None = None,
     include_superseded: bool = False,
 ) -> QuerySet[Memory]:
     """The owner's memories matching every given filter, newest first (-recorded_at, -id).
@@ -101,7 +102,9 @@ def memory_search_list(
     - `occurred_from` / `occurred_to`: world time, half-open; a memory matches when its
       `occurred_at`, `valid_from` or `due_at` falls in the range.
     - `at`: what held at T in the world, as the service knows it now (`memories.selectors.as_of`).
-      Without `at`, superseded memories are left out. `include_superseded` keeps
+    - `known_at`: system time, only what the service had recorded by S (and not yet superseded
+      then); alone it sets `at` too: what the service believed at S about S.
+      Without `at`, the current view: superseded and ended memories are left out. `include_superseded` keeps
       them in either way (with `at`: every memory whose world time had started by T).
 
     Rows carry `evidence_count` (distinct sources), their space, agent and entities.
@@ -127,10 +130,15 @@ def memory_search_list(
             | _range("valid_from", occurred_from, occurred_to)
             | _range("due_at", occurred_from, occurred_to)
         )
+    if known_at is not None:
+        at = at or known_at
+        qs = qs.filter(recorded_by_q(known_at))
     if at is not None:
-        qs = qs.filter(started_q(at) if include_superseded else held_q(View(at=at)))
+        qs = qs.filter(started_q(at) if include_superseded else held_q(View(at=at, known_at=known_at)))
     elif not include_superseded:
-        qs = qs.filter(~superseded_q())
+        # The current view: neither replaced nor over (a fact learnt late about an earlier time
+        # ends before now).
+        qs = qs.filter(held_q())
     return qs.order_by("-recorded_at", "-id")
 
 

@@ -190,7 +190,9 @@ def test_a_later_source_that_contradicts_a_fact_is_recorded_as_contradicting_evi
     assert then["validity"]["view"] == "as_of"
     assert parsed(then["validity"]["at"]) == before_the_move
     assert parsed(then["validity"]["world_time"]) == before_the_move
-    assert parsed(then["validity"]["system_time"]) == before_the_move
+    # `at` is world time only: the system time is still now (everything the service knows).
+    assert then["validity"]["known_at"] is None
+    assert parsed(then["validity"]["system_time"]) > before_the_move
     assert parsed(then["validity"]["counts_as_of"]) > before_the_move
 
     claims = ok(asgi_server, token, "claims_and_sources_context", {"query": "where do I live"})
@@ -204,12 +206,12 @@ def test_a_later_source_that_contradicts_a_fact_is_recorded_as_contradicting_evi
     assert moved["origin"] == "remember" and moved["claimant"]["label"] == "Travel Agent"
     assert claims["freshness"]["latest_recorded_at"] == moved["recorded_at"]
 
-    # What had been asserted by then: only Paris, not yet contradicted.
+    # What had been asserted by then (system time): only Paris, not yet contradicted.
     earlier = ok(
         asgi_server,
         token,
         "claims_and_sources_context",
-        {"query": "where do I live", "at": before_the_move.isoformat()},
+        {"query": "where do I live", "known_at": before_the_move.isoformat()},
     )
     assert [c["excerpt"] for c in earlier["claims"]] == ["I live in Paris."]
     assert earlier["claims"][0]["contradicts"] == []
@@ -223,8 +225,8 @@ def test_at_in_utc_and_at_an_equivalent_offset_answer_alike(asgi_server, alice):
     in_utc = before_the_move.strftime("%Y-%m-%dT%H:%M:%S.%fz")
     east = (before_the_move + timedelta(hours=5, minutes=45)).strftime("%Y-%m-%dT%H:%M:%S.%f") + "+05:45"
     for tool in CONTEXT_TOOLS:
-        utc = ok(asgi_server, token, tool, {"query": "where do I live", "at": in_utc})
-        kathmandu = ok(asgi_server, token, tool, {"query": "where do I live", "at": east})
+        utc = ok(asgi_server, token, tool, {"query": "where do I live", "known_at": in_utc})
+        kathmandu = ok(asgi_server, token, tool, {"query": "where do I live", "known_at": east})
         # Only what held and was said before the move: Paris as the fact, Paris's save as the claim.
         assert {item.get("content") or item["excerpt"] for item in items(utc)} == {"I live in Paris."}, tool
         assert items(kathmandu) == items(utc), tool
@@ -377,13 +379,11 @@ def test_relations_are_facts_with_clocks_and_their_sources_are_claims(asgi_serve
     assert then["facts"][0]["status"] == "superseded"
     assert then["facts"][0]["clocks"]["superseded_by"] == str(rows["new"].id)
     assert (then["facts"][0]["evidence_count"], then["facts"][0]["contradiction_count"]) == (1, 1)
-    # Before anything was recorded, the space held nothing.
-    empty = ok(
-        asgi_server,
-        token,
-        "facts_context",
-        {"query": "Ali", "at": (rows["start"] - timedelta(days=1)).isoformat()},
-    )
+    # Before anything held, nothing matches; before anything was recorded, the space held nothing.
+    before = (rows["start"] - timedelta(days=1)).isoformat()
+    held = ok(asgi_server, token, "facts_context", {"query": "Ali", "at": before})
+    assert held["facts"] == [] and held["negative"]["code"] == "no_match"
+    empty = ok(asgi_server, token, "facts_context", {"query": "Ali", "known_at": before})
     assert empty["facts"] == [] and empty["negative"]["code"] == "no_memories_in_space"
 
     resolved = ok(asgi_server, token, "resolve_entity", {"query": "ali"})["entities"][0]
@@ -432,11 +432,14 @@ def test_saves_still_processing_answer_not_yet_processed(asgi_server, bob, no_wo
         assert items(answer) == [], tool
         assert answer["negative"]["code"] == "not_yet_processed", tool
         assert answer["freshness"]["pending_jobs"] == 1, tool
-    # A view of the past cannot be changed by a save still processing.
+    # What the service knew yesterday cannot be changed by a save still processing...
     past = (timezone.now() - timedelta(days=1)).isoformat()
-    answer = ok(asgi_server, token, "facts_context", {"query": "typewriters", "at": past})
+    answer = ok(asgi_server, token, "facts_context", {"query": "typewriters", "known_at": past})
     assert answer["negative"]["code"] == "no_memories_in_space"
     assert answer["freshness"]["pending_jobs"] == 1
+    # ... but what held yesterday in the world can: the save may be about yesterday.
+    answer = ok(asgi_server, token, "facts_context", {"query": "typewriters", "at": past})
+    assert answer["negative"]["code"] == "not_yet_processed"
 
 
 def test_a_pending_save_while_nothing_matched_is_not_yet_processed(asgi_server, bob, no_worker_broker):

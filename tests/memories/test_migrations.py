@@ -34,6 +34,9 @@ def test_a_database_that_applied_the_replaced_migrations_has_nothing_to_run():
         for name in names:
             recorded.create(app=app, name=name)
     executor = MigrationExecutor(connection)
-    assert executor.migration_plan(executor.loader.graph.leaf_nodes()) == []
+    # Only migrations written after the squash are left to run, never a squashed one or an original.
+    planned = [(m.app_label, m.name) for m, _ in executor.migration_plan(executor.loader.graph.leaf_nodes())]
+    assert all("_squashed_" not in name and name not in OLD.get(app, []) for app, name in planned), planned
+    assert all(name > max(OLD.get(app, [""])) for app, name in planned), planned
     for key in squashed:
         assert key in executor.loader.applied_migrations

@@ -26,6 +26,7 @@ from memories.selectors.evidence.common import (
     Fact,
     FactRef,
     Negative,
+    evidence_view,
     relation_text,
 )
 from memories.selectors.evidence.entities import entity_resolve
@@ -44,6 +45,7 @@ __all__ = [
     "claim_search",
     "entity_resolve",
     "evidence_search",
+    "evidence_view",
     "fact_search",
     "relation_text",
 ]

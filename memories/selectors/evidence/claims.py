@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from accounts.models import PersonalAccessToken, User
 from memories.models import Evidence, Memory, Relation, Source, Space
-from memories.selectors.as_of import CURRENT, is_current, recorded_by_q, status_of
+from memories.selectors.as_of import CURRENT, CURRENT_VIEW, View, is_current, recorded_by_q, status_of
 from memories.selectors.evidence.common import (
     CLAIM_FACT_POOL,
     CLAIM_FACTS_MAX,
@@ -37,7 +37,7 @@ from memories.selectors.memories import SOURCE_EXCERPT_CHARS
 # --- claims ---------------------------------------------------------------------------------------
 
 
-def _history(*, owner: User, facts: list[Fact], at: datetime | None) -> tuple[dict[Any, int], dict[Any, int]]:
+def _history(*, owner: User, facts: list[Fact], view: View) -> tuple[dict[Any, int], dict[Any, int]]:
     """Rank of every memory and relation a claim may be about: the matched facts and, transitively,
     what they superseded (which inherits the rank of the fact that replaced it)."""
     memory_rank: dict[Any, int] = {}
@@ -47,9 +47,9 @@ def _history(*, owner: User, facts: list[Fact], at: datetime | None) -> tuple[di
         target.setdefault(fact.id, rank)
     memories = Memory.objects.filter(owner=owner, status=Memory.Status.ACTIVE)
     relations = Relation.objects.filter(owner=owner)
-    if at is not None:
-        memories = memories.filter(recorded_by_q(at))
-        relations = relations.filter(recorded_by_q(at))
+    if view.known_at is not None:
+        memories = memories.filter(recorded_by_q(view.known_at))
+        relations = relations.filter(recorded_by_q(view.known_at))
     _walk_back(memories.values_list("id", "superseded_by_id"), memory_rank)
     _walk_back(relations.values_list("id", "superseded_by_id"), relation_rank)
     return memory_rank, relation_rank
@@ -70,11 +70,11 @@ def _walk_back(rows: QuerySet[Any, tuple[Any, Any]], ranks: dict[Any, int]) -> N
         frontier = found
 
 
-def _evidence(*, owner: User, space: Space, at: datetime | None) -> QuerySet[Evidence]:
+def _evidence(*, owner: User, space: Space, view: View) -> QuerySet[Evidence]:
     rows = Evidence.objects.filter(owner=owner, source__space=space)
-    if at is not None:
+    if view.known_at is not None:
         # What had been asserted, and linked, by then.
-        rows = rows.filter(recorded_by_q(at) & recorded_by_q(at, prefix="source__"))
+        rows = rows.filter(recorded_by_q(view.known_at) & recorded_by_q(view.known_at, prefix="source__"))
     return rows
 
 
@@ -115,12 +115,12 @@ def _fact_refs(
 
 
 def _claims(
-    *, owner: User, space: Space, facts: list[Fact], k: int, at: datetime | None, now: datetime
+    *, owner: User, space: Space, facts: list[Fact], k: int, view: View, now: datetime
 ) -> list[Claim]:
-    memory_rank, relation_rank = _history(owner=owner, facts=facts, at=at)
+    memory_rank, relation_rank = _history(owner=owner, facts=facts, view=view)
     if not memory_rank and not relation_rank:
         return []
-    links = _evidence(owner=owner, space=space, at=at).filter(
+    links = _evidence(owner=owner, space=space, view=view).filter(
         Q(memory_id__in=list(memory_rank)) | Q(relation_id__in=list(relation_rank))
     )
     source_rank: dict[Any, int] = {}
@@ -146,7 +146,7 @@ def _claims(
     }
     # Every fact each chosen source bears on (ids only: a document may bear on thousands).
     evidence = list(
-        _evidence(owner=owner, space=space, at=at)
+        _evidence(owner=owner, space=space, view=view)
         .filter(source_id__in=chosen)
         .order_by("recorded_at", "id")
         .values_list("source_id", "memory_id", "relation_id", "stance")
@@ -244,49 +244,56 @@ def _excerpts(*, owner: User, claims: list[Claim], forgotten: dict[Any, list[str
 
 
 def claim_search(
-    *, owner: User, space: Space, query: str, k: int = 10, at: datetime | None = None
+    *, owner: User, space: Space, query: str, k: int = 10, view: View = CURRENT_VIEW
 ) -> EvidenceResult:
     """What sources asserted about the facts matching `query`: each claim with who, when, an excerpt,
     and the facts it supports and contradicts. Found through the matching facts (held at `at`, or now)
-    and the facts they superseded; with `at`, only what had been asserted by then. Ordered by the
+    and the facts they superseded; with `known_at`, only what had been asserted by then. Ordered by the
     relevance of the best fact a claim is about, then most recent first.
     """
-    return _search(owner=owner, space=space, query=query, k=k, at=at, want_facts=False)
+    return _search(owner=owner, space=space, query=query, k=k, view=view, want_facts=False)
 
 
 def evidence_search(
-    *, owner: User, space: Space, query: str, k: int = 10, at: datetime | None = None
+    *, owner: User, space: Space, query: str, k: int = 10, view: View = CURRENT_VIEW
 ) -> EvidenceResult:
     """Both layers for `query`: the top `k` facts and the top `k` claims, kept apart."""
-    return _search(owner=owner, space=space, query=query, k=k, at=at, want_facts=True)
+    return _search(owner=owner, space=space, query=query, k=k, view=view, want_facts=True)
 
 
-def _search(
-    *, owner: User, space: Space, query: str, k: int, at: datetime | None, want_facts: bool
-) -> EvidenceResult:
+def _search(*, owner: User, space: Space, query: str, k: int, view: View, want_facts: bool) -> EvidenceResult:
     now = timezone.now()
     pool = max(k, CLAIM_FACT_POOL)
     facts, vector, hidden_entity = _matching_facts(
-        owner=owner, space=space, query=query, pool=pool, at=at, now=now
+        owner=owner, space=space, query=query, pool=pool, view=view, now=now
     )
-    claims = _claims(owner=owner, space=space, facts=facts, k=k, at=at, now=now)
+    claims = _claims(owner=owner, space=space, facts=facts, k=k, view=view, now=now)
     shown = facts[:k] if want_facts else []
     _attach_counts(owner=owner, facts=shown)
-    pending, pending_relevant = _pending(owner=owner, space=space, at=at, now=now)
+    pending, pending_relevant = _pending(owner=owner, space=space, view=view, now=now)
     negative = None
     if not claims and not shown:
         if facts:
             negative = Negative(
                 "no_match",
                 "Facts matched, but no source that asserts them"
-                + (f" had been recorded by {at.isoformat()}." if at is not None else " is left."),
+                + (
+                    f" had been recorded by {view.known_at.isoformat()}."
+                    if view.known_at is not None
+                    else " is left."
+                ),
                 "use facts_context for the facts themselves",
             )
         else:
             forgotten = hidden_entity or _forgotten_match(
-                owner=owner, space=space, query=query, vector=vector, at=at, now=now
+                owner=owner, space=space, query=query, vector=vector, view=view, now=now
             )
             negative = _negative(
-                owner=owner, space=space, at=at, now=now, pending=pending_relevant, forgotten_match=forgotten
+                owner=owner,
+                space=space,
+                view=view,
+                now=now,
+                pending=pending_relevant,
+                forgotten_match=forgotten,
             )
-    return EvidenceResult(facts=shown, claims=claims, at=at, now=now, pending=pending, negative=negative)
+    return EvidenceResult(facts=shown, claims=claims, view=view, now=now, pending=pending, negative=negative)

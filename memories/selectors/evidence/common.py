@@ -149,7 +149,7 @@ class EvidenceResult:
 
     facts: list[Fact]
     claims: list[Claim]
-    at: datetime | None
+    view: View
     now: datetime
     pending: int
     negative: Negative | None
@@ -172,10 +172,13 @@ def _contains_phrase(haystack: list[str], needle: list[str]) -> bool:
     return size > 0 and any(haystack[i : i + size] == needle for i in range(len(haystack) - size + 1))
 
 
-def evidence_view(at: datetime | None) -> View:
-    """The evidence profile's clocks: with `at`, the facts that held then as the service knew them
-    then (both axes at `at`, as its `validity` envelope says); without, the current view."""
-    return View(at=at, known_at=at)
+def evidence_view(*, at: datetime | None, known_at: datetime | None) -> View:
+    """The evidence profile's clocks. `at` is world time (what held then, as the service knows it
+    now); `known_at` is system time (only what the service had recorded by then). `known_at` alone
+    asks what the service believed at that moment about that moment (both axes at `known_at`)."""
+    if known_at is not None and at is None:
+        return View(at=known_at, known_at=known_at)
+    return View(at=at, known_at=known_at)
 
 
 def _text_query(query: str) -> SearchQuery | None:
@@ -191,24 +194,25 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / norm if norm else 0.0
 
 
-def _pending(*, owner: User, space: Space, at: datetime | None, now: datetime) -> tuple[int, int]:
+def _pending(*, owner: User, space: Space, view: View, now: datetime) -> tuple[int, int]:
     """(saves still processing, those that can still change this answer).
 
-    A save still processing will be recorded after now, so it cannot change a view of the past.
+    A save still processing will be recorded after now, so it cannot change what the service knew
+    at an earlier system time; it can change any world time (an imported conversation is about the past).
     """
     pending = pending_saves(owner=owner, space=space)
-    return pending, (pending if at is None or at >= now else 0)
+    return pending, (pending if view.known_at is None or view.known_at >= now else 0)
 
 
 # --- the typed negative --------------------------------------------------------------------------
 
 
 def _forgotten_match(
-    *, owner: User, space: Space, query: str, vector: Sequence[float], at: datetime | None, now: datetime
+    *, owner: User, space: Space, query: str, vector: Sequence[float], view: View, now: datetime
 ) -> bool:
     """Whether a suppressed memory would have matched (by word or by meaning) under the same clocks."""
     suppressed = Memory.objects.filter(owner=owner, space=space, status=Memory.Status.SUPPRESSED).filter(
-        held_q(evidence_view(at), now=now)
+        held_q(view, now=now)
     )
     by_meaning = suppressed.filter(embedding__isnull=False).annotate(
         distance=CosineDistance("embedding", list(vector))
@@ -223,7 +227,7 @@ def _negative(
     *,
     owner: User,
     space: Space,
-    at: datetime | None,
+    view: View,
     now: datetime,
     pending: int,
     forgotten_match: bool,
@@ -231,7 +235,7 @@ def _negative(
 ) -> Negative:
     """Why nothing was found, checked in this order (the first that applies wins):
 
-    1. nothing stored in the space (by `at`): `not_yet_processed` if saves are still processing,
+    1. nothing stored in the space (by `known_at`): `not_yet_processed` if saves are still processing,
        else `no_memories_in_space`;
     2. every memory is suppressed and no relation exists, or something suppressed would have matched:
        `all_suppressed`;
@@ -241,11 +245,11 @@ def _negative(
     """
     memories = Memory.objects.filter(owner=owner, space=space)
     relations = Relation.objects.filter(owner=owner, space=space)
-    if at is not None:
-        memories = memories.filter(recorded_by_q(at))
-        relations = relations.filter(recorded_by_q(at))
+    if view.known_at is not None:
+        memories = memories.filter(recorded_by_q(view.known_at))
+        relations = relations.filter(recorded_by_q(view.known_at))
     has_relations = relations.exists()
-    when = f" by {at.isoformat()}" if at is not None else ""
+    when = f" by {view.known_at.isoformat()}" if view.known_at is not None else ""
     if not has_relations and not memories.exists():
         if pending:
             return Negative(
@@ -255,7 +259,9 @@ def _negative(
             )
         return Negative(
             "no_memories_in_space",
-            f"This space held no memories{when}." if at is not None else "This space holds no memories yet.",
+            f"This space held no memories{when}."
+            if view.known_at is not None
+            else "This space holds no memories yet.",
             "remember something first, or switch to the space that holds it",
         )
     if forgotten_match or (not has_relations and not memories.filter(status=Memory.Status.ACTIVE).exists()):
@@ -273,5 +279,5 @@ def _negative(
     return Negative(
         "no_match",
         f"No {what} in this space matches the query{when}.",
-        "rephrase the query, name the person or thing directly, or try an earlier `at`",
+        "rephrase the query, name the person or thing directly, or try another `at`",
     )

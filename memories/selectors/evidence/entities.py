@@ -10,7 +10,7 @@ from django.utils import timezone
 from accounts.models import User
 from memories.models import Entity, Memory, Relation, Space
 from memories.pipeline.language import STOP_WORDS, fold
-from memories.selectors.as_of import relation_visible
+from memories.selectors.as_of import CURRENT_VIEW, relation_visible
 from memories.selectors.evidence.common import (
     ENTITY_REASONS,
     ENTITY_SCAN,
@@ -149,13 +149,13 @@ def entity_resolve(
     """
     now = timezone.now()
     visible, hidden = _entity_matches(owner=owner, space=space, query=query, entity_type=entity_type)
-    pending, pending_relevant = _pending(owner=owner, space=space, at=None, now=now)
+    pending, pending_relevant = _pending(owner=owner, space=space, view=CURRENT_VIEW, now=now)
     negative = None
     if not visible:
         negative = _negative(
             owner=owner,
             space=space,
-            at=None,
+            view=CURRENT_VIEW,
             now=now,
             pending=pending_relevant,
             forgotten_match=bool(hidden),

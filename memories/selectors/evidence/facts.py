@@ -14,7 +14,7 @@ from accounts.models import User
 from memories import embeddings
 from memories.models import Evidence, Memory, Relation, Space
 from memories.retrieval.recall import RecallRequest, memory_recall
-from memories.selectors.as_of import relation_visible
+from memories.selectors.as_of import CURRENT_VIEW, View, relation_visible
 from memories.selectors.evidence.common import (
     MIN_SIMILARITY,
     RELATION_ENTITY_MIN_SCORE,
@@ -25,7 +25,6 @@ from memories.selectors.evidence.common import (
     _negative,
     _pending,
     _text_query,
-    evidence_view,
 )
 from memories.selectors.evidence.entities import _entity_matches
 
@@ -39,13 +38,13 @@ def _memory_facts(
     query: str,
     vector: Sequence[float],
     pool: int,
-    at: datetime | None,
+    view: View,
     entity_ids: set[uuid.UUID],
 ) -> list[Fact]:
     result = memory_recall(
         owner=owner,
         space=space,
-        request=RecallRequest(query=query, top_k=pool, at=at, known_at=at),
+        request=RecallRequest(query=query, top_k=pool, at=view.at, known_at=view.known_at),
         query_vector=vector,
     )
     if not result.hits:
@@ -67,7 +66,7 @@ def _memory_facts(
 
 
 def _relations_of(
-    *, owner: User, space: Space, pool: int, at: datetime | None, now: datetime, entity_ids: set[uuid.UUID]
+    *, owner: User, space: Space, pool: int, view: View, now: datetime, entity_ids: set[uuid.UUID]
 ) -> list[Relation]:
     """The relations (held at `at`, or now) of the entities the query names, newest first."""
     if not entity_ids:
@@ -75,7 +74,7 @@ def _relations_of(
     return list(
         Relation.objects.filter(owner=owner, space=space)
         .filter(Q(subject_id__in=entity_ids) | Q(object_id__in=entity_ids))
-        .filter(relation_visible(evidence_view(at), now=now))
+        .filter(relation_visible(view, now=now))
         .select_related("subject", "object")
         .order_by("-recorded_at", "id")[:pool]
     )
@@ -127,12 +126,12 @@ def _attach_counts(*, owner: User, facts: Iterable[Fact]) -> None:
 
 
 def _matching_facts(
-    *, owner: User, space: Space, query: str, pool: int, at: datetime | None, now: datetime
+    *, owner: User, space: Space, query: str, pool: int, view: View, now: datetime
 ) -> tuple[list[Fact], Sequence[float], bool]:
     """(facts best first, the query's vector, whether a forgotten entity matched by name)."""
     visible, hidden = _entity_matches(owner=owner, space=space, query=query)
     entity_ids = {m.entity.id for m in visible if m.score >= RELATION_ENTITY_MIN_SCORE}
-    relations = _relations_of(owner=owner, space=space, pool=pool, at=at, now=now, entity_ids=entity_ids)
+    relations = _relations_of(owner=owner, space=space, pool=pool, view=view, now=now, entity_ids=entity_ids)
     # A relation ranks against memories by the same cosine to the query. `relate` stores its
     # sentence's embedding; one made before that is embedded here, in the query's model call.
     missing = [r for r in relations if r.embedding is None]
@@ -140,13 +139,13 @@ def _matching_facts(
     computed = dict(zip((r.id for r in missing), fresh, strict=True))
     relation_vectors = [computed[r.id] if r.embedding is None else list(r.embedding) for r in relations]
     memories = _memory_facts(
-        owner=owner, space=space, query=query, vector=vector, pool=pool, at=at, entity_ids=entity_ids
+        owner=owner, space=space, query=query, vector=vector, pool=pool, view=view, entity_ids=entity_ids
     )
     return _merge(memories, _relation_facts(relations, vector, relation_vectors)), vector, bool(hidden)
 
 
 def fact_search(
-    *, owner: User, space: Space, query: str, k: int = 10, at: datetime | None = None
+    *, owner: User, space: Space, query: str, k: int = 10, view: View = CURRENT_VIEW
 ) -> EvidenceResult:
     """The facts of `space` that match `query`, best first: memories (hybrid recall with its clock
     rules, kept only when they share a word with the query, name an entity it names, or come within
@@ -157,17 +156,17 @@ def fact_search(
     """
     now = timezone.now()
     facts, vector, hidden_entity = _matching_facts(
-        owner=owner, space=space, query=query, pool=k, at=at, now=now
+        owner=owner, space=space, query=query, pool=k, view=view, now=now
     )
     facts = facts[:k]
     _attach_counts(owner=owner, facts=facts)
-    pending, pending_relevant = _pending(owner=owner, space=space, at=at, now=now)
+    pending, pending_relevant = _pending(owner=owner, space=space, view=view, now=now)
     negative = None
     if not facts:
         forgotten = hidden_entity or _forgotten_match(
-            owner=owner, space=space, query=query, vector=vector, at=at, now=now
+            owner=owner, space=space, query=query, vector=vector, view=view, now=now
         )
         negative = _negative(
-            owner=owner, space=space, at=at, now=now, pending=pending_relevant, forgotten_match=forgotten
+            owner=owner, space=space, view=view, now=now, pending=pending_relevant, forgotten_match=forgotten
         )
-    return EvidenceResult(facts=facts, claims=[], at=at, now=now, pending=pending, negative=negative)
+    return EvidenceResult(facts=facts, claims=[], view=view, now=now, pending=pending, negative=negative)

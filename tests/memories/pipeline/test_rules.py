@@ -301,7 +301,7 @@ class TestExtract:
         effective, [candidate] = extract("I like green tea. #drinks", reference=REF)
         assert effective == REF
         assert candidate == Candidate(
-            content="I like green tea. #drinks", kind="fact", valid_from=REF, tags=["drinks"]
+            content="I like green tea. #drinks", kind="fact", valid_from=REF, stated_at=REF, tags=["drinks"]
         )
 
     def test_a_fact_with_since_is_valid_from_then(self):

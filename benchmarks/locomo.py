@@ -86,7 +86,7 @@ def create_users(data_dir: Path, emails: list[str]) -> list[str]:
     """A user with a read+write personal access token for each email; returns the tokens."""
     code = (
         "import json, sys\n"
-        "from accounts.services import user_sign_up\n"
+        "from memories.services.account import user_sign_up\n"
         "from accounts.services import pat_create\n"
         f"emails = {json.dumps(emails)}\n"
         "tokens = []\n"

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from memories.models import AuditEvent, Entity, Job, Memory, Relation, Space
 from memories.selectors import evidence
-from memories.selectors.as_of import CURRENT, is_current, status_of
+from memories.selectors.as_of import CURRENT, is_current, status_of, world_start
 from memories.selectors.memories import SOURCE_EXCERPT_CHARS, evidence_count, memory_history
 
 if TYPE_CHECKING:
@@ -132,6 +132,11 @@ def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
                 "content": older.content,
                 "recorded_at": iso(older.recorded_at),
                 "superseded_at": iso(older.superseded_at),
+                # What replaced it, from when to when it held in the world, and what said it.
+                "superseded_by": _str_or_none(older.superseded_by_id),
+                "valid_from": iso(world_start(older)),
+                "valid_until": iso(older.valid_until),
+                "source_id": _str_or_none(older.source_id),
             }
             for older in memory_history(owner=memory.owner, memory=memory)
         ]

@@ -12,6 +12,7 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memories.models import Evidence, Memory, Relation, Source
+from memories.pipeline.language import split_speaker, statement_sentences
 from memories.pipeline.update import LOOSELY_RELATED, Frame, Verdict, frame_of, judge
 from memories.selectors.as_of import memory_visible, world_start, world_start_latest
 
@@ -89,20 +90,27 @@ def judge_priors(
         .order_by("distance")
         .only("id", "content", "kind", "occurred_at", "stated_at", "recorded_at")[:PRIORS]
     )
-    return [
-        (
-            prior,
-            judge(
-                frame,
-                frame_of(prior.content),
-                similarity=1 - prior.distance,
-                new_kind=candidate.kind,
-                old_kind=prior.kind,
-                same_day=same_event_day(candidate, prior),
-            ),
+    judged: list[tuple[Memory, Verdict]] = []
+    for prior in priors:
+        verdict = judge(
+            frame,
+            frame_of(prior.content),
+            similarity=1 - prior.distance,
+            new_kind=candidate.kind,
+            old_kind=prior.kind,
+            same_day=same_event_day(candidate, prior),
         )
-        for prior in priors
-    ]
+        if verdict in (Verdict.UPDATE, Verdict.NEGATION) and _several_claims(prior.content):
+            # A conversation turn or a paragraph says several things: one of them changing must not
+            # hide the others, so the judgement replaces only single statements.
+            verdict = Verdict.ADD
+        judged.append((prior, verdict))
+    return judged
+
+
+def _several_claims(text: str) -> bool:
+    _, body = split_speaker(text.strip())
+    return len(statement_sentences(body)) > 1
 
 
 def same_event_day(candidate: Any, memory: Memory) -> bool:

@@ -35,6 +35,8 @@ from memories import embeddings
 from memories.models import Memory
 from memories.outbound import OutboundError, post_json
 from memories.pipeline.language import STOP_WORDS, split_sentences, split_speaker
+from memories.pipeline.supersede import said_at
+from memories.pipeline.update import PEOPLE, Verdict, frame_of, judge
 from memories.retrieval.recall import Hit
 
 logger = logging.getLogger(__name__)
@@ -151,19 +153,117 @@ def _no_evidence(model: dict[str, Any], usage: dict[str, Any], checks: dict[str,
     return Answer(text=NO_EVIDENCE, sources=[], model=model, usage=usage, checks=checks)
 
 
+# --- conflicts and qualifiers: the same check before either answerer ------------------------------
+
+
+@dataclass
+class Resolved:
+    """The hits an answer may state as holding, and the history each of them replaced."""
+
+    hits: list[Hit]
+    history: dict[Any, list[Memory]] = field(default_factory=dict)
+    dropped_for_qualifier: int = 0
+    conflicts: int = 0
+
+
+_QUALIFIED_RE = re.compile(r"\b(?P<qualifier>[a-z-]+)\s+(?P<name>(?-i:[A-Z][\w'\u2019-]+))", re.IGNORECASE)
+
+
+def _qualifiers(text: str) -> dict[str, set[str]]:
+    """Who is named with which relation: "my cousin Alex" -> {"alex": {"cousin"}}."""
+    found: dict[str, set[str]] = {}
+    for match in _QUALIFIED_RE.finditer(text):
+        qualifier = match.group("qualifier").lower()
+        if qualifier in PEOPLE:
+            found.setdefault(match.group("name").lower(), set()).add(qualifier)
+    return found
+
+
+def _qualifier_conflict(question: str, content: str) -> bool:
+    """The question asks about "my cousin Alex" and the memory is about "my colleague Alex"."""
+    asked = _qualifiers(question)
+    if not asked:
+        return False
+    said = _qualifiers(content)
+    return any(name in said and not (said[name] & wanted) for name, wanted in asked.items())
+
+
+def resolve(question: str, hits: Sequence[Hit]) -> Resolved:
+    """What the answer may state. A memory about another person of the same name ("colleague Alex"
+    for "my cousin Alex") is left out. Two retrieved memories that disagree (the update engine's
+    judgement, `memories.pipeline.update.judge`) are not stated side by side: the one said later
+    holds and the other becomes its history; so does every memory a retrieved one superseded."""
+    kept = [hit for hit in hits if not _qualifier_conflict(question, hit.memory.content)]
+    resolved = Resolved(hits=[], dropped_for_qualifier=len(hits) - len(kept))
+    by_said = sorted(kept, key=lambda hit: said_at(hit.memory), reverse=True)
+    frames = {hit.memory.id: frame_of(hit.memory.content) for hit in kept}
+    # Hits are loaded without their vectors; one query brings them for the pairs to judge.
+    vectors: dict[Any, Sequence[float] | None] = dict(
+        Memory.objects.filter(id__in=[hit.memory.id for hit in kept]).values_list("id", "embedding")
+    )
+    replaced: set[Any] = set()
+    for index, newer in enumerate(by_said):
+        if newer.memory.id in replaced:
+            continue
+        for older in by_said[index + 1 :]:
+            new_vector, old_vector = vectors.get(newer.memory.id), vectors.get(older.memory.id)
+            if older.memory.id in replaced or new_vector is None or old_vector is None:
+                continue
+            verdict = judge(
+                frames[newer.memory.id],
+                frames[older.memory.id],
+                similarity=_cosine(new_vector, old_vector),
+                new_kind=newer.memory.kind,
+                old_kind=older.memory.kind,
+            )
+            if verdict in (Verdict.UPDATE, Verdict.NEGATION):
+                replaced.add(older.memory.id)
+                resolved.history.setdefault(newer.memory.id, []).append(older.memory)
+                resolved.conflicts += 1
+    resolved.hits = [hit for hit in kept if hit.memory.id not in replaced]
+    ids = [hit.memory.id for hit in resolved.hits]
+    for old in Memory.objects.filter(superseded_by_id__in=ids).defer("embedding").order_by("-superseded_at"):
+        resolved.history.setdefault(old.superseded_by_id, []).append(old)
+    return resolved
+
+
+def history_words(memories: Sequence[Memory]) -> str:
+    """ "before that: "I prefer tea." (1 March 2024)" for what a memory replaced, latest first."""
+    parts = []
+    for old in memories[:2]:
+        when = when_of(old)
+        parts.append(f"\u201c{old.content.strip()}\u201d" + (f" ({when})" if when else ""))
+    return "before that: " + "; ".join(parts) if parts else ""
+
+
 def answer_question(*, question: str, hits: Sequence[Hit], max_tokens: int | None = None) -> Answer:
-    """Answer `question` from `hits` (best first), citing only hits that support what is said."""
+    """Answer `question` from `hits` (best first), citing only hits that support what is said.
+
+    Both answerers see the same resolved hits (`resolve`): no other person of the same name, and of
+    two memories that disagree only the one that holds, with the other as its history.
+    """
+    resolved = resolve(question, hits)
+    answer = _answer(question=question, resolved=resolved, max_tokens=max_tokens)
+    answer.checks["left_out_other_person"] = resolved.dropped_for_qualifier
+    answer.checks["conflicts_resolved"] = resolved.conflicts
+    return answer
+
+
+def _answer(*, question: str, resolved: Resolved, max_tokens: int | None) -> Answer:
+    hits = resolved.hits
     if settings.LLM_BASE_URL and hits:
         try:
-            return llm_answer(question=question, hits=hits, max_tokens=max_tokens)
+            return llm_answer(question=question, hits=hits, max_tokens=max_tokens, history=resolved.history)
         except OutboundError as exc:
             # The answer model is optional: without it the built-in answerer still answers, and
             # says so in `model`, rather than the whole call failing.
             logger.warning("answer model unavailable (%s); answering extractively", exc)
-            answer = extractive_answer(question=question, hits=hits, max_tokens=max_tokens)
+            answer = extractive_answer(
+                question=question, hits=hits, max_tokens=max_tokens, history=resolved.history
+            )
             answer.model["fallback_reason"] = "the answer model is unavailable"
             return answer
-    return extractive_answer(question=question, hits=hits, max_tokens=max_tokens)
+    return extractive_answer(question=question, hits=hits, max_tokens=max_tokens, history=resolved.history)
 
 
 # --- extractive ----------------------------------------------------------------------------------
@@ -179,7 +279,13 @@ def _sentences_of(memory: Memory) -> list[str]:
     return [f"{speaker}: {s}" if speaker else s for s in sentences]
 
 
-def extractive_answer(*, question: str, hits: Sequence[Hit], max_tokens: int | None = None) -> Answer:
+def extractive_answer(
+    *,
+    question: str,
+    hits: Sequence[Hit],
+    max_tokens: int | None = None,
+    history: dict[Any, list[Memory]] | None = None,
+) -> Answer:
     """The best-matching sentences of the top memories, each with its date and citation."""
     model = {"mode": "extractive", "name": EXTRACTIVE_MODEL}
     usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
@@ -214,7 +320,9 @@ def extractive_answer(*, question: str, hits: Sequence[Hit], max_tokens: int | N
             sources.append(hit)
         number = sources.index(hit) + 1
         when = when_of(hit.memory)
-        line = f"{sentence} ({when}) [{number}]" if when else f"{sentence} [{number}]"
+        earlier = history_words((history or {}).get(hit.memory.id, []))
+        note = "; ".join(part for part in (when, earlier) if part)
+        line = f"{sentence} ({note}) [{number}]" if note else f"{sentence} [{number}]"
         if lines and used + len(line) + 1 > budget:
             break
         if not lines and len(line) > budget:
@@ -233,16 +341,20 @@ def extractive_answer(*, question: str, hits: Sequence[Hit], max_tokens: int | N
 SYSTEM_PROMPT = """You answer questions about the user from their saved memories.
 Use only the numbered memories given; never add facts they do not state.
 End every sentence with the number(s) of the memories that support it, like [1] or [2][3].
+A memory marked "no longer holds" is history: say it as the past ("you used to ..."), never as current.
 If the memories do not answer the question, reply exactly: I don't have any memory about that."""
 
 
-def _numbered(hits: Sequence[Hit]) -> str:
+def _numbered(hits: Sequence[Hit], history: dict[Any, list[Memory]] | None = None) -> str:
     lines = []
     for number, hit in enumerate(hits, start=1):
         memory = hit.memory
         when = when_of(memory)
         label = f"{memory.kind}, {when}" if when else memory.kind
-        lines.append(f"[{number}] ({label}) {memory.content}")
+        earlier = history_words((history or {}).get(memory.id, []))
+        # History is shown as history, so the model can say "you used to ..." and never states it as current.
+        suffix = f" (no longer holds, {earlier})" if earlier else ""
+        lines.append(f"[{number}] ({label}) {memory.content}{suffix}")
     return "\n".join(lines)
 
 
@@ -275,7 +387,13 @@ def _with_citations(sentence: str, numbers: Sequence[int]) -> str:
     return f"{sentence} {markers}"
 
 
-def llm_answer(*, question: str, hits: Sequence[Hit], max_tokens: int | None = None) -> Answer:
+def llm_answer(
+    *,
+    question: str,
+    hits: Sequence[Hit],
+    max_tokens: int | None = None,
+    history: dict[Any, list[Memory]] | None = None,
+) -> Answer:
     """The chat model's answer from the numbered hits, keeping only checked, supported citations."""
     response = post_json(
         f"{settings.LLM_BASE_URL}/chat/completions",
@@ -285,7 +403,7 @@ def llm_answer(*, question: str, hits: Sequence[Hit], max_tokens: int | None = N
             "max_tokens": max_tokens or DEFAULT_LLM_MAX_TOKENS,
             "messages": [
                 {"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": f"Memories:\n{_numbered(hits)}\n\nQuestion: {question}"},
+                {"role": "user", "content": f"Memories:\n{_numbered(hits, history)}\n\nQuestion: {question}"},
             ],
         },
         api_key=settings.LLM_API_KEY,

@@ -177,9 +177,20 @@ def memory_history(*, owner: User, memory: Memory) -> list[Memory]:
 
     Everything it superseded, transitively, and everything that superseded it
     since, so a reader sees how the fact changed over time. Rows carry only id,
-    content, recorded_at, superseded_at and superseded_by_id.
+    content, their clocks (world and system), superseded_by_id and source_id.
     """
-    fields = ("id", "content", "recorded_at", "superseded_at", "superseded_by_id")
+    fields = (
+        "id",
+        "content",
+        "recorded_at",
+        "superseded_at",
+        "superseded_by_id",
+        "source_id",
+        "valid_from",
+        "valid_until",
+        "occurred_at",
+        "stated_at",
+    )
     base = Memory.objects.filter(owner=owner).only(*fields)
     seen: set[uuid.UUID] = {memory.id}
     chain: list[Memory] = []

@@ -21,7 +21,7 @@ from memories.operations import registry
 from memories.retrieval.answer import NO_EVIDENCE
 from tests.fake_openai import fake_openai_server
 from tests.helpers import assert_bad_request, pat_client
-from tests.memories.test_recall import _ids, _recall, _save
+from tests.memories.test_recall import _ids, _recall, _save, e2e
 
 URL = "/api/v1/operations/answer"
 
@@ -202,7 +202,13 @@ class TestLLMAnswer:
         assert body["answer"] == "Your sister lives in Porto [1]."
         assert body["based_on"] == [porto]
         _assert_citations_are_retrieved(client, body, question)
-        assert body["checks"] == {"citations_checked": 4, "citations_removed": 3, "sentences_removed": 2}
+        assert body["checks"] == {
+            "citations_checked": 4,
+            "citations_removed": 3,
+            "sentences_removed": 2,
+            "left_out_other_person": 0,
+            "conflicts_resolved": 0,
+        }
         assert body["model"] == {"mode": "llm", "name": "stub-chat-1"}
         assert body["usage"] == {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
         (request,) = chat_model.requests
@@ -248,3 +254,57 @@ class TestLLMAnswer:
     def test_an_empty_store_does_not_call_the_model(self, alice, chat_model):
         body = _answer(pat_client(alice), question="Where does my sister live?")
         assert body["answer"] == NO_EVIDENCE and chat_model.requests == []
+
+
+class TestConflicts:
+    """What holds now is stated as holding, history as history; another Alex is not my cousin Alex."""
+
+    pytestmark = e2e
+
+    def test_a_changed_preference_is_answered_with_its_history_and_never_the_old_one_as_current(self, alice):
+        client = pat_client(alice)
+        _save(client, "I prefer tea.")
+        _save(client, "Actually I now prefer coffee.")
+        body = _answer(client, question="What do I prefer to drink?")
+        text = body["answer"]
+        assert "Actually I now prefer coffee." in text
+        # Tea appears only as what came before.
+        assert "before that: \u201cI prefer tea.\u201d" in text
+        assert text.count("I prefer tea.") == 1
+        _assert_citations_are_retrieved(client, body, "What do I prefer to drink?")
+
+    def test_two_current_memories_that_disagree_are_not_stated_side_by_side(self, alice):
+        from memories.models import Memory
+
+        client = pat_client(alice)
+        [old] = _save(client, "I like mushrooms.")
+        [new] = _save(client, "I don't like mushrooms anymore.")
+        # As if the update engine had missed it: both current.
+        Memory.objects.filter(id=old).update(superseded_at=None, superseded_by=None, valid_until=None)
+        body = _answer(client, question="Do I like mushrooms?")
+        assert body["based_on"] == [new]
+        assert "I don't like mushrooms anymore." in body["answer"]
+        assert "before that: \u201cI like mushrooms.\u201d" in body["answer"]
+
+    def test_the_qualifier_in_the_question_picks_the_person(self, alice):
+        client = pat_client(alice)
+        [cousin] = _save(client, "My cousin Alex lives in Rome.")
+        [colleague] = _save(client, "My colleague Alex lives in Oslo.")
+        body = _answer(client, question="Where does my cousin Alex live?")
+        assert "Rome" in body["answer"] and "Oslo" not in body["answer"]
+        assert colleague not in body["based_on"] and cousin in body["based_on"]
+        other = _answer(client, question="Where does my colleague Alex live?")
+        assert "Oslo" in other["answer"] and "Rome" not in other["answer"]
+
+    def test_the_llm_answerer_gets_the_same_resolved_memories(self, alice, chat_model):
+        client = pat_client(alice)
+        _save(client, "My cousin Alex lives in Rome.")
+        _save(client, "My colleague Alex lives in Oslo.")
+        _save(client, "I prefer tea.")
+        _save(client, "Actually I now prefer coffee.")
+        _answer(client, question="Where does my cousin Alex live?")
+        prompt = chat_model.requests[-1]["messages"][-1]["content"]
+        assert "Rome" in prompt and "Oslo" not in prompt
+        _answer(client, question="What do I prefer to drink?")
+        prompt = chat_model.requests[-1]["messages"][-1]["content"]
+        assert "I now prefer coffee. (no longer holds, before that: \u201cI prefer tea.\u201d" in prompt

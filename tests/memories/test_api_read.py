@@ -413,12 +413,20 @@ class TestMemoryDetail:
                 "content": "Lives in Paris",
                 "recorded_at": v1.recorded_at.isoformat(),
                 "superseded_at": v2.recorded_at.isoformat(),
+                "superseded_by": str(v2.id),
+                "valid_from": v1.recorded_at.isoformat(),
+                "valid_until": None,
+                "source_id": str(v1.source_id) if v1.source_id else None,
             },
             {
                 "id": str(v3.id),
                 "content": "Lives in Rome",
                 "recorded_at": v3.recorded_at.isoformat(),
                 "superseded_at": None,
+                "superseded_by": None,
+                "valid_from": v3.recorded_at.isoformat(),
+                "valid_until": None,
+                "source_id": str(v3.source_id) if v3.source_id else None,
             },
         ]
         assert [h["id"] for h in api.get(f"/api/v1/memories/{v3.id}").json()["history"]] == [

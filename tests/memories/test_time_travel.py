@@ -129,8 +129,12 @@ class TestDatedChanges:
         assert "I moved to Berlin last month." in _listed(
             client, at=datetime(2024, 4, 5, tzinfo=UTC).isoformat()
         )
-        history = client.get(f"/api/v1/memories/{berlin.id}").json()["history"]
-        assert str(paris.id) in {h["id"] for h in history}
+        [earlier] = client.get(f"/api/v1/memories/{berlin.id}").json()["history"]
+        assert earlier["id"] == str(paris.id) and earlier["superseded_by"] == str(berlin.id)
+        assert earlier["valid_until"] == paris.valid_until.isoformat()
+        assert earlier["valid_from"] == said_paris.isoformat() and earlier["source_id"] == str(
+            paris.source_id
+        )
 
     def test_live_saves_travel_by_the_time_they_were_said(self, alice):
         client = pat_client(alice)

@@ -77,25 +77,30 @@ def said_at(row: Memory | Relation) -> datetime:
     return getattr(row, "stated_at", None) or world_start(row)
 
 
-def judge_priors(
-    *, job: Any, candidate: Any, frame: Frame, vector: list[float]
-) -> list[tuple[Memory, Verdict]]:
-    """The current memories of the job's space that the new statement may be about, each with the
-    update engine's verdict (`memories.pipeline.update.judge`), nearest in meaning first."""
-    priors = (
-        Memory.objects.filter(owner_id=job.owner_id, space_id=job.space_id, embedding__isnull=False)
+def nearest_priors(*, owner_id: Any, space_id: Any, vector: list[float]) -> QuerySet[Memory]:
+    """The current memories of a space that a statement with this vector may be about, nearest first."""
+    return (
+        Memory.objects.filter(owner_id=owner_id, space_id=space_id, embedding__isnull=False)
         .filter(memory_visible())
         .annotate(distance=CosineDistance("embedding", vector))
         .filter(distance__lte=1 - LOOSELY_RELATED)
         .order_by("distance")
         .only("id", "content", "kind", "occurred_at", "stated_at", "recorded_at")[:PRIORS]
     )
+
+
+def judge_priors(
+    *, job: Any, candidate: Any, frame: Frame, vector: list[float], advice: dict[Any, Verdict] | None = None
+) -> list[tuple[Memory, Verdict]]:
+    """The current memories of the job's space that the new statement may be about, each with its
+    verdict, nearest in meaning first: the model's (`advice`, by memory id) where it gave one, else
+    the update engine's rules (`memories.pipeline.update.judge`)."""
     judged: list[tuple[Memory, Verdict]] = []
-    for prior in priors:
-        verdict = judge(
+    for prior in nearest_priors(owner_id=job.owner_id, space_id=job.space_id, vector=vector):
+        verdict = (advice or {}).get(prior.id) or judge(
             frame,
             frame_of(prior.content),
-            similarity=1 - prior.distance,
+            similarity=1 - float(getattr(prior, "distance")),  # noqa: B009 - annotated by the query
             new_kind=candidate.kind,
             old_kind=prior.kind,
             same_day=same_event_day(candidate, prior),

@@ -47,7 +47,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from memories.pipeline.entities import COMMON_WORDS
+from memories.pipeline.entities import COMMON_WORDS, FIRST_NAMES, extract_entities
 from memories.pipeline.language import STOP_WORDS, speaker_subject, split_speaker, word_set
 
 EPISODIC = "episode"
@@ -178,6 +178,18 @@ _CHANGE_RE = re.compile(
     r"|turned|renamed|stopped)\b",
     re.IGNORECASE,
 )
+_NUMBER_WORDS = {
+    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+    "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "first": "1", "second": "2", "third": "3",
+}  # fmt: skip
+# One word per relative: "my mom" and "my mother" are the same person.
+_KIN = {
+    "mom": "mother", "mum": "mother", "mommy": "mother", "mama": "mother", "dad": "father",
+    "daddy": "father", "papa": "father", "grandma": "grandmother", "granny": "grandmother",
+    "grandpa": "grandfather", "granddad": "grandfather", "kids": "children", "kid": "child",
+    "hubby": "husband", "bf": "boyfriend", "gf": "girlfriend", "neighbour": "neighbor",
+    "co-worker": "coworker", "bestie": "friend", "buddy": "friend", "fiancee": "fiance",
+}  # fmt: skip
 _ORDINAL_RE = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _SELF_NEXT_RE = re.compile(r",?\s+(?:i|i['\u2019]m|i['\u2019]ve|we|my|our)\b", re.IGNORECASE)
 # "also", "too", "as well", "another": the statement adds to what is known.
@@ -206,6 +218,7 @@ def _subject(speaker: str, body: str) -> tuple[str, set[str]]:
         return base, set()
     if match.group("my"):
         who = match.group("who").lower()
+        who = _KIN.get(who, who)
         if who in PEOPLE:
             name = match.group("name")
             key = f"{base}:{who}" + (f":{name.lower()}" if name else "")
@@ -217,9 +230,18 @@ def _subject(speaker: str, body: str) -> tuple[str, set[str]]:
     # "Originally I'm from Lyon", "Yesterday we met": a first word before the speaker's own "I" is
     # not who the statement is about.
     before_self = _SELF_NEXT_RE.match(body, match.end())
-    if proper and not before_self and proper.lower() not in COMMON_WORDS and proper.lower() not in STOP_WORDS:
+    if proper and not before_self and _is_person(proper, body):
         return f"{base}:{proper.lower()}", {proper.lower()}
     return base, set()
+
+
+def _is_person(word: str, body: str) -> bool:
+    """Whether a capitalised first word names a person ("Anna moved") rather than a thing ("Bee
+    stings make me ill", "Pizza is ..."): a known first name, or a Person to the entity rules."""
+    lowered = word.lower()
+    if lowered in COMMON_WORDS or lowered in STOP_WORDS:
+        return False
+    return lowered in FIRST_NAMES or (word, "Person") in extract_entities(body)
 
 
 def frame_of(text: str) -> Frame:
@@ -242,7 +264,8 @@ def frame_of(text: str) -> Frame:
         lowered = token.lower().strip("'\u2019-")
         lowered = _FOR_WORDS.get(lowered, lowered)
         ordinal = _ORDINAL_RE.match(lowered)
-        lowered = ordinal.group(1) if ordinal else lowered
+        lowered = ordinal.group(1) if ordinal else _NUMBER_WORDS.get(lowered, lowered)
+        lowered = _KIN.get(lowered, lowered)
         if not lowered or lowered in _LIGHT or lowered in CUES or lowered in subject_words:
             continue
         stem = _stem(lowered)
@@ -326,7 +349,8 @@ def judge(
     if new.negated != old.negated:
         # The same statement, affirmed and denied: the later one holds.
         events_apart = EPISODIC in (new_kind, old_kind) and not same_day
-        if shared and (not only_old or similarity >= CORRECTED) and not events_apart:
+        # "I don't have a cat anymore" ends "I have a cat named Milo", though it says less.
+        if shared and (not only_old or new.strong_cue or similarity >= CORRECTED) and not events_apart:
             return Verdict.NEGATION
         return Verdict.ADD
     if new_kind == EPISODIC and old_kind == EPISODIC:
@@ -348,15 +372,20 @@ def judge(
     if numbers_new and numbers_old and only_new == numbers_new and only_old == numbers_old:
         # Everything else the same, another number: "my son is 7" / "my son is 8 now".
         return Verdict.UPDATE if similarity >= CORRECTED else Verdict.ADD
-    values_differ = bool((only_new | only_old) & (new.values | old.values))
-    if not values_differ and similarity >= REWORDED:
-        return Verdict.SAME
     if not only_new:
         # The new statement says less than the prior one: it confirms it.
         return Verdict.SAME if similarity >= CORRECTED else Verdict.ADD
     if not only_old:
-        # It says everything the prior one said, and more: the fuller statement replaces it.
+        # It says everything the prior one said, and more. One extra ordinary word at nearly the same
+        # meaning is a rewording ("my sister Emma is a doctor" / "... works as a doctor"); anything
+        # more (a name, a number, a second thing) makes it the fuller statement, which replaces it.
+        if len(only_new) == 1 and not only_new & new.values and similarity >= REWORDED:
+            return Verdict.SAME
         return Verdict.UPDATE if similarity >= CORRECTED else Verdict.ADD
+    values_differ = bool((only_new | only_old) & (new.values | old.values))
+    if not values_differ and similarity >= REWORDED:
+        # Other words for the same thing, no name or number different: "I'm based in" / "I live in".
+        return Verdict.SAME
     if shared & _single_valued_stems():
         return Verdict.UPDATE
     if (new.strong_cue or new.change) and (shared or similarity >= CORRECTED):

@@ -28,11 +28,13 @@ from memories.models import Entity, Evidence, Job, Memory, Source
 from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.extract import Candidate, extract
+from memories.pipeline.judge_llm import llm_judge
 from memories.pipeline.segment import document_blocks
 from memories.pipeline.supersede import (
     document_retire_unsupported,
     judge_priors,
     memory_rivals,
+    nearest_priors,
     same_event_day,
     supersede,
 )
@@ -144,6 +146,7 @@ def job_process(*, job_id: Any) -> None:
         job_fail(job_id=job_id, code=Code.NOTHING_TO_REMEMBER, message="No memory could be derived from it.")
         return
     vectors = embeddings.embed([c.content for c in candidates])
+    advice = _model_advice(job, candidates, vectors) if settings.LLM_BASE_URL else {}
     with transaction.atomic():
         job = Job.objects.select_for_update().get(id=job_id)
         if job.status != Job.Status.RUNNING or job.attempts != claim.attempt or job.claimed_by != _me():
@@ -151,8 +154,8 @@ def job_process(*, job_id: Any) -> None:
             return
         source = Source.objects.select_for_update().get(id=source.id)
         stored = [
-            _store(job=job, source=source, candidate=candidate, vector=vector)
-            for candidate, vector in zip(candidates, vectors, strict=True)
+            _store(job=job, source=source, candidate=candidate, vector=vector, advice=advice.get(index))
+            for index, (candidate, vector) in enumerate(zip(candidates, vectors, strict=True))
         ]
         if source.versioning_mode == Source.VersioningMode.LIVING and source.version > 1:
             document_retire_unsupported(source=source, kept={m.id for m in stored})
@@ -162,7 +165,30 @@ def job_process(*, job_id: Any) -> None:
         job.save(update_fields=["status", "finished_at", "error_code", "error_message"])
 
 
-def _store(*, job: Job, source: Source, candidate: Candidate, vector: list[float]) -> Memory:
+def _model_advice(
+    job: Job, candidates: list[Candidate], vectors: list[list[float]]
+) -> dict[int, dict[Any, Verdict]]:
+    """The chat model's verdicts, by candidate and prior memory id, asked before the write
+    transaction over what is committed now (rows this save creates are judged by the rules)."""
+    priors = [
+        list(nearest_priors(owner_id=job.owner_id, space_id=job.space_id, vector=vector))
+        for vector in vectors
+    ]
+    decided = llm_judge([c.content for c in candidates], [[p.content for p in rows] for rows in priors])
+    advice: dict[int, dict[Any, Verdict]] = {}
+    for (i, j), verdict in decided.items():
+        advice.setdefault(i, {})[priors[i][j].id] = verdict
+    return advice
+
+
+def _store(
+    *,
+    job: Job,
+    source: Source,
+    candidate: Candidate,
+    vector: list[float],
+    advice: dict[Any, Verdict] | None = None,
+) -> Memory:
     fingerprint = fingerprint_of(candidate.content)
     # The same fact again (same space, still current): more evidence, not a new row.
     # A suppressed memory stays suppressed: saying it again must not resurrect it.
@@ -179,7 +205,7 @@ def _store(*, job: Job, source: Source, candidate: Candidate, vector: list[float
     if existing_match is not None:
         return _confirm(job=job, source=source, memory=existing_match, entities=stated)
     frame = frame_of(candidate.content)
-    judged = judge_priors(job=job, candidate=candidate, frame=frame, vector=vector)
+    judged = judge_priors(job=job, candidate=candidate, frame=frame, vector=vector, advice=advice)
     same = next((memory for memory, verdict in judged if verdict is Verdict.SAME), None)
     if same is not None:
         # A rewording ("I have a peanut allergy" after "I'm allergic to peanuts"): evidence.

@@ -123,3 +123,76 @@ class TestRemoteEmbeddings:
         norm = sum(x * x for x in memory.embedding) ** 0.5
         assert abs(norm - 1.0) < 1e-5
         assert state.requests[0][0].endswith("/embeddings")
+
+
+class TestLLMJudgement:
+    """With LLM_BASE_URL, the model judges the update engine's pairs; the rules answer otherwise."""
+
+    @pytest.fixture
+    def chat(self, settings):
+        self.judge_answer = json.dumps({"decisions": []})
+        self.judge_status = 200
+        self.judge_requests: list[dict[str, Any]] = []
+
+        def respond(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+            system = body["messages"][0]["content"]
+            if "consistent" in system:
+                self.judge_requests.append(body)
+                content = self.judge_answer
+                return self.judge_status, {
+                    "choices": [{"message": {"role": "assistant", "content": content}}]
+                }
+            text = body["messages"][1]["content"].split("\n\n", 1)[1]
+            row = {"content": text, "kind": "fact", "entities": [], "tags": [], "slot": "", "slot_value": ""}
+            memories = json.dumps({"memories": [row]})
+            return 200, {"choices": [{"message": {"role": "assistant", "content": memories}}]}
+
+        with fake_openai_server(respond) as judge_url:
+            settings.LLM_BASE_URL = judge_url
+            yield
+
+    def _save(self, user, content: str) -> Memory:
+        job = _job(user, content)
+        job_process(job_id=job.id)
+        job.refresh_from_db()
+        assert job.status == "succeeded", (job.error_code, job.error_message)
+        return Memory.objects.get(job=job)
+
+    def test_the_models_update_supersedes_what_the_rules_would_keep(self, alice, chat):
+        tea = self._save(alice, "I drink tea every morning.")
+        self.judge_answer = json.dumps({"decisions": [{"statement": 1, "memory": 1, "decision": "update"}]})
+        coffee = self._save(alice, "Mornings are for coffee now.")
+        tea.refresh_from_db()
+        assert tea.superseded_by_id == coffee.id
+        prompt = self.judge_requests[-1]["messages"][1]["content"]
+        assert (
+            "NEW 1: Mornings are for coffee now." in prompt
+            and "memory 1: I drink tea every morning." in prompt
+        )
+
+    def test_the_models_same_is_evidence_not_a_new_row(self, alice, chat):
+        first = self._save(alice, "I keep bees.")
+        self.judge_answer = json.dumps({"decisions": [{"statement": 1, "memory": 1, "decision": "same"}]})
+        job = _job(alice, "Beekeeping is my hobby.")
+        job_process(job_id=job.id)
+        assert list(Memory.objects.filter(owner=alice)) == [first]
+        assert first.evidence.count() == 2
+
+    @pytest.mark.parametrize(
+        "answer,status", [("not json at all", 200), ('{"decisions": "x"}', 200), ("{}", 400)]
+    )
+    def test_an_unusable_or_failed_judgement_leaves_it_to_the_rules(self, alice, chat, answer, status):
+        liked = self._save(alice, "I like mushrooms.")
+        self.judge_answer, self.judge_status = answer, status
+        denied = self._save(alice, "I don't like mushrooms anymore.")
+        liked.refresh_from_db()
+        assert liked.superseded_by_id == denied.id
+        assert self.judge_requests
+
+    def test_a_decision_about_a_memory_it_was_not_shown_is_ignored(self, alice, chat):
+        first = self._save(alice, "I keep bees.")
+        self.judge_answer = json.dumps({"decisions": [{"statement": 1, "memory": 7, "decision": "update"}]})
+        self._save(alice, "I keep bees and two goats.")
+        first.refresh_from_db()
+        # The rules judged it: the fuller statement replaces the one it contains.
+        assert first.superseded_at is not None

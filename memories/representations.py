@@ -27,6 +27,9 @@ MEMORY_CLOCKS = (
     "valid_from",
     "valid_until",
     "due_at",
+    # When it was said (world time), and the latest its start can be when it named a period.
+    "stated_at",
+    "starts_by",
     "recorded_at",
     "superseded_at",
     "superseded_by",
@@ -126,18 +129,9 @@ def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
     }
     if detail:
         data["source_excerpt"] = _source_excerpt(memory)
+        # What replaced what, from when to when each held in the world, and what said it.
         data["history"] = [
-            {
-                "id": str(older.id),
-                "content": older.content,
-                "recorded_at": iso(older.recorded_at),
-                "superseded_at": iso(older.superseded_at),
-                # What replaced it, from when to when it held in the world, and what said it.
-                "superseded_by": _str_or_none(older.superseded_by_id),
-                "valid_from": iso(world_start(older)),
-                "valid_until": iso(older.valid_until),
-                "source_id": _str_or_none(older.source_id),
-            }
+            {**replaced_ref(older), "recorded_at": iso(older.recorded_at)}
             for older in memory_history(owner=memory.owner, memory=memory)
         ]
         data["evidence"] = [
@@ -194,6 +188,19 @@ def space_dict(space: Space) -> dict[str, Any]:
 
 
 # --- the graph profile ------------------------------------------------------------------------------
+
+
+def replaced_ref(older: Memory) -> dict[str, Any]:
+    """A memory another one replaced, as history: what it said, when it held, what said it."""
+    return {
+        "id": str(older.id),
+        "content": older.content,
+        "valid_from": iso(world_start(older)),
+        "valid_until": iso(older.valid_until),
+        "superseded_at": iso(older.superseded_at),
+        "superseded_by": _str_or_none(older.superseded_by_id),
+        "source_id": _str_or_none(older.source_id),
+    }
 
 
 def memory_compact(memory: Memory, *, with_entities: bool = False) -> dict[str, Any]:

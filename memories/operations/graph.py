@@ -19,7 +19,7 @@ from memories.operations.registry import (
     operation,
     register_resource,
 )
-from memories.operations.schemas import ALL, UUID, clocks_schema, obj
+from memories.operations.schemas import ALL, NULLABLE_TIME, UUID, clocks_schema, obj
 from memories.representations import RELATION_CLOCKS, entity_ref, relation_dict, space_ref
 from memories.selectors.graph import (
     CONTEXT_MEMORIES,
@@ -84,6 +84,22 @@ MEMORY: dict[str, Any] = obj(
         "evidence_count": {"type": "integer", "minimum": 0},
         "contradiction_count": {"type": "integer", "minimum": 0},
         "entities": {"type": "array", "items": ENTITY_REF},
+        "replaced": {
+            "type": "array",
+            "description": "What this memory replaced (a change or correction), latest first: its history.",
+            "items": obj(
+                {
+                    "id": UUID,
+                    "content": {"type": "string"},
+                    "valid_from": NULLABLE_TIME,
+                    "valid_until": NULLABLE_TIME,
+                    "superseded_at": NULLABLE_TIME,
+                    "superseded_by": {"type": ["string", "null"]},
+                    "source_id": {"type": ["string", "null"]},
+                },
+                required=ALL,
+            ),
+        },
     },
     required=["id", "content", "kind", "status", "clocks", "evidence_count", "contradiction_count"],
 )

@@ -31,7 +31,7 @@ from memories import errors
 from memories.errors import AppError, Code
 from memories.models import Entity, Evidence, Job, Memory, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
-from memories.representations import entity_dict, iso, memory_compact, relation_dict, space_ref
+from memories.representations import entity_dict, iso, memory_compact, relation_dict, replaced_ref, space_ref
 from memories.selectors.as_of import View, expired_q, memory_visible, relation_visible, superseded_q
 from memories.selectors.cursor import cursor_decode, cursor_encode
 from memories.selectors.jobs import pending_saves
@@ -181,11 +181,24 @@ def entity_context(*, owner: User, space: Space, name: str, at: datetime | None 
         "also_named": [entity_dict(other) for other in others],
         "at": iso(at),
         "space": space_ref(space),
-        "memories": [memory_compact(m) for m in memories[:CONTEXT_MEMORIES]],
+        "memories": _with_replaced(owner=owner, memories=list(memories[:CONTEXT_MEMORIES])),
         "memory_total": memory_total,
         "relations": [relation_dict(r, now=now, perspective=entity) for r in relations[:CONTEXT_RELATIONS]],
         "relation_total": relation_total,
     }
+
+
+def _with_replaced(*, owner: User, memories: list[Memory]) -> list[dict[str, Any]]:
+    """Each memory with what it replaced (its history), in one query for the page."""
+    replaced: dict[Any, list[dict[str, Any]]] = {}
+    older_rows = (
+        Memory.objects.filter(owner=owner, superseded_by_id__in=[m.id for m in memories])
+        .defer("embedding", "search_vector")
+        .order_by("-superseded_at", "-id")
+    )
+    for older in older_rows:
+        replaced.setdefault(older.superseded_by_id, []).append(replaced_ref(older))
+    return [{**memory_compact(m), "replaced": replaced.get(m.id, [])} for m in memories]
 
 
 @dataclass(frozen=True)

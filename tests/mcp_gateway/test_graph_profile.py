@@ -836,3 +836,21 @@ def test_concurrent_relates_of_one_subject_leave_one_current_single_valued_relat
     assert [r["id"] for r in context["relations"]] == [str(current.id)]
     # Every superseded relation is contradicted by the claim that replaced it.
     assert Evidence.objects.filter(relation__in=relations, stance="contradicts").count() == 7
+
+
+def test_get_context_shows_what_each_memory_replaced(db, alice):
+    """The chain is visible where an agent reads an entity: the current memory and its history."""
+    from tests.memories.test_api_read import default_space, make_memory
+
+    berlin_entity = Entity.objects.create(
+        owner=alice, space=default_space(alice), name="Berlin", normalized_name="berlin", type="Location"
+    )
+    newer = make_memory(alice, "I moved to Berlin.")
+    older = make_memory(alice, "I live in Paris.", superseded_at=newer.recorded_at, superseded_by=newer)
+    newer.entities.add(berlin_entity)
+    result = registry.run("get_context", Caller(user=alice, scopes=ALL_SCOPES), {"entity_name": "Berlin"})
+    [shown] = result["memories"]
+    assert shown["id"] == str(newer.id)
+    assert [(r["id"], r["content"], r["superseded_by"]) for r in shown["replaced"]] == [
+        (str(older.id), "I live in Paris.", str(newer.id))
+    ]

@@ -143,6 +143,8 @@ class TestMemoryList:
                 "valid_from": "2025-03-01T09:00:00+00:00",
                 "valid_until": None,
                 "due_at": None,
+                "stated_at": None,
+                "starts_by": None,
                 "recorded_at": "2025-03-01T10:00:00+00:00",
                 "superseded_at": None,
                 "superseded_by": None,

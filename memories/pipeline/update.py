@@ -69,6 +69,9 @@ LOOSELY_RELATED = 0.3
 REWORDED = 0.82
 # A correction of a many-valued relation, or a cue without a shared relation word, must be this close.
 CORRECTED = 0.6
+# At most this many content words of one statement missing from the other (each way) for the two
+# to be the same fact, a change or a denial of it.
+MAX_DIFFERENT = 3
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,7 @@ _NEGATION_RE = re.compile(
     r"|hasn['\u2019]?t|stopped|quit|gave\s+up|no\s+more)\b",
     re.IGNORECASE,
 )
+_IDIOMS_RE = re.compile(r"\b(?:can['\u2019]?t|cannot)\s+wait\b|\bno\s+(?:problem|worries|way|doubt)\b", re.I)
 # Opposites folded onto one word with a denial: "I hate sushi" denies "I love sushi".
 _AGAINST_RE = re.compile(r"\b(?:hate|hates|dislike|dislikes|detest|detests|can['\u2019]?t\s+stand)\b", re.I)
 _FOR_WORDS = {"love": "like", "loves": "like", "enjoy": "like", "enjoys": "like", "adore": "like"}
@@ -254,9 +258,11 @@ def frame_of(text: str) -> Frame:
         for w in (m.group("a") or m.group("b") or m.group("c")).split()
     )
     without_rejected = _REJECTED_RE.sub(" ", body)
-    # "I can't stand cilantro" is one denial of liking it, not two.
+    # "I can't stand cilantro" is one denial of liking it, not two; "I can't wait" is eagerness, and
+    # "I won't quit" two denials that affirm: what counts is whether the denials are odd in number.
     against = bool(_AGAINST_RE.search(without_rejected))
-    negated = bool(_NEGATION_RE.search(_AGAINST_RE.sub(" ", without_rejected))) != against
+    plain = _IDIOMS_RE.sub(" ", _AGAINST_RE.sub(" ", without_rejected))
+    negated = (len(_NEGATION_RE.findall(plain)) % 2 == 1) != against
     tokens = _WORD_RE.findall(_AGAINST_RE.sub(" like ", without_rejected))
     words: set[str] = set()
     values: set[str] = set()
@@ -288,7 +294,8 @@ def frame_of(text: str) -> Frame:
         strong_cue=bool(rejected) or bool(STRONG_CUES_RE.search(body)),
         tentative=bool(_TENTATIVE_RE.search(body)) or bool(_REPORTED_RE.search(body)),
         attribute=_attribute(body, subject_words),
-        change=bool(_CHANGE_RE.search(body)),
+        # "I won't quit" reports no change.
+        change=bool(_CHANGE_RE.search(plain)) and not _NEGATION_RE.search(plain),
         additive=bool(_ADDITIVE_RE.search(body)),
     )
 
@@ -346,11 +353,15 @@ def judge(
     if rejects_old and (shared or similarity >= CORRECTED):
         # "Anne, not Anna": the prior statement said what this one rejects, about the same thing.
         return Verdict.UPDATE
+    # Two statements are about the same thing only when they differ in a few words: a long turn of
+    # chat shares words with many others, and sharing them makes it neither the same nor a change.
+    close = len(only_new) <= MAX_DIFFERENT and len(only_old) <= MAX_DIFFERENT
     if new.negated != old.negated:
         # The same statement, affirmed and denied: the later one holds.
         events_apart = EPISODIC in (new_kind, old_kind) and not same_day
         # "I don't have a cat anymore" ends "I have a cat named Milo", though it says less.
-        if shared and (not only_old or new.strong_cue or similarity >= CORRECTED) and not events_apart:
+        denies = not only_old or new.strong_cue or similarity >= CORRECTED
+        if shared and close and denies and not events_apart:
             return Verdict.NEGATION
         return Verdict.ADD
     if new_kind == EPISODIC and old_kind == EPISODIC:
@@ -365,7 +376,7 @@ def judge(
     if new.attribute and new.attribute == old.attribute:
         # "My shoe size is 42" / "My shoe size is 43": one attribute, another value.
         return Verdict.UPDATE
-    if new.additive and not new.strong_cue:
+    if (new.additive and not new.strong_cue) or not close:
         return Verdict.ADD
     numbers_new = {w for w in only_new if any(ch.isdigit() for ch in w)}
     numbers_old = {w for w in only_old if any(ch.isdigit() for ch in w)}

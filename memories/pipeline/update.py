@@ -32,9 +32,12 @@ thresholds are named constants below and are measured by the scenario suite
 (`tests/memories/test_update_engine.py`, which reports precision and recall of supersession and of
 deduplication).
 
-Known limits: English only; rules over words, not a parse. A correction of one part of a long
-statement supersedes the whole statement (the new one is current, the old one history). With
-`LLM_BASE_URL` set the model judges the same pairs (`memories/pipeline/extract_llm.py`), and these
+Two statements are compared only when each has at most `MAX_DIFFERENT` content words the other
+lacks; the worker replaces only single statements (`memories.pipeline.supersede.judge_priors`), so
+a correction of one part of a long turn leaves the turn current beside it (the answerers then state
+the later one, `memories.retrieval.answer.resolve`). Known limits: English only; rules over words,
+not a parse; synonyms of a relation ("based in" / "live in") are the slot patterns' job. With
+`LLM_BASE_URL` set the model judges the same pairs (`memories/pipeline/judge_llm.py`), and these
 rules answer whenever it cannot.
 """
 

@@ -96,6 +96,7 @@ def judge_priors(
     verdict, nearest in meaning first: the model's (`advice`, by memory id) where it gave one, else
     the update engine's rules (`memories.pipeline.update.judge`)."""
     judged: list[tuple[Memory, Verdict]] = []
+    several = _several_claims(candidate.content)
     for prior in nearest_priors(owner_id=job.owner_id, space_id=job.space_id, vector=vector):
         verdict = (advice or {}).get(prior.id) or judge(
             frame,
@@ -105,9 +106,10 @@ def judge_priors(
             old_kind=prior.kind,
             same_day=same_event_day(candidate, prior),
         )
-        if verdict in (Verdict.UPDATE, Verdict.NEGATION) and _several_claims(prior.content):
+        if verdict is not Verdict.ADD and (several or _several_claims(prior.content)):
             # A conversation turn or a paragraph says several things: one of them changing must not
-            # hide the others, so the judgement replaces only single statements.
+            # hide the others, and one of them repeated must not swallow the rest, so the judgement
+            # replaces and merges only single statements (an exact repeat is merged by fingerprint).
             verdict = Verdict.ADD
         judged.append((prior, verdict))
     return judged

@@ -347,7 +347,8 @@ def judge(
     """How `new` (just said) relates to `old` (held now), given how close they are in meaning."""
     if new.subject != old.subject or new.tentative or old.tentative:
         return Verdict.ADD
-    if similarity < (LOOSELY_RELATED if new.strong_cue else RELATED):
+    if similarity < (LOOSELY_RELATED if new.strong_cue else RELATED) or not new.words or not old.words:
+        # Unrelated, or nothing said to compare (";)", "Bye!").
         return Verdict.ADD
     only_new = _difference(new.words, old.words)
     only_old = _difference(old.words, new.words)
@@ -397,7 +398,7 @@ def judge(
             return Verdict.SAME
         return Verdict.UPDATE if similarity >= CORRECTED else Verdict.ADD
     values_differ = bool((only_new | only_old) & (new.values | old.values))
-    if not values_differ and similarity >= REWORDED:
+    if shared and not values_differ and similarity >= REWORDED:
         # Other words for the same thing, no name or number different: "I'm based in" / "I live in".
         return Verdict.SAME
     if shared & _single_valued_stems():

@@ -202,12 +202,14 @@ _SELF_NEXT_RE = re.compile(r",?\s+(?:i|i['\u2019]m|i['\u2019]ve|we|my|our)\b", r
 # "also", "too", "as well", "another": the statement adds to what is known.
 _ADDITIVE_RE = re.compile(r"\b(?:also|too|as\s+well|another|again|both|in\s+addition)\b", re.IGNORECASE)
 _STEMMER = snowballstemmer.stemmer("english")
-# Words that carry no value of their own in a statement about oneself.
+# Words that carry no value of their own in a statement about oneself, and the thanks and greetings
+# of chat ("Thanks!" states no fact that "Thanks for having my back" could confirm or extend).
 _LIGHT = STOP_WORDS | word_set(
     """
     i'm im i've ive i'd id i'll ill don't dont doesn't doesnt didn't didnt isn't isnt aren't wasn't won't
     can't cant cannot never no not stopped quit gave give up anymore longer really definitely honestly
     totally pretty quite still always usually these days get got one thing things lot
+    thanks thank thx ty bye goodbye hello cheers welcome congrats congratulations yay lol haha hahaha
     """
 )
 

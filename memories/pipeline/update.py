@@ -389,9 +389,11 @@ def judge(
     if numbers_new and numbers_old and only_new == numbers_new and only_old == numbers_old:
         # Everything else the same, another number: "my son is 7" / "my son is 8 now".
         return Verdict.UPDATE if similarity >= CORRECTED else Verdict.ADD
+    # What the two say in common beyond names and numbers: the relation a confirmation must share.
+    relation = shared - new.values - old.values
     if not only_new:
-        # The new statement says less than the prior one: it confirms it.
-        return Verdict.SAME if similarity >= CORRECTED else Verdict.ADD
+        # The new statement says less than the prior one: it confirms it, if it names the relation.
+        return Verdict.SAME if similarity >= CORRECTED and relation else Verdict.ADD
     if not only_old:
         # It says everything the prior one said, and more. One extra ordinary word at nearly the same
         # meaning is a rewording ("my sister Emma is a doctor" / "... works as a doctor"); anything
@@ -400,7 +402,7 @@ def judge(
             return Verdict.SAME
         return Verdict.UPDATE if similarity >= CORRECTED else Verdict.ADD
     values_differ = bool((only_new | only_old) & (new.values | old.values))
-    if shared and not values_differ and similarity >= REWORDED:
+    if relation and not values_differ and similarity >= REWORDED:
         # Other words for the same thing, no name or number different: "I'm based in" / "I live in".
         return Verdict.SAME
     if shared & _single_valued_stems():

@@ -288,6 +288,12 @@ class Memory(models.Model):
     # The latest its world start can be, when the text named a period rather than a day ("last
     # month": the end of that month). Null when the start is exact. Supersession compares periods.
     starts_by = models.DateTimeField(null=True, blank=True)
+    # Where in its Source's content the statement came from: [span_start, span_end) in characters.
+    # Null for rows whose text is not a piece of the source (an LLM's rewording, a relation). A
+    # document row's content may be a rendering of its span ("Piranesi: rating 5/5" for a table
+    # row), so a purge redacts the span, not a search for the content.
+    span_start = models.PositiveIntegerField(null=True, blank=True)
+    span_end = models.PositiveIntegerField(null=True, blank=True)
     # System time.
     recorded_at = models.DateTimeField(default=timezone.now)
     superseded_at = models.DateTimeField(null=True, blank=True)

@@ -146,6 +146,7 @@ def hit_dict(hit: Hit) -> dict[str, Any]:
     data = memory_dict(hit.memory)
     data["score"] = round(hit.score, 6)
     data["similarity"] = round(hit.similarity, 6)
+    data["matched_words"] = hit.matched_words
     return data
 
 

@@ -34,11 +34,13 @@ from memories.api.query import (
     time_range,
     ts_param,
 )
-from memories.limits import ENTITY_NAME_MAX_LENGTH, TAG_MAX_LENGTH
+from memories.limits import ENTITY_NAME_MAX_LENGTH, QUERY_MAX_LENGTH, TAG_MAX_LENGTH
 from memories.limits import TAGS_MAX as SAVE_TAGS_MAX
 from memories.models import Entity, Memory, Source
+from memories.operations.core import MATCH_NOTES
 from memories.operations.validation import validate_arguments
-from memories.representations import memory_dict
+from memories.representations import hit_dict, iso, memory_dict
+from memories.retrieval.recall import RecallRequest, memory_recall
 from memories.selectors.memories import STATUS_CHOICES, memory_get, memory_search_list
 from memories.services.memories import (
     memory_hard_delete,
@@ -47,6 +49,7 @@ from memories.services.memories import (
     memory_suppress,
     remember,
 )
+from memories.services.spaces import space_for_caller
 
 MEMORY_LIST_PARAMS = frozenset(
     {
@@ -65,6 +68,14 @@ MEMORY_LIST_PARAMS = frozenset(
         *PAGE,
     }
 )
+
+
+def _tags(query: StrictQuery) -> list[str]:
+    """The repeatable `tag` filter, within the limits."""
+    tags = query.texts("tag")
+    if len(tags) > TAGS_MAX or any(len(tag) > TAG_MAX_LENGTH for tag in tags):
+        raise invalid_parameter("tag", f"Give at most {TAGS_MAX} tags of up to {TAG_MAX_LENGTH} characters.")
+    return tags
 
 
 class MemoryListView(ApiView):
@@ -103,11 +114,7 @@ class MemoryListView(ApiView):
     def get(self, request: Request) -> Response:
         caller = self.caller
         query = StrictQuery(request, MEMORY_LIST_PARAMS, repeatable={"tag"})
-        tags = query.texts("tag")
-        if len(tags) > TAGS_MAX or any(len(tag) > TAG_MAX_LENGTH for tag in tags):
-            raise invalid_parameter(
-                "tag", f"Give at most {TAGS_MAX} tags of up to {TAG_MAX_LENGTH} characters."
-            )
+        tags = _tags(query)
         recorded_from, recorded_to = time_range(query, "recorded_from", "recorded_to")
         occurred_from, occurred_to = time_range(query, "occurred_from", "occurred_to")
         status = query.choice("status", STATUS_CHOICES) or Memory.Status.ACTIVE
@@ -132,6 +139,69 @@ class MemoryListView(ApiView):
         )
         return Response(
             {"results": [memory_dict(m) for m in page.rows], "next": page.next, "previous": page.previous}
+        )
+
+
+MEMORY_SEARCH_PARAMS = frozenset(
+    {"q", "top_k", "kind", "tag", "space", "at", "known_at", "include_history", "expand_entities"}
+)
+
+
+class MemorySearchView(ApiView):
+    scopes = {"get": SCOPE_READ}
+
+    @extend_schema(
+        operation_id="memories_search",
+        summary="Recall over one space, best first; history only when asked for",
+        parameters=[
+            OpenApiParameter(
+                "q", str, required=True, description=f"What to look for (1-{QUERY_MAX_LENGTH:,} characters)."
+            ),
+            OpenApiParameter("top_k", int, description="How many memories at most (1-50, default 20)."),
+            OpenApiParameter("kind", str, enum=Memory.Kind.values, many=True, description="Repeatable."),
+            OpenApiParameter("tag", str, many=True, description="Repeatable; every tag must be carried."),
+            OpenApiParameter("space", OpenApiTypes.UUID, description="Default: the caller's current space."),
+            ts_param("at", "World time: what held at this time."),
+            ts_param("known_at", "System time: only what the service had recorded by then."),
+            OpenApiParameter(
+                "include_history",
+                bool,
+                description="Also memories that no longer hold (superseded, ended), ranked below what holds.",
+            ),
+            OpenApiParameter("expand_entities", bool),
+        ],
+        responses=OBJECT_RESPONSE,
+    )
+    def get(self, request: Request) -> Response:
+        query = StrictQuery(request, MEMORY_SEARCH_PARAMS, repeatable={"kind", "tag"})
+        text = (query.text("q") or "").strip()
+        if not text or len(text) > QUERY_MAX_LENGTH:
+            raise invalid_parameter("q", f"Give a query of 1-{QUERY_MAX_LENGTH:,} characters.")
+        kinds = query.texts("kind")
+        if any(kind not in Memory.Kind.values for kind in kinds):
+            raise invalid_parameter("kind", f"Use one of {', '.join(Memory.Kind.values)}.")
+        tags = _tags(query)
+        space = space_for_caller(caller=self.caller, space_id=query.uuid("space"))
+        known_at = query.timestamp("known_at")
+        recall = RecallRequest(
+            query=text,
+            top_k=query.integer("top_k", default=20, minimum=1, maximum=50),
+            kinds=kinds,
+            tags=tags,
+            expand_entities=bool(query.boolean("expand_entities")),
+            at=query.timestamp("at") or known_at,
+            known_at=known_at,
+            include_history=bool(query.boolean("include_history")),
+        )
+        result = memory_recall(owner=self.caller.user, space=space, request=recall)
+        return Response(
+            {
+                "at": iso(result.at),
+                "results": [{**hit_dict(hit), "holds": hit.held} for hit in result.hits],
+                "total": len(result.hits),
+                "match": result.match,
+                "match_note": MATCH_NOTES[result.match],
+            }
         )
 
 

@@ -11,6 +11,7 @@ from memories.api.memories import (
     MemoryItemView,
     MemoryPinView,
     MemoryRestoreView,
+    MemorySearchView,
     MemorySuppressView,
     MemoryUnpinView,
 )
@@ -26,6 +27,7 @@ urlpatterns = [
     path("v1/operations", OperationListView.as_view(), name="api-operations"),
     path("v1/operations/<str:name>", OperationRunView.as_view(), name="api-operation-run"),
     path("v1/memories", MemoryCollectionView.as_view(), name="api-memories"),
+    path("v1/memories/search", MemorySearchView.as_view(), name="api-memory-search"),
     path("v1/memories/<uuid:memory_id>", MemoryItemView.as_view(), name="api-memory"),
     path("v1/memories/<uuid:memory_id>/pin", MemoryPinView.as_view(), name="api-memory-pin"),
     path("v1/memories/<uuid:memory_id>/unpin", MemoryUnpinView.as_view(), name="api-memory-unpin"),

@@ -31,7 +31,7 @@ from memories.dashboard import forms
 from memories.errors import AppError
 from memories.models import Job, Memory
 from memories.representations import purge_receipt
-from memories.retrieval.search import memory_search
+from memories.retrieval.search import highlight_parts, memory_search
 from memories.selectors import graph as graph_selectors
 from memories.selectors import jobs as job_selectors
 from memories.selectors.audit import purge_event_get
@@ -101,7 +101,10 @@ def memory_list(request: AuthedHttpRequest) -> HttpResponse:
     filters = form.filters()
     if form.query:
         result = memory_search(owner=owner, query=form.query, filters=filters)
-        context.update(results=result.memories, method=result.method)
+        for memory in result.memories:
+            # Why each one is listed: the query's words in it, highlighted.
+            memory.highlight = highlight_parts(memory.content, result.matched.get(memory.id, []))  # type: ignore[attr-defined]
+        context.update(results=result.memories, method=result.method, match=result.match)
     else:
         context["page"] = _page(request, memory_filtered_list(owner=owner, filters=filters))
     return render(request, "dashboard/memories/list.html", context)

@@ -25,7 +25,7 @@ from memories.operations.registry import (
 from memories.operations.schemas import ALL, UUID, clocks_schema, obj
 from memories.representations import hit_dict, iso
 from memories.retrieval import answer as answering
-from memories.retrieval.recall import RecallRequest, RecallResult, memory_recall
+from memories.retrieval.recall import NONE, STRONG, WEAK, RecallRequest, RecallResult, memory_recall
 from memories.selectors.jobs import pending_saves
 from memories.services.memories import memory_hard_delete, memory_suppress, remember
 from memories.services.spaces import space_for_caller
@@ -68,6 +68,11 @@ MEMORY_SCHEMA: dict[str, Any] = obj(
         "clocks": clocks_schema(),
         "score": {"type": "number", "description": "Ranking score; compare only within one response."},
         "similarity": {"type": "number", "description": "Cosine similarity of the memory to the query."},
+        "matched_words": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "The query's words this memory contains, as written in it: why it matched.",
+        },
         "pinned": {"type": "boolean"},
         "status": {"type": "string"},
         "confidence": {"type": "number"},
@@ -156,11 +161,31 @@ RECALL_INPUT: dict[str, Any] = obj(
 )
 
 
+MATCH_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "enum": [STRONG, WEAK, NONE],
+    "description": (
+        "How well the memories match: strong (a close meaning or several of the query's words), weak "
+        "(loosely related only: treat with care), none (nothing in memory matches; say so, do not guess)."
+    ),
+}
+
+
+# What an agent reads first: whether there is anything to go on.
+MATCH_NOTES = {
+    STRONG: "These memories match the query.",
+    WEAK: "Only loosely related memories were found; they may not answer the query.",
+    NONE: "Nothing in memory matches this query.",
+}
+
+
 RECALL_OUTPUT: dict[str, Any] = obj(
     {
         "at": {"type": "string", "format": "date-time"},
         "memories": {"type": "array", "items": MEMORY_SCHEMA},
         "total": {"type": "integer", "minimum": 0},
+        "match": MATCH_SCHEMA,
+        "match_note": {"type": "string"},
         "freshness": FRESHNESS_SCHEMA,
     },
     required=ALL,
@@ -187,6 +212,8 @@ def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         "at": iso(result.at),
         "memories": [hit_dict(hit) for hit in result.hits],
         "total": len(result.hits),
+        "match": result.match,
+        "match_note": MATCH_NOTES[result.match],
         "freshness": freshness(caller=caller, space=space),
     }
 

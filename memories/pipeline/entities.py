@@ -78,6 +78,8 @@ COMMON_WORDS = (
     """
     )
     | frozenset(WEEKDAYS)
+    # "on Sundays": a recurring day, not a name.
+    | frozenset(f"{day}s" for day in WEEKDAYS)
     | frozenset(MONTHS_FULL)
 )
 
@@ -222,15 +224,16 @@ _AMOUNT_RE = re.compile(
 _MASKED_RE = re.compile(r"https?://\S+|www\.\S+|[\w.+-]+@[\w-]+\.[\w.-]+|[#@][\w-]+")
 
 
-def extract_entities(text: str) -> list[tuple[str, str]]:
+def extract_entities(text: str, *, speakers: bool = True) -> list[tuple[str, str]]:
     """(display name, type) of each entity in order of first appearance, deduplicated case-insensitively.
 
     Types: Person, Organization, Product, Location, Concept, Date, Amount. Speakers of conversation turns
-    ("Alice: ...") are Persons; chat roles such as "User:" are not entities.
+    ("Alice: ...") are Persons; chat roles such as "User:" are not entities. `speakers=False` reads a
+    leading "Name:" as part of the text (a document's "Piranesi: rating 5/5").
     """
     found: list[tuple[int, str, str]] = []
     masks: list[tuple[int, int]] = []
-    for start, end, name in speaker_spans(text):
+    for start, end, name in speaker_spans(text) if speakers else []:
         masks.append((start, end))
         if name.lower() not in ROLE_SPEAKERS:
             found.append((start, name, "Person"))

@@ -28,10 +28,11 @@ from memories.pipeline.language import (
     WEEKDAYS,
     has_past_grammar,
     speaker_subject,
+    split_sentences,
     split_speaker,
     statement_sentences,
 )
-from memories.pipeline.segment import segment
+from memories.pipeline.segment import segment_spans
 from memories.pipeline.timeparse import is_future, is_past, leading_date, resolve_time_periods
 
 FACT = "fact"
@@ -60,6 +61,9 @@ class Candidate:
     tags: list[str] = field(default_factory=list)
     slot: str = ""
     slot_value: str = ""
+    # Where it came from in the saved text: text[span_start:span_end]; None when not a piece of it.
+    span_start: int | None = None
+    span_end: int | None = None
 
 
 def extract(text: str, *, reference: datetime) -> tuple[datetime, list[Candidate]]:
@@ -67,37 +71,58 @@ def extract(text: str, *, reference: datetime) -> tuple[datetime, list[Candidate
 
     A date the content states about itself at its start ("On 8 May 2023:") replaces `reference` for
     everything that follows, and a paragraph that starts with its own date (a journal entry) uses that
-    date. Returns (effective reference, candidates); all datetimes are in `reference`'s timezone.
+    date. Returns (effective reference, candidates); all datetimes are in `reference`'s timezone, and
+    each candidate's span points into `text`.
     Clocks: a fact is valid from the time of a "since ..." mention, else from the reference; an episode
     occurred at its first mentioned time that is not after the reference's day, else at the reference;
     a foresight is due at its first mentioned time that is not before the reference's day, else None.
     """
     _require_aware(reference)
     stated, body = leading_date(text.strip(), reference=reference)
+    # `body` is a trimmed suffix of `text`: where it starts, so spans point into `text`.
+    offset = len(text.rstrip()) - len(body)
     effective = stated or reference
     body, line_tags = _split_tags_line(body)
     candidates: list[Candidate] = []
-    for piece in segment(body):
-        _, utterance = split_speaker(piece)
-        # The date of a journal entry is its reference, not one of the times the entry talks about.
-        own_date, utterance = leading_date(utterance, reference=effective)
-        piece_reference = own_date or effective
-        periods = resolve_time_periods(utterance, reference=piece_reference)
-        times = [(phrase, moment) for phrase, moment, _ in periods]
-        kind = classify(piece, reference=piece_reference, times=times)
-        slot, slot_value = slot_of(piece)
-        candidate = Candidate(
-            content=piece,
-            kind=kind,
-            entities=extract_entities(piece),
-            tags=_merge(extract_tags(piece), line_tags),
-            slot=slot,
-            slot_value=slot_value,
-            stated_at=piece_reference,
-        )
-        _set_clock(candidate, periods, piece_reference)
+    for piece in segment_spans(body):
+        candidate = candidate_of(piece.text, reference=effective, tags=line_tags)
+        candidate.span_start, candidate.span_end = offset + piece.start, offset + piece.end
         candidates.append(candidate)
     return effective, candidates
+
+
+def candidate_of(
+    text: str, *, reference: datetime, tags: list[str] | None = None, speakers: bool = True
+) -> Candidate:
+    """One statement as a memory candidate: its kind, clocks, entities, tags and slot.
+
+    `speakers=False` reads "Piranesi: rating 5/5" (a document's table row) as a statement, not as a
+    turn said by someone called Piranesi.
+    """
+    speaker, utterance = split_speaker(text) if speakers else ("", text)
+    # The date of a journal entry is its reference, not one of the times the entry talks about.
+    own_date, utterance = leading_date(utterance, reference=reference)
+    piece_reference = own_date or reference
+    periods = resolve_time_periods(utterance, reference=piece_reference)
+    times = [(phrase, moment) for phrase, moment, _ in periods]
+    # A note's statement is about its first sentence; what leans on it ("He told me ...") adds to it.
+    # A conversation turn is classified whole, as it was said.
+    anchor = text if speaker or not speakers else (split_sentences(utterance) or [utterance])[0]
+    if anchor is not text:
+        times = [(phrase, moment) for phrase, moment in times if phrase.lower() in anchor.lower()]
+    kind = classify(anchor, reference=piece_reference, times=times)
+    slot, slot_value = slot_of(text, speakers=speakers)
+    candidate = Candidate(
+        content=text,
+        kind=kind,
+        entities=extract_entities(text, speakers=speakers),
+        tags=_merge(extract_tags(text), tags or []),
+        slot=slot,
+        slot_value=slot_value,
+        stated_at=piece_reference,
+    )
+    _set_clock(candidate, periods, piece_reference)
+    return candidate
 
 
 def _set_clock(
@@ -134,11 +159,34 @@ _STANDING_DATE_RE = re.compile(
 )
 
 
+# Words of recurrence and preference: what they describe holds, whatever day it names.
+_HABIT_RE = re.compile(
+    r"\bevery\s+(?:other\s+)?(?:day|morning|afternoon|evening|night|week|weekend|month|year|\w+day|time)\b"
+    r"|\beach\s+(?:day|morning|evening|night|week|weekend|month|year|\w+day)\b"
+    r"|\b(?:usually|always|never|often|typically|normally|generally|regularly|rarely|seldom|habitually)\b"
+    r"|\b(?:on|most|some)\s+(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends"
+    r"|weekdays|mornings|evenings|nights)\b|\b(?:daily|weekly|fortnightly|monthly|yearly|annually|nightly)\b"
+    r"|\bprefers?\b|\bwhenever\b|\btends?\s+to\b|\bas\s+a\s+rule\b",
+    re.IGNORECASE,
+)
+
+
+# What makes a recurring statement a plan after all: "I will go every Friday", "next week".
+_PLAN_RE = re.compile(
+    r"(?-i:\bwill\b)|'ll\b|\u2019ll\b|\bgoing\s+to\b|\bgonna\b|\bplan(?:s|ning|ned)?\s+to\b|\bintend"
+    r"|\bremind\s+me\b|\bstarting\s+(?:next|tomorrow|on|from|in)\b|\bfrom\s+(?:next|tomorrow)\b"
+    r"|\bnext\s+(?:week|month|year|\w+day)\b|\btomorrow\b|\btonight\b",
+    re.IGNORECASE,
+)
+
+
 def classify(text: str, *, reference: datetime, times: list[tuple[str, datetime]]) -> str:
     """ "fact", "episode" or "foresight" for one segment.
 
-    Order matters, and is why: an explicit task word ("remind me", "deadline", "due") or future grammar
-    ("will", "going to", "plan to", "want to") states intent whatever else the sentence says. A mentioned
+    Order matters, and is why: an explicit task word ("remind me", "deadline", "due") states intent
+    whatever else the sentence says. Recurrence or preference without a plan ("every Friday", "on
+    Mondays", "usually", "prefer") describes how things are: a fact, whatever weekday it names. Future
+    grammar ("will", "going to", "plan to", "want to") states intent. A mentioned
     date after the reference's day is next: "I booked flights for next month" is worth remembering for the
     trip, not the booking. Then past grammar or a date before the reference's day makes an episode
     ("went", "met", "yesterday"). What remains describes how things are: a fact ("I like", "I live in").
@@ -149,7 +197,15 @@ def classify(text: str, *, reference: datetime, times: list[tuple[str, datetime]
     _, body = split_speaker(text)
     statements = statement_sentences(body)
     stated = " ".join(statements).lower()
-    if any(EXPLICIT_FORESIGHT_RE.search(s) or FUTURE_GRAMMAR_RE.search(s) for s in statements):
+    if any(EXPLICIT_FORESIGHT_RE.search(s) for s in statements):
+        return FORESIGHT
+    recurring = _HABIT_RE.search(stated) and not _PLAN_RE.search(stated)
+    if recurring and not any(map(has_past_grammar, statements)):
+        # "I prefer morning meetings, every Friday", "We meet on Mondays", "I usually have to get up at
+        # 6": a weekday in a habit, a preference or a standing arrangement names when it recurs, not a
+        # day it is due.
+        return FACT
+    if any(FUTURE_GRAMMAR_RE.search(s) for s in statements):
         return FORESIGHT
     if _STANDING_DATE_RE.search(stated):
         return FACT
@@ -365,7 +421,7 @@ _BRITISH = {"colour": "color", "colours": "colors", "flavour": "flavor", "theatr
 _NOT_A_PLACE_OR_EMPLOYER = frozenset({"home", "night", "nights", "the moment", "weekends", "it", "myself"})
 
 
-def slot_of(text: str) -> tuple[str, str]:
+def slot_of(text: str, *, speakers: bool = True) -> tuple[str, str]:
     """(slot, value) for a single-valued fact about the speaker, so a newer value can supersede an older one.
 
     "I moved to Berlin" -> ("user:lives_in", "berlin"); "Caroline: I work at Acme Corp" ->
@@ -373,7 +429,7 @@ def slot_of(text: str) -> tuple[str, str]:
     Slots: lives_in, works_at, name, age, favorite:<thing>, relationship_status, diet. ("", "") otherwise.
     When a segment holds several, the first in the text wins.
     """
-    speaker, body = split_speaker(text.strip())
+    speaker, body = split_speaker(text.strip()) if speakers else ("", text.strip())
     subject = speaker_subject(speaker)
     best: tuple[int, str, str] | None = None
     for name, pattern in _SLOT_PATTERNS:

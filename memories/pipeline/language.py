@@ -12,11 +12,24 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+
+import snowballstemmer
 
 
 def word_set(words: str) -> frozenset[str]:
     """A set from a block of space-separated words: long word lists stay readable in the source."""
     return frozenset(words.split())
+
+
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=8192)
+def stem(word: str) -> str:
+    """The Snowball English stem of a lower-case word ("allergic", "allergy" -> "allerg"): how
+    statements and queries are compared by word family."""
+    return str(_STEMMER.stemWord(word))
 
 
 def fold(text: str) -> str:
@@ -246,7 +259,7 @@ def _add_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> 
 # Phrases that make a memory a task or reminder whatever its grammar.
 EXPLICIT_FORESIGHT_RE = re.compile(
     r"\bremind\s+me\b|\breminder\b|\bdeadline\b|\bdue\b(?!\s+to\b)|\bdon'?t\s+forget\b|\bdo\s+not\s+forget\b"
-    r"|\bto-?do\b",
+    r"|\bto-?do\b|\b(?:shopping|grocery|packing|to-?buy)\s+list\b",
     re.IGNORECASE,
 )
 

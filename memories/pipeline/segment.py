@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 from memories.pipeline.language import (
     sentence_spans,
     split_speaker,
+    word_set,
 )
 
 
@@ -31,10 +33,6 @@ def document_blocks(text: str) -> list[str]:
     return blocks
 
 
-# A note up to this long is one thought; splitting it would only scatter its context.
-SHORT_NOTE_CHARS = 400
-
-
 # Segment size bounds: big enough to carry context for retrieval, small enough to stay on one topic and
 # within what a small embedding model reads well (all-MiniLM-L6-v2 truncates at 256 word pieces).
 MAX_SEGMENT_CHARS = 800
@@ -43,101 +41,237 @@ MAX_SEGMENT_CHARS = 800
 MIN_SEGMENT_CHARS = 300
 
 
-_HEADING_RE = re.compile(r"^[ \t]*#{1,6}[ \t]+\S")
+_HEADING_RE = re.compile(r"^[ \t]*#{1,6}[ \t]+(?P<title>\S.*?)[ \t#]*$")
 
 
-_BLANK_RE = re.compile(r"^[ \t]*$")
+_ITEM_RE = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+(?P<body>\S.*)$")
 
 
 _CONTENT_RE = re.compile(r"\w")
 
 
+# A sentence that opens with one of these leans on the one before it ("It was hot.", "And long walks."):
+# alone it would not say what it is about, so it stays with its predecessor.
+_LEANING_WORDS = word_set(
+    """
+    he she they it its his her hers their theirs him them this that these those which who whom whose and
+    but or nor so then also plus too though although however still yet besides both neither either
+    """
+)
+
+
+# A sentence this short ("Nice!", "Thanks.", "Me too.") is a reaction to the one before it.
+_MIN_STATEMENT_WORDS = 3
+
+
+_WORD_RE = re.compile(r"[\w'\u2019]+")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One segment: its text and where it came from, text_in[start:end].
+
+    `text` is the span itself, except for a conversation turn ("Speaker: " is kept on every chunk of a
+    long turn) and a list item under an introducing line ("Shopping list: milk"), whose text carries
+    the context it needs to be read alone.
+    """
+
+    text: str
+    start: int
+    end: int
+
+
 def segment(text: str) -> list[str]:
-    """Split text into memory-sized segments.
+    """The texts of `segment_spans(text)`."""
+    return [piece.text for piece in segment_spans(text)]
+
+
+def segment_spans(text: str) -> list[Piece]:
+    """Split text into self-contained statements, with the span of `text` each one came from.
 
     A conversation ("Alice: ..." lines) gives one segment per turn, keeping the "Speaker: " prefix, with
-    lines without a speaker joined to the turn before. Otherwise a note of up to 400 characters stays
-    whole, and longer text splits at blank lines and Markdown headings, then at sentence ends into chunks
-    of roughly 300-800 characters. Segments are trimmed and never empty.
+    lines without a speaker joined to the turn before; a turn longer than 800 characters is chunked at
+    sentence ends. Any other text is a note: paragraphs (blank lines) split into statements, one per
+    sentence, except that a sentence leaning on the one before it (opening with a pronoun or a
+    conjunction, or a two-word reaction) stays with it. A list item is a statement of its own, prefixed
+    with the line that introduces it ("Shopping list:"); a heading is not a statement but the context of
+    the items under it, and so is a note's title (a first short line without punctuation, followed by
+    paragraphs). Spans never overlap and follow the text's order.
     """
-    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
-    if not text:
+    # Same-length replacements, so offsets still point into the caller's text.
+    text = text.replace("\r\n", " \n").replace("\r", "\n")
+    if not text.strip():
         return []
-    lines = text.split("\n")
-    speakers = [split_speaker(line)[0] for line in lines]
+    lines = _lines(text)
+    speakers = [split_speaker(line)[0] for line, _ in lines]
     turns = sum(1 for speaker in speakers if speaker)
     # One "Name:" line opening a document of paragraphs is more likely a title ("Chapter One: ...") than a
     # speaker; a real conversation has several turns, and a single turn rarely has blank lines.
-    if turns >= 2 or (speakers[0] and not re.search(r"\n[ \t]*\n", text)):
-        pieces = _segment_conversation(lines, speakers)
-    elif len(text) <= SHORT_NOTE_CHARS:
-        pieces = [text]
+    first = next((i for i, (line, _) in enumerate(lines) if line.strip()), 0)
+    if turns >= 2 or (speakers[first] and not re.search(r"\n[ \t]*\n", text)):
+        pieces = _segment_conversation(text, lines, speakers)
     else:
-        pieces = _segment_prose(text)
-    return [piece for piece in pieces if _CONTENT_RE.search(piece)]
+        pieces = _segment_note(text, 0, len(text))
+    return [piece for piece in pieces if _CONTENT_RE.search(piece.text)]
 
 
-def _segment_conversation(lines: list[str], speakers: list[str]) -> list[str]:
-    pieces: list[str] = []
-    preamble: list[str] = []
-    turn: list[str] = []
+def _lines(text: str) -> list[tuple[str, int]]:
+    """Each line with its start offset."""
+    out: list[tuple[str, int]] = []
+    offset = 0
+    for line in text.split("\n"):
+        out.append((line, offset))
+        offset += len(line) + 1
+    return out
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _segment_conversation(text: str, lines: list[tuple[str, int]], speakers: list[str]) -> list[Piece]:
+    pieces: list[Piece] = []
+    preamble_end = 0
+    turn_start = turn_end = -1
     speaker = ""
 
     def close_turn() -> None:
-        body = "\n".join(turn).strip()
-        if speaker and body:
-            pieces.extend(f"{speaker}: {chunk}" for chunk in _chunk(body))
+        if speaker and turn_start >= 0:
+            start, end = _trimmed(text, turn_start, turn_end)
+            for chunk_start, chunk_end in _chunk_spans(text, start, end):
+                pieces.append(Piece(f"{speaker}: {text[chunk_start:chunk_end]}", chunk_start, chunk_end))
 
-    for line, line_speaker in zip(lines, speakers, strict=True):
+    for (line, offset), line_speaker in zip(lines, speakers, strict=True):
         if line_speaker:
             close_turn()
             speaker = line_speaker
-            turn = [split_speaker(line)[1]]
+            body = split_speaker(line)[1]
+            turn_start = offset + line.index(body) if body else offset + len(line)
+            turn_end = offset + len(line)
         elif speaker:
-            turn.append(line)
+            turn_end = offset + len(line)
         else:
-            preamble.append(line)
+            preamble_end = offset + len(line)
     close_turn()
-    head = "\n".join(preamble).strip()
-    if not head:
+    start, end = _trimmed(text, 0, preamble_end)
+    if end <= start:
         return pieces
-    return ([head] if len(head) <= SHORT_NOTE_CHARS else _segment_prose(head)) + pieces
+    head = text[start:end]
+    preamble = [Piece(head, start, end)] if "\n" not in head.strip() else _segment_note(text, start, end)
+    return preamble + pieces
 
 
-def _segment_prose(text: str) -> list[str]:
-    blocks: list[list[str]] = []
-    current: list[str] = []
-    for line in text.split("\n"):
-        if _HEADING_RE.match(line):
-            if current:
-                blocks.append(current)
-            current = [line]
-        elif _BLANK_RE.match(line):
-            # A heading keeps the paragraph under it, even across the blank line that follows it.
-            if current and not (len(current) == 1 and _HEADING_RE.match(current[0])):
-                blocks.append(current)
-                current = []
-        else:
-            current.append(line)
-    if current:
-        blocks.append(current)
-    pieces: list[str] = []
-    for block in blocks:
-        pieces.extend(_chunk("\n".join(block).strip()))
+# A title: the first paragraph of a longer note, one short line with no final punctuation ("Trip ideas").
+_TITLE_MAX_WORDS = 8
+
+
+def _is_title(block: str) -> bool:
+    words = _WORD_RE.findall(block)
+    return "\n" not in block and 0 < len(words) <= _TITLE_MAX_WORDS and block[-1:] not in ".!?;,)\"'"
+
+
+def _segment_note(text: str, begin: int, finish: int) -> list[Piece]:
+    pieces: list[Piece] = []
+    context = ""
+    paragraphs = _paragraphs(text, begin, finish)
+    for index, (start, end) in enumerate(paragraphs):
+        block = text[start:end]
+        heading = _HEADING_RE.match(block)
+        if heading and "\n" not in block:
+            context = heading.group("title").strip()
+            continue
+        if index == 0 and len(paragraphs) > 1 and _is_title(block) and not _ITEM_RE.match(block):
+            # A note's title names what follows; it is the context of its items, not a statement.
+            context = block.strip()
+            continue
+        intro = context
+        offset = start
+        for line in block.split("\n"):
+            line_start, line_end = _trimmed(text, offset, offset + len(line))
+            offset += len(line) + 1
+            if line_end <= line_start:
+                continue
+            stripped = text[line_start:line_end]
+            if (match := _HEADING_RE.match(stripped)) is not None:
+                intro = context = match.group("title").strip()
+                continue
+            if (item := _ITEM_RE.match(stripped)) is not None:
+                body_start = line_start + item.start("body")
+                body = text[body_start:line_end]
+                label = intro.rstrip(":").strip()
+                pieces.append(Piece(f"{label}: {body}" if label else body, body_start, line_end))
+                continue
+            if stripped.endswith(":") and len(stripped) <= 80:
+                # "Shopping list:" introduces the items after it; said alone it states nothing.
+                intro = stripped
+                continue
+            pieces.extend(_statements(text, line_start, line_end))
+    return _join_leaning(text, pieces)
+
+
+def _paragraphs(text: str, begin: int, finish: int) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for match in re.finditer(r"(?:[^\n]|\n(?![ \t]*\n))+", text[begin:finish]):
+        start, end = _trimmed(text, begin + match.start(), begin + match.end())
+        if end > start:
+            spans.append((start, end))
+    return spans
+
+
+def _statements(text: str, start: int, end: int) -> list[Piece]:
+    """The sentences of one line, long ones cut into chunks."""
+    pieces: list[Piece] = []
+    for s_start, s_end in sentence_spans(text[start:end]):
+        for c_start, c_end in _chunk_spans(text, start + s_start, start + s_end):
+            pieces.append(Piece(text[c_start:c_end], c_start, c_end))
     return pieces
 
 
-def _chunk(text: str) -> list[str]:
-    """Split at sentence ends into chunks of at most 800 characters, sized evenly so that no chunk is tiny."""
-    if len(text) <= MAX_SEGMENT_CHARS:
-        return [text]
+def _leans(sentence: str) -> bool:
+    words = _WORD_RE.findall(sentence)
+    if len(words) < _MIN_STATEMENT_WORDS:
+        return True
+    return words[0].lower().replace("\u2019", "'").split("'")[0] in _LEANING_WORDS
+
+
+def _join_leaning(text: str, pieces: list[Piece]) -> list[Piece]:
+    """A statement that leans on its predecessor joins it, when both are plain spans of the text."""
+    joined: list[Piece] = []
+    for piece in pieces:
+        previous = joined[-1] if joined else None
+        plain = previous is not None and previous.text == text[previous.start : previous.end]
+        fits = previous is not None and piece.end - previous.start <= MAX_SEGMENT_CHARS
+        if (
+            previous is not None
+            and plain
+            and fits
+            and piece.text == text[piece.start : piece.end]
+            and (_leans(piece.text))
+        ):
+            joined[-1] = Piece(text[previous.start : piece.end], previous.start, piece.end)
+        else:
+            joined.append(piece)
+    return joined
+
+
+def _chunk_spans(text: str, begin: int, finish: int) -> list[tuple[int, int]]:
+    """text[begin:finish] split at sentence ends into chunks of at most 800 characters, sized evenly so
+    that no chunk is tiny; spans of `text`, trimmed."""
+    begin, finish = _trimmed(text, begin, finish)
+    if finish - begin <= MAX_SEGMENT_CHARS:
+        return [(begin, finish)] if finish > begin else []
+    piece = text[begin:finish]
     pieces: list[tuple[int, int]] = []
-    for start, end in sentence_spans(text):
+    for start, end in sentence_spans(piece):
         if end - start <= MAX_SEGMENT_CHARS:
             pieces.append((start, end))
         else:
-            pieces.extend(_word_windows(text, start, end))
-    target = len(text) / math.ceil(len(text) / MAX_SEGMENT_CHARS)
+            pieces.extend(_word_windows(piece, start, end))
+    target = len(piece) / math.ceil(len(piece) / MAX_SEGMENT_CHARS)
     spans: list[tuple[int, int]] = []
     for start, end in pieces:
         if spans and spans[-1][1] - spans[-1][0] < target and end - spans[-1][0] <= MAX_SEGMENT_CHARS:
@@ -148,7 +282,7 @@ def _chunk(text: str) -> list[str]:
     tail_is_short = len(spans) > 1 and spans[-1][1] - spans[-1][0] < MIN_SEGMENT_CHARS
     if tail_is_short and spans[-1][1] - spans[-2][0] <= MAX_SEGMENT_CHARS:
         spans[-2:] = [(spans[-2][0], spans[-1][1])]
-    return [text[start:end].strip() for start, end in spans]
+    return [_trimmed(text, begin + start, begin + end) for start, end in spans]
 
 
 def _word_windows(text: str, start: int, end: int) -> list[tuple[int, int]]:

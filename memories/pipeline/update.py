@@ -48,10 +48,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
-import snowballstemmer
-
 from memories.pipeline.entities import COMMON_WORDS, FIRST_NAMES, extract_entities
-from memories.pipeline.language import STOP_WORDS, speaker_subject, split_speaker, word_set
+from memories.pipeline.language import STOP_WORDS, speaker_subject, split_speaker, stem, word_set
 
 EPISODIC = "episode"
 
@@ -201,7 +199,6 @@ _ORDINAL_RE = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _SELF_NEXT_RE = re.compile(r",?\s+(?:i|i['\u2019]m|i['\u2019]ve|we|my|our)\b", re.IGNORECASE)
 # "also", "too", "as well", "another": the statement adds to what is known.
 _ADDITIVE_RE = re.compile(r"\b(?:also|too|as\s+well|another|again|both|in\s+addition)\b", re.IGNORECASE)
-_STEMMER = snowballstemmer.stemmer("english")
 # Words that carry no value of their own in a statement about oneself, and the thanks and greetings
 # of chat ("Thanks!" states no fact that "Thanks for having my back" could confirm or extend).
 _LIGHT = STOP_WORDS | word_set(
@@ -212,11 +209,6 @@ _LIGHT = STOP_WORDS | word_set(
     thanks thank thx ty bye goodbye hello cheers welcome congrats congratulations yay lol haha hahaha
     """
 )
-
-
-@lru_cache(maxsize=4096)
-def _stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
 
 
 def _subject(speaker: str, body: str) -> tuple[str, set[str]]:
@@ -258,7 +250,7 @@ def frame_of(text: str) -> Frame:
     speaker, body = split_speaker(text.strip())
     subject, subject_words = _subject(speaker, body)
     rejected = frozenset(
-        _stem(w.lower())
+        stem(w.lower())
         for m in _REJECTED_RE.finditer(body)
         for w in (m.group("a") or m.group("b") or m.group("c")).split()
     )
@@ -279,15 +271,15 @@ def frame_of(text: str) -> Frame:
         lowered = _KIN.get(lowered, lowered)
         if not lowered or lowered in _LIGHT or lowered in CUES or lowered in subject_words:
             continue
-        stem = _stem(lowered)
-        words.add(stem)
+        root = stem(lowered)
+        words.add(root)
         # Values: numbers, names, and people ("with my brother" / "with my sister" differ in who).
         if (
             any(ch.isdigit() for ch in lowered)
             or lowered in PEOPLE
             or (index > 0 and token[:1].isupper() and lowered not in COMMON_WORDS)
         ):
-            values.add(stem)
+            values.add(root)
     cue_words = {t.lower() for t in tokens} & CUES
     return Frame(
         subject=subject,
@@ -318,13 +310,13 @@ def _attribute(body: str, subject_words: set[str]) -> str:
         naming = "naming" in match.groupdict() and match.group("naming")
         if not (naming or value[:1].isupper()):
             return ""
-        return ":".join(_stem(w) for w in words) + ":who"
-    return ":".join(_stem(w) for w in words if w not in STOP_WORDS or w == "name")
+        return ":".join(stem(w) for w in words) + ":who"
+    return ":".join(stem(w) for w in words if w not in STOP_WORDS or w == "name")
 
 
 @lru_cache(maxsize=1)
 def _single_valued_stems() -> frozenset[str]:
-    return frozenset(_stem(word) for word in SINGLE_VALUED)
+    return frozenset(stem(word) for word in SINGLE_VALUED)
 
 
 def _same_word(a: str, b: str) -> bool:

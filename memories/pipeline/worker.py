@@ -228,6 +228,8 @@ def _store(
         due_at=candidate.due_at,
         stated_at=candidate.stated_at,
         starts_by=candidate.starts_by,
+        span_start=candidate.span_start,
+        span_end=candidate.span_end,
         # A hypothetical, a question or a quote fills no slot: "If I moved to Berlin" is not a move.
         slot="" if frame.tentative else candidate.slot[:200],
         slot_value="" if frame.tentative else candidate.slot_value[:200],

@@ -82,9 +82,15 @@ class Answer:
 class Support:
     overlap: float
     cosine: float
+    # Values the claim states (numbers, codes, years) that the evidence does not contain.
+    missing_values: int = 0
 
     @property
     def ok(self) -> bool:
+        # "Your passport number is X1234567", cited to "My passport is in the drawer": the words agree,
+        # the value is invented. A value must be in the evidence, whatever else matches.
+        if self.missing_values:
+            return False
         return (
             self.overlap >= OVERLAP_ALONE
             or self.cosine >= COSINE_ALONE
@@ -113,6 +119,26 @@ def overlap(claim: str, evidence: str) -> float:
     if not wanted:
         return 0.0
     return len(wanted & content_terms(evidence)) / len(wanted)
+
+
+_VALUE_RE = re.compile(r"[^\W_]*\d[^\W_]*(?:[.,:/-]\d+)*")
+
+
+def missing_values(claim: str, evidence: str) -> int:
+    """How many of the values the claim states (words with a digit: "4711", "X1234567", "2031",
+    "11:00") the evidence does not contain."""
+    found = _VALUE_RE.findall(evidence)
+    have = {v.casefold() for v in found} | {_digits(v) for v in found}
+    # "3pm" is the "3 pm" of the evidence; "X1234567" is not a "1234" it does not contain.
+    return sum(
+        1
+        for v in dict.fromkeys(_VALUE_RE.findall(claim))
+        if v.casefold() not in have and _digits(v) not in have
+    )
+
+
+def _digits(value: str) -> str:
+    return "".join(ch for ch in value if ch.isdigit())
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -144,7 +170,7 @@ def supports(claims: Sequence[str], memories: Sequence[Memory]) -> list[Support]
     vectors = embeddings.embed([*claims, *texts])
     claim_vectors, memory_vectors = vectors[: len(claims)], vectors[len(claims) :]
     return [
-        Support(overlap(claim, text), _cosine(cv, mv))
+        Support(overlap(claim, text), _cosine(cv, mv), missing_values(claim, text))
         for claim, text, cv, mv in zip(claims, texts, claim_vectors, memory_vectors, strict=True)
     ]
 

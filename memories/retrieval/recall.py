@@ -36,9 +36,9 @@ from django.utils import timezone
 from accounts.models import User
 from memories import embeddings
 from memories.models import FTS_CONFIG, Memory, Space
-from memories.pipeline.language import REQUEST_WORDS, fold
+from memories.pipeline.language import REQUEST_WORDS, STOP_WORDS, fold, stem
 from memories.pipeline.timeparse import resolve_times
-from memories.selectors.as_of import View, held_sql, held_sql_params
+from memories.selectors.as_of import View, held_sql, held_sql_params, started_sql
 from memories.selectors.memories import STATUS_ALL, memory_search_list
 
 
@@ -82,6 +82,16 @@ class Knobs:
     entity_share: float = 0.8
     expansion_from_top: int = 5
     expansion_pool: int = 50
+    # The relevance floor: a memory is a hit of its own only if it shares a word with the query or its
+    # cosine similarity reaches this. With the shipped model, nonsense and off-topic queries score
+    # 0.05-0.17 against ordinary statements and top out near 0.31 over 2,000 chat turns, while an answer
+    # that shares no word with its question ("Where do I live?" / "I moved to Berlin.") scores 0.33-0.6;
+    # docs/retrieval.md says how it was chosen. Context and entity neighbours of a hit that clears the
+    # floor still come with it.
+    semantic_floor: float = 0.3
+    # With include_history, a row that no longer holds ranks at this share of its score, so what holds
+    # now comes first.
+    history_share: float = 0.5
 
 
 DEFAULT_KNOBS = Knobs()
@@ -118,6 +128,8 @@ class RecallRequest:
     at: datetime | None = None
     known_at: datetime | None = None
     session_id: uuid.UUID | str | None = None
+    # Also rows that no longer hold (superseded, ended), ranked below what holds.
+    include_history: bool = False
 
     @property
     def view(self) -> View:
@@ -130,6 +142,25 @@ class Hit:
     # The ranking score (only comparable within one recall) and the cosine similarity to the query.
     score: float
     similarity: float = 0.0
+    # The query's words this memory contains (as written in the memory), for highlighting.
+    matched_words: list[str] = field(default_factory=list)
+    # Whether it holds in the recall's view (False only for history asked for with include_history).
+    held: bool = True
+
+
+# How well the best hits match: "strong" (a close meaning, or most of the query's words), "weak"
+# (only loosely related), "none" (nothing cleared the relevance floor).
+STRONG = "strong"
+
+
+WEAK = "weak"
+
+
+NONE = "none"
+
+
+# A hit this similar to the query matches it strongly whatever its words.
+STRONG_SIMILARITY = 0.5
 
 
 @dataclass
@@ -137,12 +168,35 @@ class RecallResult:
     at: datetime
     hits: list[Hit] = field(default_factory=list)
 
+    @property
+    def match(self) -> str:
+        """ "strong", "weak" or "none": what a person or an agent should make of the hits."""
+        if not self.hits:
+            return NONE
+        return STRONG if any(_strong(hit) for hit in self.hits[:5]) else WEAK
+
+
+def _strong(hit: Hit) -> bool:
+    return hit.similarity >= STRONG_SIMILARITY or len(hit.matched_words) >= 2
+
 
 def query_words(query: str) -> list[str]:
     """The distinct words of the query for the text side, request words removed, in order."""
     # Case-folded but not accent-folded: the 'english' configuration keeps accents ("café").
     words = [w for w in _WORD_RE.findall(query.casefold()) if w not in REQUEST_WORDS]
     return list(dict.fromkeys(words))[:MAX_QUERY_WORDS]
+
+
+def matched_words(content: str, words: Sequence[str]) -> list[str]:
+    """The words of `content` (as written) that share a stem with one of the query's `words`, stop
+    words left out: why a hit matched, for highlighting."""
+    wanted = {stem(w) for w in words if w not in STOP_WORDS}
+    found = [
+        word
+        for word in _WORD_RE.findall(content)
+        if word.casefold() not in STOP_WORDS and stem(word.casefold()) in wanted
+    ]
+    return list(dict.fromkeys(found))
 
 
 def query_names(query: str, *, fold_accents: bool = False) -> list[str]:
@@ -194,8 +248,8 @@ def _filters(request: RecallRequest, alias: str = "m") -> str:
         f"{alias}.space_id = %(space)s",
         f"{alias}.status = 'active'",
         # The clocks: current, or what held at `at` (memories.selectors.as_of, the rule every
-        # reader shares).
-        held_sql(request.view, alias=alias),
+        # reader shares); with include_history, everything that had started by then.
+        (started_sql if request.include_history else held_sql)(request.view, alias=alias),
     ]
     if request.kinds:
         clauses.append(f"{alias}.kind = ANY(%(kinds)s::varchar[])")
@@ -214,6 +268,7 @@ def _bm25_norm(length: str) -> str:
 def _statement(request: RecallRequest, *, has_periods: bool) -> str:
     where = _filters(request)
     where_c = _filters(request, alias="c")
+    held_now = held_sql(request.view, alias="c") if request.include_history else "true"
     period_match = (
         """EXISTS (SELECT 1 FROM unnest(%(period_starts)s::timestamptz[], %(period_ends)s::timestamptz[])
                    AS p(s, e)
@@ -285,7 +340,8 @@ candidate_rows AS MATERIALIZED (
            coalesce((SELECT sum(w.idf) FROM weighted w WHERE c.search_vector @@ w.q), 0) AS idf_sum,
            coalesce(1.0 / (%(rrf_k)s + v.rank), 0) + coalesce(1.0 / (%(rrf_k)s + t.rank), 0) AS rrf,
            lower(substring(c.content from '^([^:\\n]{{1,60}}):')) = ANY(%(names)s::text[]) AS spoken,
-           {period_match} AS in_period
+           {period_match} AS in_period,
+           {held_now} AS held
     FROM memories_memory c
     JOIN candidates USING (id)
     LEFT JOIN vector_ranked v USING (id)
@@ -302,8 +358,11 @@ scored AS MATERIALIZED (
            (%(rrf_share)s * s.rrf * (%(rrf_k)s + 1) / 2
             + (1 - %(rrf_share)s) * (s.cosine + %(text_weight)s * s.bm25 / best.bm25))
            * (CASE WHEN s.spoken THEN 1 + %(speaker_boost)s ELSE 1 END)
-           * (CASE WHEN s.in_period THEN 1 + %(time_boost)s ELSE 1 END) AS base
+           * (CASE WHEN s.in_period THEN 1 + %(time_boost)s ELSE 1 END)
+           * (CASE WHEN s.held THEN 1 ELSE %(history_share)s END) AS base
     FROM text_scores s, best
+    -- The relevance floor: a word in common, or a close enough meaning.
+    WHERE s.idf_sum > 0 OR s.cosine >= %(semantic_floor)s
 ),"""  # noqa: S608
     sql += """
 context_sources AS (
@@ -371,6 +430,7 @@ expansion_entities AS (
     FROM memories_entity e
     WHERE e.owner_id = %(owner)s AND e.space_id = %(space)s
       AND e.normalized_name = ANY(%(entity_names)s::text[])
+      AND EXISTS (SELECT 1 FROM combined)
 ),
 expansion AS (
     SELECT c.id, %(entity_share)s * max(x.parent) AS inherited
@@ -392,7 +452,8 @@ final AS (
 final AS (SELECT id, score FROM combined)"""
     sql += f"""
 SELECT c.id, final.score * (CASE WHEN c.pinned THEN 1 + %(pinned_boost)s ELSE 1 END) AS score,
-       coalesce(1 - (c.embedding <=> %(qvec)s::vector), 0) AS similarity
+       coalesce(1 - (c.embedding <=> %(qvec)s::vector), 0) AS similarity,
+       {held_now} AS held
 FROM final JOIN memories_memory c ON c.id = final.id
 WHERE {where_c}
 ORDER BY score DESC, c.recorded_at DESC, c.id
@@ -455,6 +516,8 @@ def memory_recall(
         "context_from_top": knobs.context_from_top,
         "context_gap": knobs.context_gap,
         "context_scan": CONTEXT_SCAN,
+        "semantic_floor": knobs.semantic_floor,
+        "history_share": knobs.history_share,
     }
     sql = _statement(request, has_periods=bool(periods))
     ef_search = max(knobs.ef_search, params["vector_pool"], knobs.expansion_pool)
@@ -468,18 +531,25 @@ def memory_recall(
             [str(ef_search)],
         )
         cursor.execute(sql, params)
-        ranked = [(row[0], float(row[1]), float(row[2])) for row in cursor.fetchall()]
+        ranked = [(row[0], float(row[1]), float(row[2]), bool(row[3])) for row in cursor.fetchall()]
     if not ranked:
         return RecallResult(at=at)
     rows = {
         memory.id: memory
         for memory in memory_search_list(owner=owner, status=STATUS_ALL, include_superseded=True).filter(
-            id__in=[memory_id for memory_id, _, _ in ranked]
+            id__in=[memory_id for memory_id, *_ in ranked]
         )
     }
+    wanted = query_words(request.query)
     hits = [
-        Hit(memory=rows[memory_id], score=score, similarity=similarity)
-        for memory_id, score, similarity in ranked
+        Hit(
+            memory=rows[memory_id],
+            score=score,
+            similarity=similarity,
+            matched_words=matched_words(rows[memory_id].content, wanted),
+            held=held,
+        )
+        for memory_id, score, similarity, held in ranked
         if memory_id in rows
     ]
     return RecallResult(at=at, hits=hits)

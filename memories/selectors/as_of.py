@@ -177,6 +177,18 @@ def held_sql(view: View, *, alias: str, with_occurred: bool = True) -> str:
     return f"({condition})"
 
 
+def started_sql(view: View, *, alias: str, with_occurred: bool = True) -> str:
+    """Rows whose world time had started by `view.at` (or now), held or not: a view with its history.
+
+    Parameters as `held_sql`; `known_at` still limits it to what had been recorded by then."""
+    a = alias
+    start = f"coalesce({', '.join(f'{a}.{name}' for name in _start_fields(with_occurred))})"
+    condition = f"{start} <= coalesce(%(as_of_at)s, %(as_of_now)s)"
+    if view.known_at is not None:
+        condition += f" AND {a}.recorded_at <= %(as_of_known_at)s"
+    return f"({condition})"
+
+
 def held_sql_params(view: View, *, now: datetime) -> dict[str, Any]:
     """The parameters `held_sql` refers to."""
     return {"as_of_now": now, "as_of_at": view.at, "as_of_known_at": view.known_at}

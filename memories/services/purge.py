@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 
 from accounts.caller import Actor
 from accounts.models import User
@@ -56,6 +57,39 @@ def entities_delete_orphaned(*, owner: User, entity_ids: Iterable[Any]) -> int:
     return len(orphaned)
 
 
+def _redact(source: Source, *, spans: list[tuple[int, int]], texts: list[str]) -> str:
+    """`source.content` with each span, and every other occurrence of each text, cut out.
+
+    A memory's span says exactly where it came from, even when its content is a rendering of it (a
+    document's table row); a content that occurs elsewhere in the text is cut there too. The spans of
+    the memories the source still supports move with the text, so they keep pointing at their words.
+    """
+    content = source.content
+    cuts = [(a, b) for a, b in spans if 0 <= a < b <= len(content)]
+    for text in texts:
+        start = content.find(text) if text else -1
+        while start >= 0:
+            cuts.append((start, start + len(text)))
+            start = content.find(text, start + len(text))
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(cuts):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    for a, b in reversed(merged):
+        content = content[:a] + REDACTED + content[b:]
+        # A span that held the cut (a turn quoting the purged words) loses its place rather than lie;
+        # the spans after the cut move with the text.
+        rows = Memory.objects.filter(source_id=source.id)
+        rows.filter(span_start__lt=b, span_end__gt=a).update(span_start=None, span_end=None)
+        delta = len(REDACTED) - (b - a)
+        rows.filter(span_start__gte=b).update(
+            span_start=F("span_start") + delta, span_end=F("span_end") + delta
+        )
+    return content
+
+
 def memories_purge(*, owner: User, memories: list[Memory]) -> dict[str, int]:
     """Delete `memories` and everything derived from them; redact their text from sources.
 
@@ -84,9 +118,10 @@ def memories_purge(*, owner: User, memories: list[Memory]) -> dict[str, int]:
             source.delete()
             sources_deleted += 1
             continue
-        redacted = source.content
-        for text in contents:
-            redacted = redacted.replace(text, REDACTED)
+        own = [(m.span_start, m.span_end) for m in memories if m.source_id == source.id]
+        redacted = _redact(
+            source, spans=[(a, b) for a, b in own if a is not None and b is not None], texts=contents
+        )
         # The raw text a save was distilled from may say the purged fact in other
         # words, so it cannot be redacted by matching: it goes entirely.
         if redacted != source.content or source.source_text:

@@ -34,6 +34,11 @@ pytestmark = pytest.mark.django_db
 CSP = "memories.dashboard.csp.ContentSecurityPolicyMiddleware"
 
 
+def _unmarked(html: str) -> str:
+    """The page without the search highlights, so a memory's text reads as one string."""
+    return html.replace("<mark>", "").replace("</mark>", "")
+
+
 def _html(response) -> str:
     return response.content.decode()
 
@@ -313,7 +318,9 @@ class TestMemoryList:
         html = _html(
             alice_client.get(reverse("dashboard:memories"), {"q": "where does Ana live", "kind": "fact"})
         )
-        results = html.split("result", 1)[1]
+        # The query's words are highlighted: why each one is listed.
+        assert "<mark>Ana</mark> <mark>lives</mark> in Lisbon" in html
+        results = _unmarked(html.split("result", 1)[1])
         assert wanted.content in results and in_work.content in results
         assert "Unrelated" not in results and "says Bob" not in results
         assert "Ranked by recall" in html
@@ -323,7 +330,16 @@ class TestMemoryList:
                 {"q": "where does Ana live", "space": str(work.id), "kind": "fact"},
             )
         ).split("result", 1)[1]
+        only_work = _unmarked(only_work)
         assert in_work.content in only_work and wanted.content not in only_work
+
+    def test_a_nonsense_search_says_nothing_matches(self, alice_client, alice, make_memory):
+        texts = ["Ana lives in Lisbon", "I keep bees in my garden"]
+        for text, vector in zip(texts, embed(texts), strict=True):
+            make_memory(alice, text, embedding=vector)
+        html = _html(alice_client.get(reverse("dashboard:memories"), {"q": "zzqx flibbertigibbet"}))
+        assert "Nothing matches “zzqx flibbertigibbet”" in html
+        assert "Ana lives in Lisbon" not in html and "bees" not in html
 
     def test_suppressed_memories_are_found_by_their_words_only_when_asked_for(
         self, alice_client, alice, bob, make_memory
@@ -332,11 +348,13 @@ class TestMemoryList:
         make_memory(alice, "Ana moved to Lisbon in May", embedding=vector)
         make_memory(alice, "Ana suppressed note about Lisbon", status="suppressed", embedding=vector)
         make_memory(bob, "Bob also knows Lisbon", status="suppressed")
-        results = _html(alice_client.get(reverse("dashboard:memories"), {"q": "ana lisbon"})).split(
-            "result", 1
-        )[1]
+        results = _unmarked(
+            _html(alice_client.get(reverse("dashboard:memories"), {"q": "ana lisbon"})).split("result", 1)[1]
+        )
         assert "Ana moved to Lisbon in May" in results and "suppressed note" not in results
-        everything = _html(alice_client.get(reverse("dashboard:memories"), {"q": "lisbon", "status": "all"}))
+        everything = _unmarked(
+            _html(alice_client.get(reverse("dashboard:memories"), {"q": "lisbon", "status": "all"}))
+        )
         assert "Ana suppressed note about Lisbon" in everything and "Bob also" not in everything
         suppressed = _html(
             alice_client.get(reverse("dashboard:memories"), {"q": "lisbon", "status": "suppressed"})

@@ -92,6 +92,18 @@ class TestHardDelete:
         survivor = Memory.objects.get(job=job)
         assert "lunch" in survivor.content and "lunch" in survivor.source.content
 
+    def test_a_deleted_statement_is_cut_by_its_span_and_the_others_keep_theirs(self, alice):
+        client = pat_client(alice)
+        job = _remember(client, f"I like green tea.\nMy PIN is {SECRET}.\nI live in Porto.\nI keep bees.")
+        rows = {m.content: m for m in Memory.objects.filter(job=job)}
+        client.delete(f"/api/v1/memories/{rows[f'My PIN is {SECRET}.'].id}")
+        assert _tables_containing(SECRET) == []
+        source = Source.objects.get(id=job.source_id)
+        assert source.content == "I like green tea.\n[deleted]\nI live in Porto.\nI keep bees."
+        for memory in Memory.objects.filter(job=job):
+            # Every survivor's span still points at its own words after the cut moved them.
+            assert source.content[memory.span_start : memory.span_end] == memory.content
+
     def test_forget_hard_through_the_operation(self, alice):
         client = pat_client(alice)
         memory = Memory.objects.get(job=_remember(client, f"Temporary note {SECRET}"))

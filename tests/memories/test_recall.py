@@ -117,7 +117,11 @@ class TestRecall:
         _save(client, "I prefer tea over coffee in the morning.")
         body = _recall(client, query="What do I do with bees?")
         assert _ids(body)[0] == bees
-        assert body["total"] == len(body["memories"]) == 3
+        # The tea preference shares nothing with bees: below the relevance floor.
+        assert body["total"] == len(body["memories"]) and "I prefer tea over coffee in the morning." not in [
+            hit["content"] for hit in body["memories"]
+        ]
+        assert body["match"] == "strong" and body["memories"][0]["matched_words"] == []
         datetime.fromisoformat(body["at"])
         hit = body["memories"][0]
         assert hit["content"] == "I keep two beehives in my garden in Lisbon."
@@ -129,7 +133,7 @@ class TestRecall:
         assert hit["provenance"]["source_id"] == str(memory.source_id)
         assert hit["provenance"]["job_id"] == str(memory.job_id)
         assert hit["provenance"]["agent"] is None  # a personal access token acts as no agent
-        assert hit["score"] > body["memories"][1]["score"]
+        assert all(hit["score"] > other["score"] for other in body["memories"][1:])
         assert body["freshness"] == {"pending_jobs": 0, "note": body["freshness"]["note"]}
         assert "embedding" not in hit
         jsonschema.validate(body, registry.get_operation("recall").output_schema)
@@ -250,3 +254,126 @@ class TestRecall:
         ):
             _save(client, noise, session_id=session)
         assert reply in _ids(_recall(client, query="How often does John work out with his family?", top_k=3))
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("celery_worker")
+class TestRelevanceFloor:
+    """Recall can say "nothing": a hit must share a word with the query or come close in meaning."""
+
+    NOTES = (
+        "I'm allergic to peanuts.",
+        "My sister Ana lives in Lisbon.",
+        "I play the cello in a community orchestra.",
+        "Our team ships the mobile app every second Thursday.",
+    )
+
+    def _space(self, client) -> None:
+        for note in self.NOTES:
+            _save(client, note)
+
+    @pytest.mark.parametrize(
+        "query", ["zzqx flibbertigibbet", "blorf snizzle wumpus", "quarterly kubernetes eviction policy"]
+    )
+    def test_nonsense_or_unrelated_finds_nothing_and_says_so(self, alice, query):
+        client = pat_client(alice)
+        self._space(client)
+        body = _recall(client, query=query)
+        assert body["memories"] == [] and body["total"] == 0
+        assert body["match"] == "none"
+        assert "Nothing in memory matches" in body["match_note"]
+
+    def test_a_related_query_still_finds_its_memory_and_says_why(self, alice):
+        client = pat_client(alice)
+        self._space(client)
+        body = _recall(client, query="Which foods am I allergic to?")
+        assert body["memories"][0]["content"] == "I'm allergic to peanuts."
+        assert body["memories"][0]["matched_words"] == ["allergic"]
+        assert body["match"] == "strong"
+        # Meaning without shared words clears the floor too.
+        body = _recall(client, query="musical instrument I practise")
+        assert body["memories"][0]["content"] == "I play the cello in a community orchestra."
+
+    def test_answer_says_nothing_supports_an_unrelated_question(self, alice):
+        client = pat_client(alice)
+        self._space(client)
+        response = client.post(
+            "/api/v1/operations/answer", {"question": "zzqx flibbertigibbet?"}, format="json"
+        )
+        assert response.status_code == 200
+        assert response.json()["based_on"] == [] and response.json()["retrieved"] == 0
+
+
+SEARCH = "/api/v1/memories/search"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("celery_worker")
+class TestSearchWithHistory:
+    """REST search: current facts only, unless include_history asks for what they replaced."""
+
+    def _moved(self, client) -> None:
+        _save(client, "I live in Paris.", occurred_at="2025-01-10T12:00:00+00:00")
+        _save(client, "I moved to Berlin.", occurred_at="2025-06-10T12:00:00+00:00")
+
+    def test_history_only_when_asked_and_ranked_below_what_holds(self, alice):
+        client = pat_client(alice)
+        self._moved(client)
+        response = client.get(SEARCH, {"q": "Where do I live? Paris or Berlin?"})
+        assert response.status_code == 200, response.json()
+        assert [hit["content"] for hit in response.json()["results"]] == ["I moved to Berlin."]
+        response = client.get(SEARCH, {"q": "Where do I live? Paris or Berlin?", "include_history": "true"})
+        results = response.json()["results"]
+        assert [(hit["content"], hit["holds"]) for hit in results] == [
+            ("I moved to Berlin.", True),
+            ("I live in Paris.", False),
+        ]
+        # `at` still asks what held then, without the flag.
+        response = client.get(SEARCH, {"q": "Where do I live?", "at": "2025-03-01T00:00:00Z"})
+        assert [hit["content"] for hit in response.json()["results"]] == ["I live in Paris."]
+
+    def test_nonsense_is_none(self, alice):
+        client = pat_client(alice)
+        self._moved(client)
+        body = client.get(SEARCH, {"q": "zzqx flibbertigibbet", "include_history": "true"}).json()
+        assert (body["results"], body["match"]) == ([], "none")
+
+    @pytest.mark.parametrize(
+        "params,code,field",
+        [
+            ({}, "invalid_parameter", "q"),
+            ({"q": " "}, "invalid_parameter", "q"),
+            ({"q": "x" * 2001}, "invalid_parameter", "q"),
+            ({"q": "x", "kind": "note"}, "invalid_parameter", "kind"),
+            ({"q": "x", "top_k": "0"}, None, "top_k"),
+            ({"q": "x", "include_history": "maybe"}, None, "include_history"),
+            ({"q": "x", "at": "yesterday"}, None, "at"),
+            ({"q": "x", "space": "not-a-uuid"}, None, "space"),
+            ({"q": "x", "limit": "5"}, None, None),
+        ],
+    )
+    def test_bad_parameters_are_400_with_the_error_shape(self, alice, params, code, field):
+        response = pat_client(alice).get(SEARCH, params)
+        assert response.status_code == 400
+        error = error_of(response)
+        assert error["retryable"] is False and error["message"]
+        if code:
+            assert error["code"] == code
+        if field:
+            assert field in str(error.get("details", {})) or field in error["message"]
+
+    def test_an_outsider_finds_nothing_and_cannot_name_the_space(self, alice, bob):
+        client = pat_client(alice)
+        self._moved(client)
+        space = Memory.objects.filter(owner=alice).first().space_id
+        outsider = pat_client(bob)
+        body = outsider.get(SEARCH, {"q": "Where do I live?", "include_history": "true"}).json()
+        assert body["results"] == []
+        response = outsider.get(SEARCH, {"q": "Where do I live?", "space": str(space)})
+        assert response.status_code == 404 and error_of(response)["code"] == "space_not_found"
+
+    def test_it_needs_a_token_with_read_scope(self, alice):
+        assert pat_client(alice, scopes=(WRITE,)).get(SEARCH, {"q": "x"}).status_code == 403
+        from rest_framework.test import APIClient
+
+        assert APIClient().get(SEARCH, {"q": "x"}).status_code == 401

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -17,7 +18,15 @@ from django.test.utils import CaptureQueriesContext
 
 from memories import embeddings
 from memories.models import Entity, Memory, Source
-from memories.retrieval.recall import RecallRequest, memory_recall, query_names, query_periods, query_words
+from memories.retrieval.recall import (
+    DEFAULT_KNOBS,
+    Knobs,
+    RecallRequest,
+    memory_recall,
+    query_names,
+    query_periods,
+    query_words,
+)
 from memories.services.spaces import space_create_default
 
 pytestmark = pytest.mark.django_db
@@ -35,9 +44,15 @@ def _memories(owner, texts: list[str], **fields) -> list[Memory]:
     return rows
 
 
-def _recall(owner, query: str, **options) -> list[str]:
+# The filter tests ask whether a filtered recall comes back short, not whether its hits are
+# relevant: the relevance floor is off there, so every memory that passes the filter is a candidate.
+NO_FLOOR = replace(DEFAULT_KNOBS, semantic_floor=-1.0)
+
+
+def _recall(owner, query: str, knobs: Knobs = DEFAULT_KNOBS, **options) -> list[str]:
     space = space_create_default(owner=owner)
-    result = memory_recall(owner=owner, space=space, request=RecallRequest(query=query, **options))
+    request = RecallRequest(query=query, **options)
+    result = memory_recall(owner=owner, space=space, request=request, knobs=knobs)
     return [hit.memory.content for hit in result.hits]
 
 
@@ -75,14 +90,14 @@ class TestFilteredVectorSearch:
                 cursor.execute(f'DROP INDEX "{name}"')
             cursor.execute("ANALYZE memories_memory")
             cursor.execute("SET LOCAL enable_seqscan = off")
-        found = _recall(alice, "weekend plans for the garden", top_k=10)
+        found = _recall(alice, "weekend plans for the garden", NO_FLOOR, top_k=10)
         assert sorted(found) == sorted(m.content for m in mine)
 
     def test_filters_apply_inside_the_query_not_after_it(self, alice):
         _memories(alice, [f"A note about topic {i}" for i in range(40)])
         (tagged,) = _memories(alice, ["The boiler service is due in October."], tags=["house"])
-        assert _recall(alice, "note about topic", tags=["house"], top_k=50) == [tagged.content]
-        assert _recall(alice, "note about topic", kinds=["episode"], top_k=50) == []
+        assert _recall(alice, "note about topic", NO_FLOOR, tags=["house"], top_k=50) == [tagged.content]
+        assert _recall(alice, "note about topic", NO_FLOOR, kinds=["episode"], top_k=50) == []
 
 
 class TestTextSide:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -9,7 +10,7 @@ import pytest
 
 from memories.pipeline.dedupe import normalize_for_fingerprint
 from memories.pipeline.extract import Candidate, classify, extract, extract_tags, slot_of
-from memories.pipeline.segment import segment
+from memories.pipeline.segment import segment, segment_spans
 from memories.pipeline.timeparse import resolve_times
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -63,8 +64,10 @@ class TestSegment:
         ]
 
     def test_labels_are_not_speakers(self):
+        # Two lines, two statements; neither label is a speaker.
         assert segment("Note: buy milk\nReminder: call the bank") == [
-            "Note: buy milk\nReminder: call the bank"
+            "Note: buy milk",
+            "Reminder: call the bank",
         ]
 
     def test_a_long_turn_is_chunked_and_every_chunk_keeps_the_speaker(self):
@@ -75,18 +78,55 @@ class TestSegment:
         assert pieces[-1] == "Bob: ok"
         assert all(len(piece) <= 800 + len("Alice: ") for piece in pieces)
 
-    def test_a_long_text_splits_at_blank_lines(self):
+    def test_a_note_splits_into_one_statement_per_sentence_never_across_paragraphs(self):
         paragraphs = [sentences(3, i * 3) for i in range(4)]
         text = "\n\n".join(paragraphs)
-        assert len(text) > 400
-        assert segment(text) == paragraphs
+        assert segment(text) == [f"Sentence {i} says something modest about the day." for i in range(12)]
 
-    def test_a_long_paragraph_splits_at_sentence_ends_into_even_chunks(self):
-        paragraph = sentences(60)
+    def test_a_four_paragraph_note_gives_self_contained_statements_without_overlap(self):
+        text = (
+            "I prefer morning meetings before 11:00.\n\n"
+            "Yesterday I had dinner with Marco. He told me he is moving to Porto.\n\n"
+            "My sister Ana lives in Lisbon. She is a nurse.\n\n"
+            "Bob works at Acme. My employer Acme is based in Lyon."
+        )
+        pieces = segment_spans(text)
+        assert [p.text for p in pieces] == [
+            "I prefer morning meetings before 11:00.",
+            # A sentence opening with a pronoun keeps the sentence it leans on.
+            "Yesterday I had dinner with Marco. He told me he is moving to Porto.",
+            "My sister Ana lives in Lisbon. She is a nurse.",
+            "Bob works at Acme.",
+            "My employer Acme is based in Lyon.",
+        ]
+        assert all(text[p.start : p.end] == p.text for p in pieces)
+        assert all(a.end <= b.start for a, b in itertools.pairwise(pieces))
+
+    def test_a_list_item_is_a_statement_with_the_line_that_introduces_it(self):
+        text = "Shopping list:\n- milk\n- eggs\n\n# Trip\n\n* passport"
+        pieces = segment_spans(text)
+        assert [p.text for p in pieces] == ["Shopping list: milk", "Shopping list: eggs", "Trip: passport"]
+        assert [text[p.start : p.end] for p in pieces] == ["milk", "eggs", "passport"]
+
+    def test_spans_point_into_text_with_windows_line_ends(self):
+        text = "I live in Paris.\r\nI work at Acme."
+        assert [(p.text, text[p.start : p.end]) for p in segment_spans(text)] == [
+            ("I live in Paris.", "I live in Paris."),
+            ("I work at Acme.", "I work at Acme."),
+        ]
+
+    def test_a_conversation_turn_span_is_what_the_speaker_said(self):
+        text = "Alice: I went to Rome.\nBob: Nice!"
+        assert [(p.text, text[p.start : p.end]) for p in segment_spans(text)] == [
+            ("Alice: I went to Rome.", "I went to Rome."),
+            ("Bob: Nice!", "Nice!"),
+        ]
+
+    def test_a_long_sentence_splits_into_even_chunks_between_words(self):
+        paragraph = ", ".join(f"clause {i} says something modest about the day" for i in range(60)) + "."
         pieces = segment(paragraph)
         assert len(pieces) >= 4
-        assert all(300 <= len(piece) <= 800 for piece in pieces)
-        assert all(piece.endswith(".") and piece.startswith("Sentence") for piece in pieces)
+        assert all(0 < len(piece) <= 800 for piece in pieces)
         assert " ".join(pieces) == paragraph
 
     def test_it_does_not_split_after_abbreviations_or_initials(self):
@@ -100,17 +140,18 @@ class TestSegment:
         assert all(0 < len(piece) <= 800 for piece in pieces)
         assert all(set(piece.split()) == {"word"} for piece in pieces)
 
-    def test_markdown_headings_start_a_segment_and_keep_their_paragraph(self):
-        text = "# Travel\n\n" + sentences(5) + "\n## Food\nWe ate pastel de nata.\n\n" + sentences(5, 5)
-        pieces = segment(text)
-        assert pieces[0].startswith("# Travel\n") and "Sentence 4" in pieces[0]
-        assert pieces[1] == "## Food\nWe ate pastel de nata."
-        assert pieces[2].startswith("Sentence 5")
+    def test_a_heading_is_no_statement_of_its_own(self):
+        text = "# Travel\n\n" + sentences(2) + "\n## Food\nWe ate pastel de nata."
+        assert segment(text) == [
+            "Sentence 0 says something modest about the day.",
+            "Sentence 1 says something modest about the day.",
+            "We ate pastel de nata.",
+        ]
 
     def test_it_drops_segments_without_words(self):
         text = sentences(5) + "\n\n---\n\n***\n\n" + sentences(5, 5)
         assert all(piece not in ("---", "***") for piece in segment(text))
-        assert len(segment(text)) == 2
+        assert len(segment(text)) == 10
 
 
 CLASSIFY_TABLE = [
@@ -300,8 +341,15 @@ class TestExtract:
     def test_it_extracts_a_fact_valid_from_the_reference(self):
         effective, [candidate] = extract("I like green tea. #drinks", reference=REF)
         assert effective == REF
+        # "#drinks" is too short to stand alone: it stays with the sentence it tags.
         assert candidate == Candidate(
-            content="I like green tea. #drinks", kind="fact", valid_from=REF, stated_at=REF, tags=["drinks"]
+            content="I like green tea. #drinks",
+            kind="fact",
+            valid_from=REF,
+            stated_at=REF,
+            tags=["drinks"],
+            span_start=0,
+            span_end=25,
         )
 
     def test_a_fact_with_since_is_valid_from_then(self):
@@ -329,11 +377,19 @@ class TestExtract:
 
     def test_a_stated_date_replaces_the_reference(self):
         text = "On 8 May 2023: I visited the museum yesterday. I'll go back next week."
-        effective, [candidate] = extract(text, reference=REF)
+        effective, [visit, plan] = extract(text, reference=REF)
         assert effective == noon(2023, 5, 8)
-        assert candidate.content == "I visited the museum yesterday. I'll go back next week."
-        assert candidate.kind == "foresight"
-        assert candidate.due_at == noon(2023, 5, 15)
+        assert (visit.content, visit.kind, visit.occurred_at) == (
+            "I visited the museum yesterday.",
+            "episode",
+            noon(2023, 5, 7),
+        )
+        assert (plan.content, plan.kind, plan.due_at) == (
+            "I'll go back next week.",
+            "foresight",
+            noon(2023, 5, 15),
+        )
+        assert text[visit.span_start : visit.span_end] == visit.content
 
     def test_it_reads_a_locomo_session(self):
         text = (

@@ -77,7 +77,7 @@ def _is_sentence(text: str) -> bool:
 
 
 def _with_context(context: str, text: str) -> str:
-    """"Allergies" + "peanuts" -> "Allergies: peanuts"; a full sentence stands on its own."""
+    """ "Allergies" + "peanuts" -> "Allergies: peanuts"; a full sentence stands on its own."""
     context = context.strip().rstrip(":").rstrip()
     if not context or _is_sentence(text):
         return text

@@ -180,7 +180,7 @@ class _MarkdownReader:
         start = starts[min(first_line, len(starts) - 1)]
         end = starts[end_line] - 1 if end_line < len(starts) else len(text)
         # A blockquote's ">" belongs to the container, not to the statement in it.
-        while start < end and text[start] in " \t>":
+        while start < end and (text[start].isspace() or text[start] == ">"):
             start += 1
         while end > start and text[end - 1].isspace():
             end -= 1
@@ -349,6 +349,8 @@ def _pdf_blocks(text: str) -> list[Block]:
                 return True
             if _LINE_END.search(previous.text):
                 return False
+            if previous.text.endswith("-"):
+                return True
             # A short line without a final mark before a capital: a heading, or a paragraph's last line.
             return not (len(previous.text) < short and line.text[:1].isupper())
 
@@ -389,9 +391,13 @@ def _join_plain(previous: str, line: str) -> str:
 
 
 def _join_pdf(previous: str, line: str) -> str:
-    # "infor-" + "mation": a word hyphenated at the end of a printed line.
-    if len(previous) > 1 and previous.endswith("-") and previous[-2].isalpha() and line[:1].islower():
-        return previous[:-1] + line
+    if len(previous) > 1 and previous.endswith("-") and previous[-2].isalpha():
+        # "infor-" + "mation" is one word broken at the end of a printed line; "Franco-" + "German"
+        # is a compound that keeps its hyphen.
+        if line[:1].islower():
+            return previous[:-1] + line
+        if line[:1].isalnum():
+            return previous + line
     return f"{previous} {line}"
 
 

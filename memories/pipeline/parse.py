@@ -1,4 +1,8 @@
-"""Turning an uploaded document into plain text, safely.
+"""Turning an uploaded document into text, safely.
+
+Plain text and Markdown are kept as they are, PDFs become the text of their pages joined by blank lines,
+and HTML is written out as Markdown (headings, lists, tables, code), so that one Markdown reader
+(memories/pipeline/documents.py) finds the structure of both.
 
 Everything here works on bytes already in memory and never touches the network or the file system:
 HTML is read with the standard library's tokenizer (nothing is fetched or executed) and PDFs with
@@ -12,13 +16,13 @@ import io
 import logging
 import re
 from dataclasses import dataclass
-from html.parser import HTMLParser
 
 import pypdf
 from pypdf import PasswordType
 from pypdf.errors import LimitReachedError
 
 from memories.errors import AppError, Code
+from memories.pipeline.html_markdown import html_to_markdown
 
 logger = logging.getLogger(__name__)
 
@@ -250,133 +254,10 @@ def _markdown_title(text: str) -> str:
 
 # --- HTML -------------------------------------------------------------------------------------------
 
-_HTML_SKIPPED = frozenset({"script", "style", "noscript", "template", "svg"})
-# Elements that may appear in <head>; anything else means the (optional) </head> has passed.
-_HTML_HEAD_CONTENT = frozenset({"title", "meta", "link", "base", "style", "script", "noscript", "template"})
-# A blank line around these, as a reader sees paragraphs.
-_HTML_PARAGRAPHS = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "table"})
-_HTML_LINES = frozenset(
-    {
-        "div",
-        "li",
-        "tr",
-        "section",
-        "article",
-        "header",
-        "footer",
-        "main",
-        "nav",
-        "aside",
-        "ul",
-        "ol",
-        "dl",
-        "dt",
-        "dd",
-        "figure",
-        "figcaption",
-        "form",
-        "address",
-        "hr",
-    }
-)
-_WHITESPACE = re.compile(r"\s+")
-
-
-class _TextCollector(HTMLParser):
-    """Collects what a reader would see; nothing is fetched, loaded or run."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.title_parts: list[str] = []
-        self._skipping = 0
-        self._in_head = False
-        self._in_title = False
-        self._title_done = False
-        self._pre = 0
-        self._newlines = 1  # the start of the document counts as the start of a line
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self._in_title:
-            # An unclosed <title> must not swallow the whole body.
-            self._in_title, self._title_done = False, True
-        if self._in_head and tag not in _HTML_HEAD_CONTENT:
-            self._in_head = False
-        if tag in _HTML_SKIPPED:
-            self._skipping += 1
-        elif tag == "head":
-            self._in_head = True
-        elif tag == "title" and not self._skipping and not self._title_done:
-            self._in_title = True
-        if self._skipping or self._in_head:
-            return
-        self._block(tag, opening=True)
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        # A self-closed <svg/> or <script/> opens nothing, so it must not start skipping.
-        if self._skipping or self._in_head or tag in _HTML_SKIPPED:
-            return
-        self._block(tag, opening=True)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _HTML_SKIPPED:
-            self._skipping = max(0, self._skipping - 1)
-            return
-        if tag == "head":
-            self._in_head = False
-            return
-        if tag == "title" and self._in_title:
-            self._in_title = False
-            self._title_done = True
-            return
-        if self._skipping or self._in_head:
-            return
-        self._block(tag, opening=False)
-
-    def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.title_parts.append(data)
-            return
-        if self._skipping or self._in_head:
-            return
-        if not self._pre:
-            data = _WHITESPACE.sub(" ", data)
-            ends_with_space = bool(self.parts) and self.parts[-1].endswith(" ")
-            if self._newlines or ends_with_space:
-                data = data.lstrip(" ")
-        if data:
-            self._emit(data)
-
-    def _block(self, tag: str, *, opening: bool) -> None:
-        if tag == "br":
-            self._emit("\n")
-        elif tag in _HTML_PARAGRAPHS:
-            self._break(2)
-            if tag == "pre":
-                self._pre = self._pre + 1 if opening else max(0, self._pre - 1)
-        elif tag in _HTML_LINES:
-            self._break(1)
-            if tag == "li" and opening:
-                self._emit("- ")
-        elif tag in ("td", "th") and opening and not self._newlines and not self.parts[-1].endswith(" "):
-            # Cells on one line, kept apart the way whitespace collapsing keeps words apart.
-            self._emit(" ")
-
-    def _break(self, newlines: int) -> None:
-        if self._newlines < newlines:
-            self._emit("\n" * (newlines - self._newlines))
-
-    def _emit(self, text: str) -> None:
-        self.parts.append(text)
-        stripped = text.rstrip("\n")
-        self._newlines = (self._newlines if not stripped else 0) + len(text) - len(stripped)
-
 
 def _extract_html(markup: str) -> tuple[str, str]:
-    collector = _TextCollector()
     try:
-        collector.feed(markup)
-        collector.close()
+        return html_to_markdown(markup)
     except Exception:
         # The tokenizer asserts on some malformed declarations; that is bad input, not our failure.
         logger.info("could not parse an HTML upload", exc_info=True)
@@ -384,7 +265,6 @@ def _extract_html(markup: str) -> tuple[str, str]:
             "This HTML document could not be parsed.",
             "upload the document as plain text (.txt) or fix the HTML and upload it again",
         ) from None
-    return "".join(collector.parts), "".join(collector.title_parts)
 
 
 # --- PDF --------------------------------------------------------------------------------------------

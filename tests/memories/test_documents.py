@@ -286,19 +286,77 @@ class TestHtml:
 </html>
 """
 
-    def test_it_extracts_readable_text_with_line_structure(self):
+    def test_it_writes_readable_text_as_markdown(self):
         document = extract("page.html", self.PAGE)
         assert document.media_type == "text/html" and document.pages == 1
         assert document.text == (
-            "Alice's tea\n\n"
+            "# Alice's tea\n\n"
             "She drinks oolong \u2014 every morning.\n\n"
             "- green\n"
-            "- black\n"
+            "- black\n\n"
             "one\n"
             "two\n\n"
-            "a b\n\n"
+            "a b\n\n"  # a one-row table has no header to read it by: a line of text
+            "```\n"
             "  keep\n"
-            "    this"
+            "    this\n"
+            "```"
+        )
+
+    def test_it_writes_nested_lists_tables_and_code_as_markdown(self):
+        page = (
+            b"<h2>Travel</h2><ul><li>Japan<ul><li>Kyoto</li><li>Osaka</li></ul></li><li>Peru</ul>"
+            b"<ol><li>first<li>second</ol>"
+            b"<table><thead><tr><th>Book</th><th>Rating</th></tr></thead>"
+            b"<tbody><tr><td>Piranesi</td><td>5/5</td></tr><tr><td>Dune</td></tr></tbody></table>"
+            b"<pre>a ``` b\nx</pre>"
+        )
+        assert extract("page.html", page).text == (
+            "## Travel\n\n"
+            "- Japan\n"
+            "  - Kyoto\n"
+            "  - Osaka\n"
+            "- Peru\n\n"
+            "1. first\n"
+            "1. second\n\n"
+            "| Book | Rating |\n"
+            "|---|---|\n"
+            "| Piranesi | 5/5 |\n"
+            "| Dune |  |\n\n"
+            "````\n"
+            "a ``` b\n"
+            "x\n"
+            "````"
+        )
+
+    def test_it_drops_navigation_banners_footers_sidebars_and_forms(self):
+        page = (
+            b"<header><a href='/'>Site menu</a></header><nav>Nav links</nav>"
+            b"<div role='navigation'>Breadcrumbs</div><aside>Ads</aside>"
+            b"<main><article><header><h1>Kept title</h1></header><p>Body.</p></article></main>"
+            b"<form>Search box</form><footer>Copyright</footer>"
+        )
+        assert extract("page.html", page).text == "# Kept title\n\nBody."
+
+    def test_it_escapes_text_markdown_would_read_as_structure(self):
+        page = (
+            b"<p># not a heading</p><p>- not an item</p><p>&gt; not a quote</p><p>| not a row |</p>"
+            b"<p>1. not a list</p><p>---</p><p>&lt;div&gt; &amp;amp; \\*</p>"
+            b"<table><tr><th>a</th><th>b</th></tr><tr><td>x | y</td><td>z</td></tr></table>"
+            b"<p>-5 degrees, #tag, 3.5 litres</p>"
+        )
+        assert extract("page.html", page).text == (
+            "\\# not a heading\n\n"
+            "\\- not an item\n\n"
+            "\\> not a quote\n\n"
+            "\\| not a row |\n\n"
+            "1\\. not a list\n\n"
+            "\\---\n\n"
+            "\\<div> \\&amp; \\\\*\n\n"
+            "| a | b |\n"
+            "|---|---|\n"
+            "| x \\| y | z |\n\n"
+            "-5 degrees, #tag, 3.5 litres"
         )
 
     def test_it_takes_the_title_from_the_title_element(self):
@@ -314,7 +372,8 @@ class TestHtml:
         assert (document.title, document.text) == ("T", "Visible")
 
     def test_it_reads_fragments_without_html_or_body(self):
-        assert extract("snippet.htm", b"Plain <i>words</i> &lt;here&gt;").text == "Plain words <here>"
+        # The "<" is escaped: the text is Markdown, where "<here>" would be a tag.
+        assert extract("snippet.htm", b"Plain <i>words</i> &lt;here&gt;").text == "Plain words \\<here>"
 
     def test_it_does_not_let_an_unclosed_title_swallow_the_page(self):
         assert extract("page.html", b"<title>T<p>Body text</p>").text == "Body text"

@@ -5,7 +5,9 @@ Approach: amounts and dates are found by pattern; names are runs of capitalised 
 Person, "moved to X" a Location, "my new X" a Product), by a suffix ("... Inc", "... University"), or by
 two short built-in lists (well-known places in `language.KNOWN_LOCATIONS`, common first names here). A
 capitalised word at the start of a sentence is usually just capitalised, so it is only kept with more
-evidence: a list hit, a cue, or a verb after it ("Caroline said", "Zed went").
+evidence: a list hit, a cue, a verb after it ("Caroline said", "Zed went"), the same word capitalised
+elsewhere in the text where it does not start a sentence, or a name the caller already knows (`known`:
+the normalized names of the space's entities).
 
 Known limits: English capitalisation is the main signal, so all-lower-case or ALL-CAPS text yields few or
 wrong names; a name with no cue and not in a list becomes a Concept; "Jordan" or "Georgia" are read as
@@ -15,6 +17,7 @@ places; nicknames and names written in non-Latin scripts are missed.
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 
 from memories.pipeline.language import (
     IRREGULAR_PAST,
@@ -222,11 +225,13 @@ _AMOUNT_RE = re.compile(
 _MASKED_RE = re.compile(r"https?://\S+|www\.\S+|[\w.+-]+@[\w-]+\.[\w.-]+|[#@][\w-]+")
 
 
-def extract_entities(text: str) -> list[tuple[str, str]]:
+def extract_entities(text: str, *, known: Set[str] = frozenset()) -> list[tuple[str, str]]:
     """(display name, type) of each entity in order of first appearance, deduplicated case-insensitively.
 
     Types: Person, Organization, Product, Location, Concept, Date, Amount. Speakers of conversation turns
-    ("Alice: ...") are Persons; chat roles such as "User:" are not entities.
+    ("Alice: ...") are Persons; chat roles such as "User:" are not entities. `known`: normalized names
+    (`normalize_entity_name`) that are already entities, so that one of them starting a sentence with no
+    other cue is still kept ("Acme is hiring." when Acme is known).
     """
     found: list[tuple[int, str, str]] = []
     masks: list[tuple[int, int]] = []
@@ -242,7 +247,7 @@ def extract_entities(text: str) -> list[tuple[str, str]]:
     for start, end, phrase in explicit_dates(text):
         masks.append((start, end))
         found.append((start, phrase, "Date"))
-    found.extend(_names(text, _mask(text, masks)))
+    found.extend(_names(text, _mask(text, masks), known))
     return _dedupe(found)
 
 
@@ -263,16 +268,17 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-def _names(text: str, masked: str) -> list[tuple[int, str, str]]:
+def _names(text: str, masked: str, known: Set[str]) -> list[tuple[int, str, str]]:
     names: list[tuple[int, str, str]] = []
     consumed = 0
+    named = _named_mid_sentence(masked) | known
     for match in _NAME_RE.finditer(masked):
         for start, end in _pieces(masked, match.start(), match.group()):
             if start < consumed:
                 continue
             display = _POSSESSIVE_RE.sub("", text[start:end])
             end = start + len(display)
-            kind = _type_of(text, display, start, end)
+            kind = _type_of(text, display, start, end, named)
             if kind is None:
                 continue
             if kind == "Product":
@@ -283,6 +289,19 @@ def _names(text: str, masked: str) -> list[tuple[int, str, str]]:
             consumed = end
             names.append((start, display, kind))
     return names
+
+
+def _named_mid_sentence(masked: str) -> set[str]:
+    """Keys of the capitalised words that do not start a sentence: "Acme" in "I left Acme." says that
+    a sentence-initial "Acme" elsewhere in the text is the name too."""
+    named: set[str] = set()
+    for match in _NAME_RE.finditer(masked):
+        for word in _WORD_RE.finditer(match.group()):
+            start = match.start() + word.start()
+            token = word.group()
+            if token[0].isupper() and not _is_stop(token) and not _sentence_initial(masked, start):
+                named.add(normalize_entity_name(token))
+    return named
 
 
 def _pieces(text: str, offset: int, sequence: str) -> list[tuple[int, int]]:
@@ -342,8 +361,10 @@ def _in_heading(text: str, start: int) -> bool:
     return text[line_start:start].lstrip().startswith("#")
 
 
-def _type_of(text: str, display: str, start: int, end: int) -> str | None:
-    """The entity type of a capitalised run, or None when the evidence says it is just a capitalised word."""
+def _type_of(text: str, display: str, start: int, end: int, named: Set[str]) -> str | None:
+    """The entity type of a capitalised run, or None when the evidence says it is just a capitalised word.
+
+    `named`: keys known to be names (capitalised mid-sentence in this text, or already entities)."""
     words = display.lower().split()
     if not words or len(display) < 2:
         return None
@@ -377,7 +398,9 @@ def _type_of(text: str, display: str, start: int, end: int) -> str | None:
     if initial and len(words) == 1:
         if _ANIMATE_AFTER_RE.match(after):
             return "Person"
-        return "Concept" if _COPULA_AFTER_RE.match(after) else None
+        if _COPULA_AFTER_RE.match(after) or normalize_entity_name(display) in named:
+            return "Concept"
+        return None
     return "Concept"
 
 

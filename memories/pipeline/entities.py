@@ -421,7 +421,32 @@ def _dedupe(found: list[tuple[int, str, str]]) -> list[tuple[str, str]]:
     return result
 
 
+# Legal forms of a company: "Acme Corp", "Acme, Inc.", "Acme GmbH" and "Acme & Co" are the Acme of
+# "works at Acme". Only legal forms: "Oxford University" or "Acme Labs" can be another thing than
+# "Oxford" or "Acme", so words such as university, bank or labs stay part of the name.
+_LEGAL_FORM_RE = re.compile(
+    r"(?:\s*,)?\s+(?:&\s*)?(?:inc|incorporated|corp|corporation|co|ltd|limited|llc|l\.l\.c|llp|plc|gmbh|ag|sa"
+    r"|s\.a)\.?$"
+)
+
+
+_EDGE_PUNCTUATION = " \t\"'\u201c\u201d\u2018\u2019()[]{}<>.,;:!?*"
+
+
 def normalize_entity_name(name: str) -> str:
-    # The key fits Entity.normalized_name; queries are folded without the cut (`fold`), so a name
-    # late in a long question is still found.
-    return fold(name)[:200]
+    """The key under which a space holds one entity: `Entity.normalized_name`.
+
+    Folded (case, accents, whitespace) and stripped of what does not change the thing named: quotes
+    and punctuation at the ends, a possessive ("Bob's"), a leading "the" ("The Guardian", as
+    `extract_entities` already drops it) and trailing legal forms ("Acme Corp", "Acme, Inc."). What
+    is left when stripping would leave nothing stays as it is ("The", "Inc"). First names and
+    surnames are not merged ("Bob" and "Bob Smith" can be two people). Queries are folded without
+    the cut (`fold`), so a name late in a long question is still found.
+    """
+    key = fold(name).strip(_EDGE_PUNCTUATION)
+    key = _POSSESSIVE_RE.sub("", key).rstrip(_EDGE_PUNCTUATION) or key
+    if key.startswith("the ") and len(key) > 4:
+        key = key[4:].lstrip(_EDGE_PUNCTUATION)
+    while (stripped := _LEGAL_FORM_RE.sub("", key)) != key and stripped.strip(_EDGE_PUNCTUATION):
+        key = stripped.rstrip(_EDGE_PUNCTUATION)
+    return " ".join(key.split())[:200]

@@ -155,7 +155,8 @@ def entity_matches(*, owner: User, space: Space, name: str, prefer_type: str | N
 
 def entity_context(*, owner: User, space: Space, name: str, at: datetime | None = None) -> dict[str, Any]:
     """get_context: the entity called `name`, its memories and its relations (current, or as
-    of `at`). Several entities sharing the name: the most linked, the others in `also_named`."""
+    of `at`). A space holds one entity per name; others that carry the name as an alias are in
+    `also_named`."""
     matches = entity_matches(owner=owner, space=space, name=name)
     if not matches:
         raise entity_not_found(name)

@@ -1,5 +1,5 @@
 """Entity identity: one entity per name in a space, its type refined by the mentions; the key
-(`normalize_entity_name`); end to end with the real worker."""
+(`normalize_entity_name`); the known-names selector; end to end with the real worker."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 
 from memories.models import Entity, Memory, Space
 from memories.pipeline.entities import normalize_entity_name
+from memories.selectors.graph import entity_names_known
 from memories.services.entities import entity_record
 from tests.helpers import pat_client
 from tests.memories.test_api_read import default_space
@@ -109,6 +110,21 @@ class TestEntityRecord:
         with pytest.raises(ValueError):
             record(space, "Acme", "Company")
         assert not Entity.objects.exists()
+
+
+@pytest.mark.django_db
+class TestKnownNames:
+    def test_it_says_which_names_the_space_holds_in_one_query(
+        self, alice, charlie, django_assert_num_queries
+    ):
+        space = default_space(alice)
+        record(space, "Acme Corp", "Organization")
+        record(space, "Lyon", "Location")
+        record(default_space(charlie), "Bob", "Person")
+        with django_assert_num_queries(1):
+            known = entity_names_known(owner=alice, space_id=space.id, names=["ACME", "Bob", "lyon", "Paris"])
+        assert known == {"acme", "lyon"}
+        assert entity_names_known(owner=alice, space_id=space.id, names=["", "  "]) == set()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -138,8 +138,10 @@ class Entity(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="entities")
     name = models.CharField(max_length=200)
-    # Lower-cased, accent- and whitespace-folded: the key that links mentions.
+    # `normalize_entity_name`: folded, without a possessive, a leading "the" or a legal form ("Acme
+    # Corp" is "acme"). The key that links mentions: one entity per key in a space.
     normalized_name = models.CharField(max_length=200)
+    # A verdict, not part of the identity: refined as typed mentions arrive (services.entities).
     type = models.CharField(max_length=20, choices=Type.choices)
     aliases = ArrayField(models.CharField(max_length=200), default=list, blank=True)
     attributes = models.JSONField(default=dict, blank=True)
@@ -150,9 +152,7 @@ class Entity(models.Model):
         ordering = ["name"]
         verbose_name_plural = "entities"
         constraints = [
-            models.UniqueConstraint(
-                fields=["space", "normalized_name", "type"], name="entity_unique_per_space"
-            ),
+            models.UniqueConstraint(fields=["space", "normalized_name"], name="entity_unique_name_per_space"),
         ]
         indexes = [models.Index(fields=["owner", "normalized_name"], name="entity_owner_name")]
 

@@ -152,7 +152,7 @@ CONTEXT_OUTPUT: dict[str, Any] = obj(
         "also_named": {
             "type": "array",
             "items": ENTITY,
-            "description": "Other entities of the same name (another type); ask for them by type.",
+            "description": "Other entities that carry this name as an alias.",
         },
         "at": {"type": ["string", "null"]},
         "space": SPACE_REF,
@@ -245,12 +245,12 @@ RELATE_INPUT: dict[str, Any] = obj(
         "source_type": {
             "type": "string",
             "enum": ENTITY_TYPES,
-            "description": "The subject's type; only an entity of this type is matched.",
+            "description": "The subject's type: of a new entity, and evidence for an existing one's type.",
         },
         "target_type": {
             "type": "string",
             "enum": ENTITY_TYPES,
-            "description": "The object's type; only an entity of this type is matched.",
+            "description": "The object's type: of a new entity, and evidence for an existing one's type.",
         },
         "valid_from": {
             "type": "string",
@@ -282,7 +282,8 @@ def _relate(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     new. Saying an existing current relation again adds evidence, not a copy. A new lives_in or works_at
     of the same source replaces the current one, which is kept as history (superseded, with this claim as
     contradicting evidence). Entity types default by relation (lives_in: Person -> Location, works_at:
-    Person -> Organization, else Concept); give source_type/target_type to choose.
+    Person -> Organization, else Concept) when an entity is new; a given source_type/target_type also
+    counts as evidence for an existing entity's type (a space holds one entity per name).
     """
     result = relation_record(
         caller=caller,

@@ -5,7 +5,9 @@ Approach: amounts and dates are found by pattern; names are runs of capitalised 
 Person, "moved to X" a Location, "my new X" a Product), by a suffix ("... Inc", "... University"), or by
 two short built-in lists (well-known places in `language.KNOWN_LOCATIONS`, common first names here). A
 capitalised word at the start of a sentence is usually just capitalised, so it is only kept with more
-evidence: a list hit, a cue, or a verb after it ("Caroline said", "Zed went").
+evidence: a list hit, a cue, a verb after it ("Caroline said", "Zed went"), the same word capitalised
+elsewhere in the text where it does not start a sentence, or a name the caller already knows (`known`:
+the normalized names of the space's entities).
 
 Known limits: English capitalisation is the main signal, so all-lower-case or ALL-CAPS text yields few or
 wrong names; a name with no cue and not in a list becomes a Concept; "Jordan" or "Georgia" are read as
@@ -15,6 +17,7 @@ places; nicknames and names written in non-Latin scripts are missed.
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 
 from memories.pipeline.language import (
     IRREGULAR_PAST,
@@ -224,12 +227,16 @@ _AMOUNT_RE = re.compile(
 _MASKED_RE = re.compile(r"https?://\S+|www\.\S+|[\w.+-]+@[\w-]+\.[\w.-]+|[#@][\w-]+")
 
 
-def extract_entities(text: str, *, speakers: bool = True) -> list[tuple[str, str]]:
+def extract_entities(
+    text: str, *, speakers: bool = True, known: Set[str] = frozenset()
+) -> list[tuple[str, str]]:
     """(display name, type) of each entity in order of first appearance, deduplicated case-insensitively.
 
     Types: Person, Organization, Product, Location, Concept, Date, Amount. Speakers of conversation turns
     ("Alice: ...") are Persons; chat roles such as "User:" are not entities. `speakers=False` reads a
-    leading "Name:" as part of the text (a document's "Piranesi: rating 5/5").
+    leading "Name:" as part of the text (a document's "Piranesi: rating 5/5"). `known`: normalized names
+    (`normalize_entity_name`) that are already entities, so that one of them starting a sentence with no
+    other cue is still kept ("Acme is hiring." when Acme is known).
     """
     found: list[tuple[int, str, str]] = []
     masks: list[tuple[int, int]] = []
@@ -245,7 +252,7 @@ def extract_entities(text: str, *, speakers: bool = True) -> list[tuple[str, str
     for start, end, phrase in explicit_dates(text):
         masks.append((start, end))
         found.append((start, phrase, "Date"))
-    found.extend(_names(text, _mask(text, masks)))
+    found.extend(_names(text, _mask(text, masks), known))
     return _dedupe(found)
 
 
@@ -266,16 +273,17 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-def _names(text: str, masked: str) -> list[tuple[int, str, str]]:
+def _names(text: str, masked: str, known: Set[str]) -> list[tuple[int, str, str]]:
     names: list[tuple[int, str, str]] = []
     consumed = 0
+    named = _named_mid_sentence(masked) | known
     for match in _NAME_RE.finditer(masked):
         for start, end in _pieces(masked, match.start(), match.group()):
             if start < consumed:
                 continue
             display = _POSSESSIVE_RE.sub("", text[start:end])
             end = start + len(display)
-            kind = _type_of(text, display, start, end)
+            kind = _type_of(text, display, start, end, named)
             if kind is None:
                 continue
             if kind == "Product":
@@ -286,6 +294,19 @@ def _names(text: str, masked: str) -> list[tuple[int, str, str]]:
             consumed = end
             names.append((start, display, kind))
     return names
+
+
+def _named_mid_sentence(masked: str) -> set[str]:
+    """Keys of the capitalised words that do not start a sentence: "Acme" in "I left Acme." says that
+    a sentence-initial "Acme" elsewhere in the text is the name too."""
+    named: set[str] = set()
+    for match in _NAME_RE.finditer(masked):
+        for word in _WORD_RE.finditer(match.group()):
+            start = match.start() + word.start()
+            token = word.group()
+            if token[0].isupper() and not _is_stop(token) and not _sentence_initial(masked, start):
+                named.add(normalize_entity_name(token))
+    return named
 
 
 def _pieces(text: str, offset: int, sequence: str) -> list[tuple[int, int]]:
@@ -345,8 +366,10 @@ def _in_heading(text: str, start: int) -> bool:
     return text[line_start:start].lstrip().startswith("#")
 
 
-def _type_of(text: str, display: str, start: int, end: int) -> str | None:
-    """The entity type of a capitalised run, or None when the evidence says it is just a capitalised word."""
+def _type_of(text: str, display: str, start: int, end: int, named: Set[str]) -> str | None:
+    """The entity type of a capitalised run, or None when the evidence says it is just a capitalised word.
+
+    `named`: keys known to be names (capitalised mid-sentence in this text, or already entities)."""
     words = display.lower().split()
     if not words or len(display) < 2:
         return None
@@ -380,7 +403,9 @@ def _type_of(text: str, display: str, start: int, end: int) -> str | None:
     if initial and len(words) == 1:
         if _ANIMATE_AFTER_RE.match(after):
             return "Person"
-        return "Concept" if _COPULA_AFTER_RE.match(after) else None
+        if _COPULA_AFTER_RE.match(after) or normalize_entity_name(display) in named:
+            return "Concept"
+        return None
     return "Concept"
 
 
@@ -401,7 +426,32 @@ def _dedupe(found: list[tuple[int, str, str]]) -> list[tuple[str, str]]:
     return result
 
 
+# Legal forms of a company: "Acme Corp", "Acme, Inc.", "Acme GmbH" and "Acme & Co" are the Acme of
+# "works at Acme". Only legal forms: "Oxford University" or "Acme Labs" can be another thing than
+# "Oxford" or "Acme", so words such as university, bank or labs stay part of the name.
+_LEGAL_FORM_RE = re.compile(
+    r"(?:\s*,)?\s+(?:&\s*)?(?:inc|incorporated|corp|corporation|co|ltd|limited|llc|l\.l\.c|llp|plc|gmbh|ag|sa"
+    r"|s\.a)\.?$"
+)
+
+
+_EDGE_PUNCTUATION = " \t\"'\u201c\u201d\u2018\u2019()[]{}<>.,;:!?*"
+
+
 def normalize_entity_name(name: str) -> str:
-    # The key fits Entity.normalized_name; queries are folded without the cut (`fold`), so a name
-    # late in a long question is still found.
-    return fold(name)[:200]
+    """The key under which a space holds one entity: `Entity.normalized_name`.
+
+    Folded (case, accents, whitespace) and stripped of what does not change the thing named: quotes
+    and punctuation at the ends, a possessive ("Bob's"), a leading "the" ("The Guardian", as
+    `extract_entities` already drops it) and trailing legal forms ("Acme Corp", "Acme, Inc."). What
+    is left when stripping would leave nothing stays as it is ("The", "Inc"). First names and
+    surnames are not merged ("Bob" and "Bob Smith" can be two people). Queries are folded without
+    the cut (`fold`), so a name late in a long question is still found.
+    """
+    key = fold(name).strip(_EDGE_PUNCTUATION)
+    key = _POSSESSIVE_RE.sub("", key).rstrip(_EDGE_PUNCTUATION) or key
+    if key.startswith("the ") and len(key) > 4:
+        key = key[4:].lstrip(_EDGE_PUNCTUATION)
+    while (stripped := _LEGAL_FORM_RE.sub("", key)) != key and stripped.strip(_EDGE_PUNCTUATION):
+        key = stripped.rstrip(_EDGE_PUNCTUATION)
+    return " ".join(key.split())[:200]

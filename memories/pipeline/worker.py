@@ -39,6 +39,7 @@ from memories.pipeline.supersede import (
     supersede,
 )
 from memories.pipeline.update import Verdict, frame_of
+from memories.services.entities import entity_record
 
 logger = logging.getLogger(__name__)
 
@@ -264,16 +265,13 @@ def _confirm(*, job: Job, source: Source, memory: Memory, entities: list[tuple[s
 
 def _link_entities(*, job: Job, memory: Memory, entities: list[tuple[str, str]]) -> None:
     valid_types = set(Entity.Type.values)
-    for name, type_ in entities:
-        key = normalize_entity_name(name)
-        if not key or type_ not in valid_types:
+    # entity_record locks each row until the job commits; key order makes two saves naming the same
+    # entities take the locks in one order. A deadlock left (across memories) is an OperationalError,
+    # which the task retries.
+    for name, type_ in sorted(entities, key=lambda item: normalize_entity_name(item[0])):
+        if not normalize_entity_name(name) or type_ not in valid_types:
             continue
-        entity, _ = Entity.objects.get_or_create(
-            space_id=job.space_id,
-            normalized_name=key,
-            type=type_,
-            defaults={"owner_id": job.owner_id, "name": name.strip()[:200]},
-        )
+        entity, _ = entity_record(owner_id=job.owner_id, space_id=job.space_id, name=name, type_=type_)
         memory.entities.add(entity)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -153,9 +153,20 @@ def entity_matches(*, owner: User, space: Space, name: str, prefer_type: str | N
     return sorted(found, key=rank)
 
 
+def entity_names_known(*, owner: User, space_id: Any, names: Iterable[str]) -> set[str]:
+    """Which of `names` are already entities of the space, as normalized names (one query): the
+    `known` that `extract_entities` takes, so a known name starting a sentence is kept."""
+    keys = {key for key in map(normalize_entity_name, names) if key}
+    if not keys:
+        return set()
+    rows = Entity.objects.filter(owner=owner, space_id=space_id, normalized_name__in=keys)
+    return set(rows.values_list("normalized_name", flat=True))
+
+
 def entity_context(*, owner: User, space: Space, name: str, at: datetime | None = None) -> dict[str, Any]:
     """get_context: the entity called `name`, its memories and its relations (current, or as
-    of `at`). Several entities sharing the name: the most linked, the others in `also_named`."""
+    of `at`). A space holds one entity per name; others that carry the name as an alias are in
+    `also_named`."""
     matches = entity_matches(owner=owner, space=space, name=name)
     if not matches:
         raise entity_not_found(name)

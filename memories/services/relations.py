@@ -23,6 +23,7 @@ from memories.pipeline.supersede import relation_rivals, supersede
 from memories.selectors.as_of import relation_visible
 from memories.selectors.graph import entity_matches
 from memories.services.audit import audit_record
+from memories.services.entities import entity_record
 from memories.services.purge import purge_record, relation_purge
 from memories.services.sources import source_record
 from memories.services.spaces import space_for_caller
@@ -67,11 +68,12 @@ class RelateResult:
 def _entity_for(
     *, caller: Caller, space: Space, name: str, stated_type: str | None, default_type: str
 ) -> tuple[Entity, bool]:
-    """The entity `name` stands for, or a new one.
+    """The entity `name` (or an alias of it) stands for, or a new one of the stated or default type.
 
-    A stated type is a statement: only an entity of that type matches (another type of the same
-    name is another thing, e.g. the Location "Jordan" and the Person "Jordan"). Without one, any
-    type matches, the role's default type first, then the most linked.
+    A space holds one entity per name (`entity_record`), so a stated type does not pick between
+    entities: it is one mention of that type and refines the entity's type. An unstated type is
+    only a guess from the relation's role: it types a new entity but is no evidence about one that
+    exists.
     """
     clean = " ".join(name.split())[:200]
     key = normalize_entity_name(clean)
@@ -82,19 +84,13 @@ def _entity_for(
             details={"name": clean},
             agent_action="send the entity's name as it is written",
         )
-    matches = entity_matches(
-        owner=caller.user, space=space, name=clean, prefer_type=stated_type or default_type
-    )
-    if stated_type is not None:
-        matches = [entity for entity in matches if entity.type == stated_type]
-    if matches:
+    matches = entity_matches(owner=caller.user, space=space, name=clean)
+    if matches and stated_type is None:
         return matches[0], False
-    # get_or_create retries the read when a concurrent call created the same entity first.
-    return Entity.objects.get_or_create(
-        space=space,
-        normalized_name=key,
-        type=stated_type or default_type,
-        defaults={"owner": caller.user, "name": clean},
+    # A name matched by alias ("Jordi Lopez") is that entity: resolve it by its own name.
+    resolved_name = matches[0].name if matches else clean
+    return entity_record(
+        owner_id=caller.user.id, space_id=space.id, name=resolved_name, type_=stated_type or default_type
     )
 
 
@@ -134,8 +130,8 @@ def relation_record(
             Code.SAME_ENTITY,
             "source and target are the same entity; a relation links two different entities.",
             details={"entity_id": str(subject.id)},
-            agent_action="relate two different entities (give source_type/target_type to tell apart "
-            "two things of the same name)",
+            agent_action="relate two different entities (a space holds one entity per name: "
+            '"Acme" and "Acme Corp" are one)',
         )
     # Row lock on the subject: two relates of the same subject (Paris and Berlin at once) must
     # not both find "no current lives_in" and both become current.

@@ -22,6 +22,7 @@ from memories.limits import SPACE_NAME_MAX_LENGTH
 from memories.models import AuditEvent, Entity, GrantSpace, Job, Memory, Relation, Source, Space
 from memories.selectors.spaces import grant_space_id
 from memories.services.audit import audit_record
+from memories.services.entities import entity_merge
 from memories.services.purge import memories_hard_delete_in_space
 
 DEFAULT_SPACE_NAME = "Personal"
@@ -170,35 +171,17 @@ def space_update(
     return space
 
 
-def _merge_entity(*, duplicate: Entity, into: Entity) -> None:
-    """Fold `duplicate` into `into`: links, relations, aliases, attributes; then delete it."""
-    links = Memory.entities.through.objects
-    already_linked = links.filter(entity_id=into.id).values("memory_id")
-    # A memory linked to both would violate the (memory, entity) uniqueness once re-pointed.
-    links.filter(entity_id=duplicate.id, memory_id__in=already_linked).delete()
-    links.filter(entity_id=duplicate.id).update(entity_id=into.id)
-    Relation.objects.filter(subject_id=duplicate.id).update(subject_id=into.id)
-    Relation.objects.filter(object_id=duplicate.id).update(object_id=into.id)
-    aliases = list(dict.fromkeys([*into.aliases, *duplicate.aliases]))
-    if duplicate.name != into.name and duplicate.name not in aliases:
-        aliases.append(duplicate.name)
-    into.aliases = aliases
-    into.attributes = {**duplicate.attributes, **into.attributes}
-    into.updated_at = timezone.now()
-    into.save(update_fields=["aliases", "attributes", "updated_at"])
-    duplicate.delete()
-
-
 def _move_contents(*, owner: User, space: Space, into: Space) -> dict[str, int]:
+    # One entity per name in a space (services.entities): one of the same name there absorbs it.
     targets = {
-        (entity.normalized_name, entity.type): entity
+        entity.normalized_name: entity
         for entity in Entity.objects.select_for_update().filter(owner=owner, space=into)
     }
     merged = 0
     for entity in Entity.objects.select_for_update().filter(owner=owner, space=space).order_by("id"):
-        target = targets.get((entity.normalized_name, entity.type))
+        target = targets.get(entity.normalized_name)
         if target is not None:
-            _merge_entity(duplicate=entity, into=target)
+            entity_merge(duplicate=entity, into=target)
             merged += 1
     moved = {
         "memories": Memory.objects.filter(owner=owner, space=space).update(space=into),
@@ -215,8 +198,8 @@ def space_delete(*, actor: Actor, space_id: Any, memories: str) -> dict[str, Any
     """Delete one of the owner's spaces, saying what happens to what it holds.
 
     `memories="move"`: its memories, sources, jobs, entities and relations go to
-    the default space; an entity that already exists there (same normalized name
-    and type) is merged into that one. `memories="delete"`: its memories are
+    the default space; an entity that already exists there (same normalized name,
+    whatever its type) is merged into that one (`entity_merge`). `memories="delete"`: its memories are
     hard-deleted (`memories_hard_delete_in_space`, whose receipt is
     returned) and everything else in it goes with the space.
 

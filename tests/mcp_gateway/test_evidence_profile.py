@@ -272,10 +272,13 @@ def test_resolve_entity_returns_candidates_with_ids_and_match_reasons(asgi_serve
     assert first["match_reasons"][0] == "exact_name" and first["score"] == 1.0
     assert first["memory_count"] == 1 and first["aliases"] == []
 
-    prefix = ok(asgi_server, token, "resolve_entity", {"query": "Acme"})["entities"]
+    prefix = ok(asgi_server, token, "resolve_entity", {"query": "Acm"})["entities"]
     assert [(e["name"], e["type"], e["match_reasons"][0]) for e in prefix] == [
         ("Acme Corp", "Organization", "prefix")
     ]
+    # A legal form is not part of the name: "Acme" is the name of "Acme Corp".
+    plain = ok(asgi_server, token, "resolve_entity", {"query": "Acme"})["entities"]
+    assert [(e["name"], e["match_reasons"][0]) for e in plain] == [("Acme Corp", "exact_name")]
 
     question = ok(asgi_server, token, "resolve_entity", {"query": "Where does Alice live these days?"})
     assert question["entities"][0]["name"] == "Alice"

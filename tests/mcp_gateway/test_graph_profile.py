@@ -315,23 +315,23 @@ def test_it_links_relations_to_the_entities_the_worker_extracted(asgi_server, al
     assert listed["Acme Corp"]["relation_count"] == 1 and listed["Acme Corp"]["type"] == "Organization"
 
 
-def test_it_picks_the_most_linked_of_several_entities_of_one_name(asgi_server, alice):
+def test_one_name_is_one_entity_whose_stated_types_refine_its_type(asgi_server, alice):
     token = rpc.pat_token(alice)
     url = graph_url(asgi_server)
     place = {"source_type": "Location", "target_type": "Location"}
     ok(url, token, "relate", {"source": "Jordan", "target": "Amman", "relation_type": "has", **place})
     person = {"source": "Jordan", "source_type": "Person"}
     works = ok(url, token, "relate", {**person, "target": "Acme", "relation_type": "works_at"})
-    assert [e["type"] for e in works["entities_created"]] == ["Person", "Organization"]
+    # A stated type is a mention of that type, not another entity: only Acme is new.
+    assert [e["type"] for e in works["entities_created"]] == ["Organization"]
     ok(url, token, "relate", {**person, "target": "Lena", "relation_type": "related_to"})
     ok(url, token, "relate", {**person, "target": "Judo", "relation_type": "wants"})
 
     context = ok(url, token, "get_context", {"entity_name": "jordan"})
-    assert context["entity"]["type"] == "Person" and context["entity"]["relation_count"] == 3
-    assert [(e["name"], e["type"], e["relation_count"]) for e in context["also_named"]] == [
-        ("Jordan", "Location", 1)
-    ]
-    # Without a stated type, relate finds the existing entity of any type (its role's default first).
+    assert context["entity"]["type"] == "Person" and context["entity"]["relation_count"] == 4
+    assert context["entity"]["attributes"]["type_votes"] == {"Location": 1, "Person": 3}
+    assert context["also_named"] == []
+    # Without a stated type, relate finds the entity of that name and leaves its type as it is.
     moved = ok(url, token, "relate", {"source": "JORDAN", "target": "Oslo", "relation_type": "lives_in"})
     assert (
         moved["relation"]["subject"]["id"] == context["entity"]["id"]

@@ -40,3 +40,110 @@ def test_a_database_that_applied_the_replaced_migrations_has_nothing_to_run():
     assert all(name > max(OLD.get(app, [""])) for app, name in planned), planned
     for key in squashed:
         assert key in executor.loader.applied_migrations
+
+
+BEFORE_ONE_ENTITY_PER_NAME = [("memories", "0010_memory_source_span")]
+
+
+@pytest.fixture
+def before_one_entity_per_name(transactional_db):
+    """The database as 0010 left it (historical apps to build rows with); migrated forward after."""
+    executor = MigrationExecutor(connection)
+    executor.migrate(BEFORE_ONE_ENTITY_PER_NAME)
+    try:
+        yield executor.loader.project_state(BEFORE_ONE_ENTITY_PER_NAME).apps
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def test_0011_merges_the_entities_one_name_now_stands_for(before_one_entity_per_name, alice, charlie):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memories.models import Entity, Memory, Relation, Space
+    from tests.memories.test_api_read import default_space, make_memory
+
+    old = before_one_entity_per_name
+    OldEntity = old.get_model("memories", "Entity")
+    OldRelation = old.get_model("memories", "Relation")
+    links = old.get_model("memories", "Memory").entities.through.objects
+    personal, theirs = default_space(alice), default_space(charlie)
+    work = Space.objects.create(owner=alice, name="Work")
+    start = timezone.now() - timedelta(days=30)
+
+    def entity(name, type_, *, space=personal, days=0, **fields):
+        return OldEntity.objects.create(
+            owner_id=space.owner_id,
+            space_id=space.id,
+            name=name,
+            normalized_name=" ".join(name.casefold().split()),
+            type=type_,
+            created_at=start + timedelta(days=days),
+            **fields,
+        )
+
+    def link(row, *memories):
+        for memory in memories:
+            links.create(memory_id=memory.id, entity_id=row.id)
+
+    m1, m2, m3, m4 = (make_memory(alice, f"memory {i}") for i in range(4))
+    # The oldest of the Acmes is a Concept: a specific type wins over age.
+    concept = entity("Acme", "Concept", days=0)
+    organization = entity("Acme", "Organization", days=1, aliases=["ACME"], attributes={"hq": "Lyon"})
+    corp = entity("Acme Corp", "Organization", days=2, attributes={"hq": "Paris", "founded": "1990"})
+    link(organization, m1, m2)
+    link(concept, m2, m3)
+    link(corp, m3, m4)  # m3 is linked to two of the rows that merge
+    bob = entity("Bob", "Person", days=3)
+    lyon = entity("Lyon", "Location", days=3)
+    works_at = OldRelation.objects.create(
+        owner_id=alice.id, space_id=personal.id, subject_id=bob.id, object_id=corp.id, type="works_at"
+    )
+    near = OldRelation.objects.create(
+        owner_id=alice.id, space_id=personal.id, subject_id=concept.id, object_id=lyon.id, type="related_to"
+    )
+    # Equal types' votes, equal links: the older row is kept.
+    place, person = entity("Jordan", "Location", days=4), entity("Jordan", "Person", days=5)
+    link(place, m1)
+    link(person, m2)
+    guardian, the_guardian = (
+        entity("Guardian", "Concept", days=6),
+        entity("The Guardian", "Organization", days=7),
+    )
+    in_work = entity("Acme", "Concept", space=work)
+    charlies = entity("Acme Inc.", "Organization", space=theirs)
+
+    executor = MigrationExecutor(connection)
+    executor.migrate([("memories", "0011_entity_one_per_name")])
+
+    acme = Entity.objects.get(space=personal, normalized_name="acme")
+    assert acme.id == organization.id and acme.type == "Organization" and acme.name == "Acme"
+    assert acme.aliases == ["ACME", "Acme Corp"]
+    assert acme.attributes == {
+        "hq": "Lyon",
+        "founded": "1990",
+        "type_votes": {"Concept": 2, "Organization": 4},
+    }
+    assert not Entity.objects.filter(id__in=[concept.id, corp.id]).exists()
+    for memory in (m1, m2, m3, m4):
+        assert list(Memory.objects.get(id=memory.id).entities.filter(normalized_name="acme")) == [acme]
+    assert Relation.objects.get(id=works_at.id).object_id == acme.id
+    assert Relation.objects.get(id=near.id).subject_id == acme.id
+
+    jordan = Entity.objects.get(space=personal, normalized_name="jordan")
+    assert jordan.id == place.id and jordan.type == "Location"
+    assert jordan.attributes["type_votes"] == {"Location": 1, "Person": 1}
+    assert set(Memory.objects.filter(entities=jordan).values_list("id", flat=True)) == {m1.id, m2.id}
+
+    kept = Entity.objects.get(space=personal, normalized_name="guardian")
+    assert kept.id == the_guardian.id and kept.type == "Organization" and kept.aliases == ["Guardian"]
+    assert not Entity.objects.filter(id=guardian.id).exists()
+
+    # Other spaces and other owners are other things; an unmerged row is re-keyed only.
+    assert Entity.objects.get(id=in_work.id).type == "Concept"
+    assert Entity.objects.get(id=charlies.id).normalized_name == "acme"
+    assert Entity.objects.get(id=bob.id).attributes == {"type_votes": {"Person": 1}}
+    constraints = connection.introspection.get_constraints(connection.cursor(), Entity._meta.db_table)
+    assert "entity_unique_name_per_space" in constraints and "entity_unique_per_space" not in constraints

@@ -153,3 +153,23 @@ class TestDedupeAndOrder:
         found = extract_entities(text)
         assert {kind for _, kind in found} <= allowed
         assert ("GDPR", "Concept") in found
+
+
+class TestSentenceInitialNames:
+    def test_it_drops_an_uncued_word_that_only_starts_sentences(self):
+        assert extract_entities("Zorblax shipped late.") == []
+        assert extract_entities("Apples are sweet. Apples are red.") == []
+
+    def test_it_keeps_it_when_the_text_capitalises_it_mid_sentence(self):
+        assert extract_entities("Zorblax shipped late. Everyone blames Zorblax.") == [("Zorblax", "Concept")]
+
+    def test_it_keeps_it_when_the_space_already_knows_the_name(self):
+        assert extract_entities("Zorblax shipped late.", known={"zorblax"}) == [("Zorblax", "Concept")]
+        # `known` holds normalized names: a possessive is no other name.
+        assert extract_entities("Zorblax's office is nice.", known={"zorblax"}) == [("Zorblax", "Concept")]
+
+    def test_a_known_name_never_makes_a_stop_word_a_name(self):
+        assert extract_entities("The weather was nice. Monday too.", known={"the", "monday"}) == []
+
+    def test_a_lower_case_mention_is_no_evidence(self):
+        assert extract_entities("Zorblax shipped late. I hate zorblax.") == []

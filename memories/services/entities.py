@@ -1,0 +1,117 @@
+"""Writes of entities: `entity_record` (the entity a name stands for in a space, created or found,
+its type refined by the mention) and `entity_merge` (fold one entity into another).
+
+The identity rule, in one place: a space holds ONE entity per key, `normalize_entity_name` (folded,
+without end punctuation, a possessive, a leading "the" or a legal form: "Acme", "Acme Corp" and
+"ACME, Inc." are one entity; "Bob" and "Bob Smith" stay two, since two Bobs exist). The type is
+not part of the identity but a verdict that follows the evidence:
+
+- each typed mention adds one vote to `attributes["type_votes"]` ({type: mentions});
+- a specific type (anything but Concept) replaces Concept, whatever the counts;
+- between specific types the one with more votes wins; a tie keeps the current type, so the type
+  does not flip back and forth on alternate mentions.
+
+A row made before the votes existed counts as one mention of its type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from memories.models import Entity, Memory, Relation
+from memories.pipeline.entities import normalize_entity_name
+from memories.pipeline.language import fold
+
+TYPE_VOTES = "type_votes"
+
+
+# Each spelling of a name is kept once as an alias; a cap keeps a much-mentioned entity's row small.
+MAX_ALIASES = 20
+
+
+def entity_type_votes(entity: Entity) -> dict[str, int]:
+    """{type: mentions} of an entity; a row without votes counts as one mention of its type."""
+    votes = entity.attributes.get(TYPE_VOTES)
+    if not isinstance(votes, dict):
+        return {entity.type: 1}
+    return {str(t): n for t, n in votes.items() if isinstance(n, int) and not isinstance(n, bool)}
+
+
+def entity_refined_type(current: str, votes: dict[str, int]) -> str:
+    """The type the votes give: the specific type with most votes (the current one on a tie; else the
+    first by name, to be deterministic), Concept only when no specific type has a vote."""
+    specific = {t: n for t, n in votes.items() if t != Entity.Type.CONCEPT and n > 0}
+    if not specific:
+        return current
+    best = max(specific.values())
+    if specific.get(current) == best:
+        return current
+    return min(t for t, n in specific.items() if n == best)
+
+
+def _add_alias(entity: Entity, spelling: str) -> None:
+    folded = fold(spelling)
+    if not folded or folded == fold(entity.name) or len(entity.aliases) >= MAX_ALIASES:
+        return
+    if any(fold(alias) == folded for alias in entity.aliases):
+        return
+    entity.aliases = [*entity.aliases, spelling[:200]]
+
+
+@transaction.atomic
+def entity_record(*, owner_id: Any, space_id: Any, name: str, type_: str) -> tuple[Entity, bool]:
+    """The entity of `space_id` that `name` stands for, created if new; (entity, created).
+
+    The mention counts as one vote for `type_` and its spelling is kept as an alias when it differs
+    from the entity's name ("Acme Corp" on "Acme"). Runs inside the caller's transaction (a savepoint);
+    the row stays locked until the caller commits. Raises ValueError for a name with no key or an
+    unknown type: callers check both first.
+    """
+    spelling = " ".join(name.split())[:200]
+    key = normalize_entity_name(spelling)
+    if not key or type_ not in Entity.Type.values:
+        raise ValueError(f"no entity for name {spelling!r} of type {type_!r}")
+    # Row lock: two saves naming Acme at once must not both read the same votes and lose one.
+    # get_or_create re-reads (locked) when a concurrent insert of the same key wins the race.
+    entity, created = Entity.objects.select_for_update().get_or_create(
+        owner_id=owner_id,
+        space_id=space_id,
+        normalized_name=key,
+        defaults={"name": spelling, "type": type_, "attributes": {TYPE_VOTES: {type_: 1}}},
+    )
+    if created:
+        return entity, True
+    votes = entity_type_votes(entity)
+    votes[type_] = votes.get(type_, 0) + 1
+    entity.type = entity_refined_type(entity.type, votes)
+    entity.attributes = {**entity.attributes, TYPE_VOTES: votes}
+    _add_alias(entity, spelling)
+    entity.updated_at = timezone.now()
+    entity.save(update_fields=["type", "attributes", "aliases", "updated_at"])
+    return entity, False
+
+
+def entity_merge(*, duplicate: Entity, into: Entity) -> None:
+    """Fold `duplicate` into `into`: memory links, relations, aliases (its name included), attributes
+    (`into`'s win), type votes (summed, the type refined); then delete it. The caller holds both rows
+    locked in its transaction."""
+    links = Memory.entities.through.objects
+    already_linked = links.filter(entity_id=into.id).values("memory_id")
+    # A memory linked to both would violate the (memory, entity) uniqueness once re-pointed.
+    links.filter(entity_id=duplicate.id, memory_id__in=already_linked).delete()
+    links.filter(entity_id=duplicate.id).update(entity_id=into.id)
+    Relation.objects.filter(subject_id=duplicate.id).update(subject_id=into.id)
+    Relation.objects.filter(object_id=duplicate.id).update(object_id=into.id)
+    votes = entity_type_votes(into)
+    for type_, count in entity_type_votes(duplicate).items():
+        votes[type_] = votes.get(type_, 0) + count
+    for spelling in [*duplicate.aliases, duplicate.name]:
+        _add_alias(into, spelling)
+    into.type = entity_refined_type(into.type, votes)
+    into.attributes = {**duplicate.attributes, **into.attributes, TYPE_VOTES: votes}
+    into.updated_at = timezone.now()
+    into.save(update_fields=["type", "aliases", "attributes", "updated_at"])
+    duplicate.delete()

@@ -37,6 +37,10 @@ class Block:
     start: int  # span in the input text: text_in[start:end] is where it came from
     end: int
     kind: str  # "paragraph" | "item" | "row"
+    # A row's first cell and its column's header ("Piranesi", "Book"): what the row is about, and what
+    # kind of thing that is. Empty for other blocks.
+    subject: str = ""
+    subject_header: str = ""
 
 
 def document_blocks(text: str, media_type: str) -> list[Block]:
@@ -65,7 +69,9 @@ def _in_order(blocks: list[Block]) -> list[Block]:
         if not _WORD.search(block.text):
             continue
         if kept and block.start < kept[-1].end:
-            block = Block(block.text, kept[-1].end, block.end, block.kind)
+            block = Block(
+                block.text, kept[-1].end, block.end, block.kind, block.subject, block.subject_header
+            )
             if block.start >= block.end:
                 continue
         kept.append(block)
@@ -164,16 +170,27 @@ class _MarkdownReader:
                 if section.type == "thead":
                     header = cells
                 else:
-                    self.add(_row_text(header, cells), row, "row")
+                    subject = (
+                        (cells[0], header[0] if header else "") if cells and len(header) > 1 else ("", "")
+                    )
+                    self.add(_row_text(header, cells), row, "row", subject=subject)
 
-    def add(self, text: str, node: SyntaxTreeNode, kind: str, *, last: SyntaxTreeNode | None = None) -> None:
+    def add(
+        self,
+        text: str,
+        node: SyntaxTreeNode,
+        kind: str,
+        *,
+        last: SyntaxTreeNode | None = None,
+        subject: tuple[str, str] = ("", ""),
+    ) -> None:
         # `last`: the block ends where this node ends (an item's own text, not its nested list).
         first_map, last_map = node.map, (last or node).map
         if first_map is None or last_map is None or not _WORD.search(text):
             return
         start, end = self.line_span(first_map[0], last_map[1])
         if start < end:
-            self.out.append(Block(text, start, end, kind))
+            self.out.append(Block(text, start, end, kind, *subject))
 
     def line_span(self, first_line: int, end_line: int) -> tuple[int, int]:
         text, starts = self.text, self.line_starts
@@ -306,6 +323,15 @@ def _chunks(text: str) -> list[list[_Line]]:
     return [chunk for chunk in chunks if chunk]
 
 
+def _title_cased(line: str) -> bool:
+    words = [w for w in re.findall(r"[^\W\d_]+", line) if len(w) > 3]
+    return bool(words) and all(w[0].isupper() for w in words)
+
+
+def _starts_list(following: list[list[_Line]]) -> bool:
+    return bool(following) and bool(_ITEM.match(following[0][0].text))
+
+
 def _is_title(line: str) -> bool:
     return len(line) < _TITLE_MAX_CHARS and not re.search(r"[.!?;,]$", line)
 
@@ -320,7 +346,10 @@ def _plain_blocks(text: str) -> list[Block]:
     title = ""
     for index, lines in enumerate(paragraphs):
         # A short line on its own, with more to come, is a title: context for lists, not a statement.
-        if len(lines) == 1 and index + 1 < len(paragraphs) and _is_title(lines[0].text):
+        # Only the first line of the file, a line in Title Case or one that introduces a list is one:
+        # "Call mom tomorrow" alone between paragraphs is a statement, and must not be lost.
+        heads = index == 0 or _title_cased(lines[0].text) or _starts_list(paragraphs[index + 1 : index + 2])
+        if len(lines) == 1 and index + 1 < len(paragraphs) and _is_title(lines[0].text) and heads:
             title = lines[0].text
             continue
         found, title = _line_blocks(lines, title, _plain_continues)

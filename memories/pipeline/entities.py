@@ -179,6 +179,13 @@ _PLACE_BEFORE_RE = re.compile(
 )
 
 
+# "Belem tower", "Alfama district": a name followed by a kind of place is that place.
+_PLACE_AFTER_RE = re.compile(
+    r"^\s+(?:tower|bridge|park|museum|square|street|avenue|station|airport|beach|lake|river|mountain|castle"
+    r"|palace|cathedral|church|district|neighbou?rhood|island|valley|harbou?r|market|gardens?|plaza)\b"
+)
+
+
 _PERSON_BEFORE_RE = re.compile(
     r"\b(?:with|met|meet|meeting|told|tell|asked|ask|called|call|texted|text|messaged|message|hey|hi|hello"
     r"|thanks|thank\s+you|dear|congrats|congratulations|dating|married|hugged|named)\s*,?\s+$",
@@ -296,6 +303,56 @@ def _names(text: str, masked: str, known: Set[str]) -> list[tuple[int, str, str]
     return names
 
 
+def names_in(text: str) -> set[str]:
+    """Keys of the capitalised words of `text` that do not start a sentence: pass them as `known` when
+    extracting from one part of a longer text, so a name the rest of the text writes mid-sentence is
+    kept where a part starts with it."""
+    return _named_mid_sentence(text)
+
+
+_CAPITALISED_RE = re.compile(rf"(?<![\w'\u2019])[{_UPPER}][\w'\u2019\-]+")
+
+
+def capitalised_words(text: str, *, limit: int = 500) -> list[str]:
+    """The distinct capitalised words of `text` (at most `limit`): the names a space may already know."""
+    return list(dict.fromkeys(match.group() for match in _CAPITALISED_RE.finditer(text)))[:limit]
+
+
+# A column header that says what kind of thing its cells name: | Book | Rating | makes "Piranesi" a
+# Product. Lower-case, singular; a plural header ("Books") is folded to it.
+_HEADER_TYPES: dict[str, str] = {
+    **dict.fromkeys(
+        word_set(
+            """book novel film movie show series album song track game app application product tool device car
+            model phone laptop brand item dish recipe"""
+        ),
+        "Product",
+    ),
+    **dict.fromkeys(
+        word_set("city country place location town village venue destination region address"), "Location"
+    ),
+    **dict.fromkeys(
+        word_set(
+            """company employer organisation organization client customer vendor supplier school university
+            team club bank publisher"""
+        ),
+        "Organization",
+    ),
+    **dict.fromkeys(
+        word_set("name person contact friend author who guest member colleague attendee"), "Person"
+    ),
+}
+
+
+def type_of_header(header: str) -> str:
+    """The entity type a table column's header names ("Book" -> "Product"), or "" when it names none."""
+    words = header.lower().split()
+    if not words:
+        return ""
+    word = words[-1]
+    return _HEADER_TYPES.get(word) or (_HEADER_TYPES.get(word[:-1], "") if word.endswith("s") else "")
+
+
 def _named_mid_sentence(masked: str) -> set[str]:
     """Keys of the capitalised words that do not start a sentence: "Acme" in "I left Acme." says that
     a sentence-initial "Acme" elsewhere in the text is the name too."""
@@ -393,7 +450,7 @@ def _type_of(text: str, display: str, start: int, end: int, named: Set[str]) -> 
         return "Organization"
     if _PRODUCT_BEFORE_RE.search(before) or _PRODUCT_AFTER_RE.match(after) or display[0].islower():
         return "Product"
-    if _PLACE_BEFORE_RE.search(before):
+    if _PLACE_BEFORE_RE.search(before) or _PLACE_AFTER_RE.match(after):
         return "Location"
     if _PERSON_BEFORE_RE.search(before) or _PERSON_AFTER_RE.match(after):
         return "Person"

@@ -16,10 +16,12 @@ have their own limits, listed in `timeparse` and `entities`.
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memories.pipeline.entities import COMMON_WORDS, extract_entities
+from memories.pipeline.documents import document_blocks
+from memories.pipeline.entities import COMMON_WORDS, extract_entities, names_in, type_of_header
 from memories.pipeline.language import (
     EXPLICIT_FORESIGHT_RE,
     FUTURE_GRAMMAR_RE,
@@ -32,7 +34,7 @@ from memories.pipeline.language import (
     split_speaker,
     statement_sentences,
 )
-from memories.pipeline.segment import segment_spans
+from memories.pipeline.segment import Piece, is_conversation, locate, segment_spans, statement_spans
 from memories.pipeline.timeparse import is_future, is_past, leading_date, resolve_time_periods
 
 FACT = "fact"
@@ -66,13 +68,16 @@ class Candidate:
     span_end: int | None = None
 
 
-def extract(text: str, *, reference: datetime) -> tuple[datetime, list[Candidate]]:
+def extract(
+    text: str, *, reference: datetime, known: Set[str] = frozenset()
+) -> tuple[datetime, list[Candidate]]:
     """Run the whole rule pipeline over `text` saved at `reference` (timezone-aware).
 
     A date the content states about itself at its start ("On 8 May 2023:") replaces `reference` for
     everything that follows, and a paragraph that starts with its own date (a journal entry) uses that
     date. Returns (effective reference, candidates); all datetimes are in `reference`'s timezone, and
-    each candidate's span points into `text`.
+    each candidate's span points into `text`. `known`: names the space already has as entities
+    (`entities.extract_entities`).
     Clocks: a fact is valid from the time of a "since ..." mention, else from the reference; an episode
     occurred at its first mentioned time that is not after the reference's day, else at the reference;
     a foresight is due at its first mentioned time that is not before the reference's day, else None.
@@ -83,16 +88,70 @@ def extract(text: str, *, reference: datetime) -> tuple[datetime, list[Candidate
     offset = len(text.rstrip()) - len(body)
     effective = stated or reference
     body, line_tags = _split_tags_line(body)
-    candidates: list[Candidate] = []
+    if looks_like_markdown(body) and not is_conversation(body):
+        # An agent's note in Markdown (a table, a code block): read as the document it is.
+        candidates = extract_document(body, media_type="text/markdown", reference=effective, known=known)
+        for candidate in candidates:
+            candidate.tags = _merge(candidate.tags, line_tags)
+            if candidate.span_start is not None and candidate.span_end is not None:
+                candidate.span_start, candidate.span_end = (
+                    offset + candidate.span_start,
+                    offset + candidate.span_end,
+                )
+        return effective, candidates
+    known = set(known) | names_in(body)
+    candidates = []
     for piece in segment_spans(body):
-        candidate = candidate_of(piece.text, reference=effective, tags=line_tags)
+        candidate = candidate_of(piece.text, reference=effective, tags=line_tags, known=known)
         candidate.span_start, candidate.span_end = offset + piece.start, offset + piece.end
         candidates.append(candidate)
     return effective, candidates
 
 
+# What makes a note Markdown rather than prose with a dash in it: a table's separator row or a fence.
+_MARKDOWN_RE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*\|[-:| \t]*$|^[ \t]*(?:```|~~~)", re.MULTILINE)
+
+
+def looks_like_markdown(text: str) -> bool:
+    """Whether a saved note is structured Markdown (a table or a fenced code block)."""
+    return bool(_MARKDOWN_RE.search(text))
+
+
+def extract_document(
+    text: str, *, media_type: str, reference: datetime, known: Set[str] = frozenset()
+) -> list[Candidate]:
+    """A document's candidates: one per list item and table row, one per statement of a paragraph
+    (see `documents.document_blocks`), each with its span of `text`. A plain-text transcript of a
+    conversation is read as the conversation it is."""
+    _require_aware(reference)
+    if media_type.startswith("text/plain") and is_conversation(text):
+        return extract(text, reference=reference, known=known)[1]
+    known = set(known) | names_in(text)
+    candidates: list[Candidate] = []
+    for block in document_blocks(text, media_type):
+        pieces = [Piece(block.text, block.start, block.end)]
+        if block.kind == "paragraph":
+            # Sentences of a rendered paragraph placed back in the source; kept whole if they cannot be.
+            pieces = locate(text, block.start, block.end, statement_spans(block.text)) or pieces
+        for piece in pieces:
+            candidate = candidate_of(piece.text, reference=reference, speakers=False, known=known)
+            candidate.span_start, candidate.span_end = piece.start, piece.end
+            if block.subject and (typed := type_of_header(block.subject_header)):
+                # The column says what the row is about: | Book | ... makes its first cell a Product.
+                key = block.subject.casefold()
+                others = [(name, kind) for name, kind in candidate.entities if name.casefold() != key]
+                candidate.entities = [(block.subject, typed), *others]
+            candidates.append(candidate)
+    return candidates
+
+
 def candidate_of(
-    text: str, *, reference: datetime, tags: list[str] | None = None, speakers: bool = True
+    text: str,
+    *,
+    reference: datetime,
+    tags: list[str] | None = None,
+    speakers: bool = True,
+    known: Set[str] = frozenset(),
 ) -> Candidate:
     """One statement as a memory candidate: its kind, clocks, entities, tags and slot.
 
@@ -115,7 +174,7 @@ def candidate_of(
     candidate = Candidate(
         content=text,
         kind=kind,
-        entities=extract_entities(text, speakers=speakers),
+        entities=extract_entities(text, speakers=speakers, known=known),
         tags=_merge(extract_tags(text), tags or []),
         slot=slot,
         slot_value=slot_value,

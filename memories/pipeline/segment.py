@@ -115,6 +115,57 @@ def segment_spans(text: str) -> list[Piece]:
     return [piece for piece in pieces if _CONTENT_RE.search(piece.text)]
 
 
+def is_conversation(text: str) -> bool:
+    """Whether `text` reads as a conversation ("Alice: ..." turns), as `segment_spans` decides."""
+    lines = [line for line in text.replace("\r", "\n").split("\n") if line.strip()]
+    speakers = [split_speaker(line)[0] for line in lines]
+    turns = sum(1 for speaker in speakers if speaker)
+    return turns >= 2 or (bool(speakers) and bool(speakers[0]) and not re.search(r"\n[ \t]*\n", text))
+
+
+def statement_spans(text: str) -> list[Piece]:
+    """One paragraph of running text (no line structure) as statements, spans into `text`."""
+    return _join_leaning(text, _statements(text, 0, len(text)))
+
+
+def locate(source: str, start: int, end: int, pieces: list[Piece]) -> list[Piece] | None:
+    """`pieces` of a rendering of source[start:end] (markup removed, lines joined) placed back in the
+    source, each from its first word to its last word and closing punctuation, in order. The words are
+    aligned in order, skipping what the rendering dropped (a link's address) or joined ("infor-mation").
+    None when a piece has no word in the source, so the caller keeps the rendering whole rather than
+    point at the wrong words."""
+    tokens = [(m.group(), m.start(), m.end()) for m in _WORD_RE.finditer(source, start, end)]
+    placed: list[Piece] = []
+    index = 0
+    for piece in pieces:
+        first = last = -1
+        for word in _WORD_RE.findall(piece.text):
+            # A short look ahead: what the rendering dropped is a few words, never a paragraph.
+            match = next(
+                (i for i in range(index, min(index + _ALIGN_WINDOW, len(tokens))) if tokens[i][0] == word), -1
+            )
+            if match < 0:
+                continue
+            first = match if first < 0 else first
+            last = match
+            index = match + 1
+        if first < 0:
+            return None
+        stop = tokens[last][2]
+        while stop < end and source[stop] in _CLOSING:
+            stop += 1
+        placed.append(Piece(piece.text, tokens[first][1], stop))
+    return placed
+
+
+# How far ahead in the source a rendered word is looked for.
+_ALIGN_WINDOW = 12
+
+
+# What ends a sentence after its last word: the stop, quotes, brackets, emphasis marks.
+_CLOSING = frozenset(".!?\u2026\"'\u201d\u2019)]*_")
+
+
 def _lines(text: str) -> list[tuple[str, int]]:
     """Each line with its start offset."""
     out: list[tuple[str, int]] = []

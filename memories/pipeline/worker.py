@@ -26,10 +26,9 @@ from memories import embeddings
 from memories.errors import Code, job_code
 from memories.models import Entity, Evidence, Job, Memory, Source
 from memories.pipeline.dedupe import fingerprint_of
-from memories.pipeline.entities import normalize_entity_name
-from memories.pipeline.extract import Candidate, extract
+from memories.pipeline.entities import capitalised_words, normalize_entity_name
+from memories.pipeline.extract import Candidate, extract, extract_document
 from memories.pipeline.judge_llm import llm_judge
-from memories.pipeline.segment import document_blocks
 from memories.pipeline.supersede import (
     document_retire_unsupported,
     judge_priors,
@@ -39,6 +38,7 @@ from memories.pipeline.supersede import (
     supersede,
 )
 from memories.pipeline.update import Verdict, frame_of
+from memories.selectors.graph import entity_names_known
 from memories.services.entities import entity_record
 
 logger = logging.getLogger(__name__)
@@ -111,16 +111,19 @@ def _candidates(source: Source, job: Job) -> list[Candidate]:
         from memories.pipeline.extract_llm import llm_extract
 
         candidates = llm_extract(source.content, reference=reference)
-    elif source.origin == Source.Origin.DOCUMENT:
-        # A document is a set of statements, however short: one memory per block,
-        # so a later version can change one block without touching the others.
-        candidates = [
-            candidate
-            for block in document_blocks(source.content)
-            for candidate in extract(block, reference=reference)[1]
-        ]
     else:
-        _, candidates = extract(source.content, reference=reference)
+        # Names the space already knows are kept where a sentence starts with them.
+        known = entity_names_known(
+            owner=job.owner, space_id=job.space_id, names=capitalised_words(source.content)
+        )
+        if source.origin == Source.Origin.DOCUMENT:
+            # A document is a set of statements: one memory per item, row and sentence, so a later
+            # version can change one of them without touching the others.
+            candidates = extract_document(
+                source.content, media_type=source.media_type, reference=reference, known=known
+            )
+        else:
+            _, candidates = extract(source.content, reference=reference, known=known)
     kind = job.options.get("kind")
     tags = job.options.get("tags") or []
     for candidate in candidates:

@@ -16,7 +16,12 @@ from django.utils import timezone
 from memories.models import AuditEvent, Entity, Job, Memory, Relation, Space
 from memories.selectors import evidence
 from memories.selectors.as_of import CURRENT, is_current, status_of, world_start
-from memories.selectors.memories import SOURCE_EXCERPT_CHARS, evidence_count, memory_history
+from memories.selectors.memories import (
+    EXCERPT_LEAD_CHARS,
+    SOURCE_EXCERPT_CHARS,
+    evidence_count,
+    memory_history,
+)
 
 if TYPE_CHECKING:
     from memories.retrieval.recall import Hit
@@ -97,7 +102,8 @@ def _source_excerpt(memory: Memory) -> str:
     source = memory.source
     if source is None or source.purged_at is not None:
         return ""
-    return source.content[:SOURCE_EXCERPT_CHARS]
+    start = max(0, (memory.span_start or 0) - EXCERPT_LEAD_CHARS)
+    return source.content[start : start + SOURCE_EXCERPT_CHARS]
 
 
 def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
@@ -124,6 +130,8 @@ def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
             "job_id": _str_or_none(memory.job_id),
             "agent": {"id": agent.pk, "name": agent.name} if agent is not None else None,
             "session_id": _str_or_none(memory.session_id),
+            # Where in the source's text it came from: [start, end) in characters, or null.
+            "span": [memory.span_start, memory.span_end] if memory.span_start is not None else None,
         },
         "evidence_count": _evidence_count(memory),
     }

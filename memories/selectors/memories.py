@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db.models import Count, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce, Substr
+from django.db.models.functions import Coalesce, Greatest, Substr
 
 from accounts.models import User
 from memories.errors import AppError, Code
@@ -31,6 +31,10 @@ def memory_list(*, owner: User, status: str | None = Memory.Status.ACTIVE) -> Qu
 # What a detail view shows of the memory's source: enough to recognise it,
 # without loading a 10 MB document to cut 500 characters out of it.
 SOURCE_EXCERPT_CHARS = 500
+
+
+# How much of the source before a memory's span its excerpt shows.
+EXCERPT_LEAD_CHARS = 120
 
 
 # A supersession chain longer than this is a bug elsewhere; stop walking rather than loop.
@@ -156,7 +160,12 @@ def memory_get(*, owner: User, memory_id: uuid.UUID) -> Memory:
             )
         )
         .annotate(
-            source_excerpt=Substr("source__content", 1, SOURCE_EXCERPT_CHARS),
+            # The part of the source the memory came from, with a little of what leads up to it.
+            source_excerpt=Substr(
+                "source__content",
+                Greatest(Coalesce(F("span_start"), Value(0)) - EXCERPT_LEAD_CHARS + 1, Value(1)),
+                SOURCE_EXCERPT_CHARS,
+            ),
             source_purged_at=F("source__purged_at"),
         )
         .filter(id=memory_id)

@@ -615,3 +615,55 @@ class TestPageTour:
         assert person.goto("/memories/").url.split("?")[0].endswith("/accounts/login/")
         person.shot("24-log-in")
         person.assert_clean()
+
+
+class TestWhatComesBack:
+    """What gets stored and what comes back, as a person sees it (issue 13)."""
+
+    def test_nonsense_finds_nothing_a_dated_note_shows_its_date_and_a_table_reads_as_rows(self, person):
+        page = person.page
+        person.sign_up("katherine@example.com")
+
+        # A dated note: the form's date is when it happened, and "yesterday" counts from it.
+        person.goto("/memories/new/")
+        page.get_by_label("Note").fill("Yesterday I had dinner with Marco at the harbour.")
+        page.get_by_label("Date (optional)").fill("2026-03-14")
+        page.get_by_role("button", name="Save note", exact=True).click()
+        page.wait_for_url(re.compile(r"/jobs/[0-9a-f-]{36}/$"))
+        person.wait_for_job()
+        page.locator("[data-job-memories] li .content a").first.click()
+        page.wait_for_url(re.compile(r"/memories/[0-9a-f-]{36}/$"))
+        when = page.locator("section[aria-labelledby='clocks-title']").inner_text()
+        assert "Happened" in when and "13 Mar 2026" in when, when
+        assert page.locator(".badge.episode").count() == 1
+        person.shot("13-dated-note")
+
+        # An uploaded Markdown table: one readable memory per row, not the pipes.
+        person.goto("/memories/upload/")
+        page.get_by_label("Document").set_input_files(
+            files=[
+                {
+                    "name": "books.md",
+                    "mimeType": "text/markdown",
+                    "buffer": b"# Books\n\n| Book | Rating |\n|---|---|\n"
+                    b"| Piranesi | 5/5 |\n| Dune | 4/5 |\n",
+                }
+            ]
+        )
+        page.get_by_role("button", name="Upload", exact=True).click()
+        page.wait_for_url(re.compile(r"/jobs/[0-9a-f-]{36}/$"))
+        person.wait_for_job()
+        listed = page.locator("[data-job-memories] li .content").all_inner_texts()
+        assert sorted(text.strip() for text in listed) == ["Dune: rating 4/5", "Piranesi: rating 5/5"], listed
+        assert not any("|" in text for text in listed)
+        person.shot("14-markdown-table-rows")
+
+        # A search that matches words shows why; nonsense says nothing matches.
+        person.goto("/memories/?" + urlencode({"q": "Piranesi rating"}))
+        assert page.locator(".memory-list mark", has_text="Piranesi").count() == 1
+        person.shot("15-search-highlights")
+        person.goto("/memories/?" + urlencode({"q": "zzqx flibbertigibbet"}))
+        assert page.get_by_role("heading", name="Nothing matches “zzqx flibbertigibbet”").is_visible()
+        assert page.locator(".memory-list").count() == 0
+        person.shot("16-nothing-matches")
+        person.assert_clean()

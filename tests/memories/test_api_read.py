@@ -154,6 +154,8 @@ class TestMemoryList:
                 "job_id": str(job.id),
                 "agent": {"id": agent.id, "name": "Claude"},
                 "session_id": str(newer.session_id),
+                # Built here without a segmenter: no span in its source.
+                "span": None,
             },
             "evidence_count": 1,
         }

@@ -527,3 +527,15 @@ def test_the_issue_examples_exactly():
     assert (dinner.kind, _world_day(dinner)) == ("episode", date(2026, 3, 13))
     counts = Counter(m.kind for m in Memory.objects.filter(owner=user))
     assert counts == {"fact": 1, "episode": 1}
+
+
+def test_a_memory_says_where_in_its_source_it_came_from():
+    user = user_sign_up(email="spans@example.com", password="a long enough password")
+    long_intro = "I keep a diary. " * 40  # longer than an excerpt
+    made = _save_all(user, [long_intro + "\n\nMy locker code is 4711."])
+    locker = next(m for m in made if "4711" in m.content)
+    body = pat_client(user).get(f"/api/v1/memories/{locker.id}").json()
+    start, end = body["provenance"]["span"]
+    assert locker.source is not None and locker.source.content[start:end] == "My locker code is 4711."
+    # The excerpt shows the statement's own part of the source, not the source's first lines.
+    assert "My locker code is 4711." in body["source_excerpt"]

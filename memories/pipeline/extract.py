@@ -166,7 +166,7 @@ def candidate_of(
     times = [(phrase, moment) for phrase, moment, _ in periods]
     # A note's statement is about its first sentence; what leans on it ("He told me ...") adds to it.
     # A conversation turn is classified whole, as it was said.
-    anchor = text if speaker or not speakers else (split_sentences(utterance) or [utterance])[0]
+    anchor = text if speaker else (split_sentences(utterance) or [utterance])[0]
     if anchor is not text:
         times = [(phrase, moment) for phrase, moment in times if phrase.lower() in anchor.lower()]
     kind = classify(anchor, reference=piece_reference, times=times)

@@ -366,7 +366,8 @@ scored AS MATERIALIZED (
 ),"""  # noqa: S608
     sql += """
 context_sources AS (
-    SELECT a.id, a.base, m.recorded_at, m.source_id, s.recorded_at AS saved_at, s.session_id AS source_session
+    SELECT a.id, a.base, m.recorded_at, m.source_id, s.recorded_at AS saved_at,
+           s.session_id AS source_session, s.agent_id AS source_agent
     FROM (SELECT * FROM scored ORDER BY base DESC, id LIMIT %(context_from_top)s) a
     JOIN memories_memory m ON m.id = a.id
     JOIN memories_source s ON s.id = m.source_id
@@ -386,6 +387,9 @@ context AS (
             WHERE s2.owner_id = %(owner)s AND s2.space_id = %(space)s
               AND s2.recorded_at > cs.saved_at AND s2.recorded_at <= cs.saved_at + %(context_gap)s
               AND s2.session_id IS NOT DISTINCT FROM cs.source_session
+              AND s2.agent_id IS NOT DISTINCT FROM cs.source_agent
+              -- Saves by a person (the dashboard, a token) with no session are separate notes.
+              AND (cs.source_session IS NOT NULL OR cs.source_agent IS NOT NULL)
             ORDER BY s2.recorded_at LIMIT %(context_scan)s
         ) s2
         JOIN memories_memory m2 ON m2.source_id = s2.id
@@ -406,6 +410,9 @@ context AS (
             WHERE s2.owner_id = %(owner)s AND s2.space_id = %(space)s
               AND s2.recorded_at < cs.saved_at AND s2.recorded_at >= cs.saved_at - %(context_gap)s
               AND s2.session_id IS NOT DISTINCT FROM cs.source_session
+              AND s2.agent_id IS NOT DISTINCT FROM cs.source_agent
+              -- Saves by a person (the dashboard, a token) with no session are separate notes.
+              AND (cs.source_session IS NOT NULL OR cs.source_agent IS NOT NULL)
             ORDER BY s2.recorded_at DESC LIMIT %(context_scan)s
         ) s2
         JOIN memories_memory m2 ON m2.source_id = s2.id

@@ -635,7 +635,7 @@ class TestWhatComesBack:
         page.wait_for_url(re.compile(r"/memories/[0-9a-f-]{36}/$"))
         when = page.locator("section[aria-labelledby='clocks-title']").inner_text()
         assert "Happened" in when and "13 Mar 2026" in when, when
-        assert page.locator(".badge.episode").count() == 1
+        assert page.get_by_role("heading", level=1).inner_text() == "Episode"
         person.shot("13-dated-note")
 
         # An uploaded Markdown table: one readable memory per row, not the pipes.
@@ -661,6 +661,8 @@ class TestWhatComesBack:
         # A search that matches words shows why; nonsense says nothing matches.
         person.goto("/memories/?" + urlencode({"q": "Piranesi rating"}))
         assert page.locator(".memory-list mark", has_text="Piranesi").count() == 1
+        # The dinner note was saved minutes before, with no conversation in common: not a result.
+        assert page.locator(".memory-list > li").count() == 2
         person.shot("15-search-highlights")
         person.goto("/memories/?" + urlencode({"q": "zzqx flibbertigibbet"}))
         assert page.get_by_role("heading", name="Nothing matches “zzqx flibbertigibbet”").is_visible()

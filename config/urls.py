@@ -33,7 +33,7 @@ urlpatterns = [
                     path("register/", mcp_views.with_cors(mcp_views.register_client), name="dcr-register"),
                     path(
                         "register/<str:client_id>/",
-                        mcp_views.with_cors(oauth_views.DynamicClientRegistrationManagementView.as_view()),
+                        mcp_views.with_cors(mcp_views.manage_registration),
                         name="dcr-register-management",
                     ),
                 ],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from typing import Any
@@ -10,12 +11,13 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider import views as oauth_views
-from oauth2_provider.views import DynamicClientRegistrationView
+from oauth2_provider.views import DynamicClientRegistrationManagementView, DynamicClientRegistrationView
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
 from accounts.caller import ALL_SCOPES
+from accounts.oauth import registration_problem
 from mcp_gateway.auth import resource_url
 from memories.errors import Code
 from memories.operations.registry import PROFILES
@@ -99,7 +101,36 @@ def register_client(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResp
             )
             response["Retry-After"] = str(max(1, math.ceil(throttle.wait() or 1)))
             return response
+    refused = _refused_registration(request)
+    if refused is not None:
+        return refused
     view = DynamicClientRegistrationView.as_view()
+    return view(request, *args, **kwargs)
+
+
+def _refused_registration(request: HttpRequest) -> HttpResponse | None:
+    """RFC 7591 `invalid_client_metadata` (or `invalid_redirect_uri`) for metadata this server does
+    not allow (accounts/oauth.py); None when the library may go on and register it."""
+    if request.method not in ("POST", "PUT"):
+        return None
+    try:
+        metadata = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        return None  # the library answers a body that is not JSON in its own words
+    problem = registration_problem(metadata)
+    if not problem:
+        return None
+    error = "invalid_redirect_uri" if "redirect URI" in problem else "invalid_client_metadata"
+    return JsonResponse({"error": error, "error_description": f"Refused: {problem}."}, status=400)
+
+
+@csrf_exempt
+def manage_registration(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """RFC 7592 registration management; an update is held to the same rules as a registration."""
+    refused = _refused_registration(request)
+    if refused is not None:
+        return refused
+    view = DynamicClientRegistrationManagementView.as_view()
     return view(request, *args, **kwargs)
 
 

@@ -14,7 +14,7 @@ from django.http import HttpRequest
 from accounts.caller import Actor
 from accounts.models import User
 from memories.models import AuditEvent, Entity, Evidence, GrantSpace, Job, Memory, Relation, Source, Space
-from memories.services.memories import memory_restore, memory_suppress
+from memories.services.memories import memory_hard_delete, memory_restore, memory_suppress
 from memories.services.spaces import space_create_default
 
 
@@ -41,6 +41,10 @@ class SourceAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
         # Sources are testimony: never edited, only purged by a hard delete.
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        # Deleting a source alone would leave its memories' words everywhere: delete the memories.
         return False
 
 
@@ -72,9 +76,25 @@ class MemoryAdmin(admin.ModelAdmin):
     date_hierarchy = "recorded_at"
     # `embedding` is excluded on purpose: 384 floats help nobody and slow the page.
     exclude = ("embedding",)
-    readonly_fields = ("id", "search_vector_summary", "status", "suppressed_at", "suppressed_reason")
+    # What a person said is theirs: an operator may hide it or delete it, never rewrite it.
+    readonly_fields = (
+        "id",
+        "content",
+        "search_vector_summary",
+        "status",
+        "suppressed_at",
+        "suppressed_reason",
+    )
     inlines = [EvidenceInline]
-    actions = ["suppress_selected", "restore_selected"]
+    actions = ["suppress_selected", "restore_selected", "delete_selected"]
+
+    def delete_model(self, request: HttpRequest, obj: Memory) -> None:
+        # The purge every other delete path uses: source text, evidence, entities, the export.
+        memory_hard_delete(actor=_operator(request, obj.owner), memory_id=obj.id, reason="operator")
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
+        for memory in queryset.select_related("owner"):
+            memory_hard_delete(actor=_operator(request, memory.owner), memory_id=memory.id, reason="operator")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Memory]:
         return (

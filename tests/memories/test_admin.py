@@ -98,3 +98,51 @@ class TestAdmin:
         assert response.status_code == 302
         assert User.objects.filter(email="new@example.com").exists()
         assert User.objects.get(email="new@example.com").spaces.filter(is_default=True).exists()
+
+
+SECRET = "vault combination 31-17-42"
+
+
+class TestAdminDelete:
+    """Deleting from Django admin is the same purge as every other hard delete (issue 15)."""
+
+    def _memory(self, owner: User) -> Memory:
+        space = space_create_default(owner=owner)
+        source = Source.objects.create(
+            owner=owner, space=space, origin="remember", content=f"My {SECRET}.", content_hash="4" * 64
+        )
+        return Memory.objects.create(
+            owner=owner,
+            space=space,
+            source=source,
+            kind="fact",
+            content=f"My {SECRET}.",
+            span_start=0,
+            span_end=len(f"My {SECRET}."),
+        )
+
+    def test_the_delete_page_purges_like_a_hard_delete(self, client, operator, alice):
+        memory = self._memory(alice)
+        client.force_login(operator)
+        url = reverse("admin:memories_memory_delete", args=[memory.id])
+        response = client.post(url, {"post": "yes"})
+        assert response.status_code == 302
+        assert not Memory.objects.filter(id=memory.id).exists()
+        assert not Source.objects.filter(content__contains=SECRET).exists()
+        event = AuditEvent.objects.get(target_id=memory.id, action="hard_deleted")
+        assert event.actor_user_id == operator.id and SECRET not in str(event.detail)
+
+    def test_the_bulk_delete_action_purges_too(self, client, operator, alice):
+        memory = self._memory(alice)
+        client.force_login(operator)
+        url = reverse("admin:memories_memory_changelist")
+        client.post(url, {"action": "delete_selected", "_selected_action": [str(memory.id)], "post": "yes"})
+        assert not Memory.objects.filter(id=memory.id).exists()
+        assert not Source.objects.filter(content__contains=SECRET).exists()
+
+    def test_an_operator_cannot_rewrite_content_or_delete_a_source(self, client, operator, alice):
+        memory = self._memory(alice)
+        client.force_login(operator)
+        change = client.get(reverse("admin:memories_memory_change", args=[memory.id]))
+        assert b'name="content"' not in change.content
+        assert client.get(reverse("admin:memories_source_delete", args=[memory.source_id])).status_code == 403

@@ -3,10 +3,13 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
 
 from accounts.models import User
+from accounts.throttles import account_ident, client_address, throttle_check, throttle_record
+from memories.errors import AppError
 
 # The column's own limit: every form that takes an email reads it from here. (A CharField always
 # has a max_length; the stubs type it as optional for the other fields.)
@@ -38,7 +41,47 @@ class SignUpForm(forms.Form):
         return data
 
 
-class LoginForm(AuthenticationForm):
+class ThrottledSignIn(AuthenticationForm):
+    """A sign-in form that refuses once the account or the address has spent its failed sign-ins.
+
+    The limits are checked before the password is, so past them even the right password is
+    refused; each failure counts against both. `refusal` is the AppError of a refused attempt,
+    for the view's status and Retry-After (accounts.views.signin_status).
+    """
+
+    refusal: AppError | None = None
+
+    def _signin_idents(self) -> list[tuple[str, str]]:
+        assert self.request is not None  # the login views always pass it
+        return [
+            ("signin_account", account_ident(self.data.get("username"))),
+            ("signin_address", "address:" + client_address(self.request)),
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        idents = self._signin_idents()
+        try:
+            for limit, ident in idents:
+                throttle_check(limit=limit, ident=ident)
+        except AppError as exc:
+            self.refusal = exc
+            raise forms.ValidationError(
+                f"Too many failed sign-ins. Wait {exc.details['retry_after']} seconds and try again.",
+                code=exc.code.value,
+            ) from None
+        try:
+            return super().clean()
+        except forms.ValidationError:
+            for limit, ident in idents:
+                throttle_record(limit=limit, ident=ident)
+            raise
+
+
+class AdminSignInForm(ThrottledSignIn, AdminAuthenticationForm):
+    """The admin's sign-in form, under the same limits as the dashboard's (one budget per account)."""
+
+
+class LoginForm(ThrottledSignIn):
     username = forms.EmailField(
         label="Email",
         max_length=EMAIL_MAX_LENGTH,

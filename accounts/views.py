@@ -1,8 +1,29 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
 from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponseBase
 
 from accounts.forms import LoginForm
+
+
+def signin_status(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+    """A sign-in page refused by its rate limit answers 429 with Retry-After (the page says why)."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        response = view(request, *args, **kwargs)
+        form = (getattr(response, "context_data", None) or {}).get("form")
+        refusal = getattr(form, "refusal", None)
+        if refusal is not None:
+            response.status_code = refusal.http_status
+            response["Retry-After"] = str(refusal.details["retry_after"])
+        return response
+
+    return wrapped
 
 
 class LoginView(auth_views.LoginView):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -76,6 +77,35 @@ def env_url(name: str, default: str, *, schemes: tuple[str, ...]) -> str:
             f"{name}={raw!r} is not a valid URL; expected {' or '.join(schemes)}://host[:port]"
         )
     return raw.rstrip("/")
+
+
+_RATE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def env_rate(name: str, default: str) -> str | None:
+    """A rate limit as `<count>/<unit>` (unit s, m, h or d: `5/m`), or None for `off`."""
+    raw = env_str(name, default)
+    if raw.lower() == "off":
+        return None
+    count, _, unit = raw.partition("/")
+    if not (count.isdigit() and int(count) >= 1 and unit in _RATE_UNITS):
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} is not a rate; use <count>/<unit> with unit s, m, h or d (5/m), or off"
+        )
+    return f"{int(count)}/{unit}"
+
+
+def env_networks(name: str) -> list[IPv4Network | IPv6Network]:
+    """A comma-separated list of IP addresses or CIDR networks (`10.0.0.0/8, ::1`)."""
+    networks = []
+    for item in env_list(name, []):
+        try:
+            networks.append(ip_network(item, strict=False))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name} has {item!r}, which is not an IP address or network (10.0.0.0/8)"
+            ) from None
+    return networks
 
 
 def env_secret(name: str, *, required: bool, keep_in: Path) -> str:

@@ -18,6 +18,8 @@ from config.env import (
     env_choice,
     env_int,
     env_list,
+    env_networks,
+    env_rate,
     env_secret,
     env_str,
     env_url,
@@ -226,6 +228,54 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+}
+
+# --- the shared cache and rate limits ------------------------------------------------
+
+# Rate limits count in this cache, so every web process (and every replica) shares one
+# budget: Redis when REDIS_URL is set, else a table in the database (created by the
+# migration accounts.0003_shared_cache_table). Nothing else keeps state here.
+REDIS_URL = env_url("REDIS_URL", "", schemes=("redis", "rediss", "unix"))
+if REDIS_URL:
+    CACHES: dict[str, dict[str, object]] = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "deeprecall",
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "deeprecall_cache",
+            # Django culls a third of the table past MAX_ENTRIES (300 by default): an attacker
+            # sending many distinct emails could flush a victim's sign-in counter that way.
+            "OPTIONS": {"MAX_ENTRIES": 100_000},
+        }
+    }
+
+# Requests from these addresses (proxies, load balancers) are believed about the client's
+# address in X-Forwarded-For; by default nobody is, and the client is REMOTE_ADDR.
+TRUSTED_PROXIES = env_networks("DEEPRECALL_TRUSTED_PROXIES")
+
+# Budgets as <count>/<unit> over a sliding window (accounts/throttles.py says what each counts).
+# `off` disables one; the tests' conftest switches off save and upload, which tests use freely.
+RATE_LIMITS: dict[str, str | None] = {
+    # Failed sign-ins (dashboard and admin) per account, from any address.
+    "signin_account": env_rate("RATE_LIMIT_SIGNIN_ACCOUNT", "5/m"),
+    # Failed sign-ins per client address, whatever the account (credential stuffing).
+    "signin_address": env_rate("RATE_LIMIT_SIGNIN_ADDRESS", "20/m"),
+    # Failed token requests per OAuth client_id and address (guessed codes, secrets, refresh tokens).
+    "token": env_rate("RATE_LIMIT_TOKEN", "10/m"),
+    # Sign-up attempts per address (each says whether an email has an account).
+    "signup": env_rate("RATE_LIMIT_SIGNUP", "10/h"),
+    # Successful dynamic client registrations per address.
+    "register": env_rate("RATE_LIMIT_REGISTER", "30/h"),
+    # Saves (remember, POST /api/v1/memories, dashboard notes) per user.
+    "save": env_rate("RATE_LIMIT_SAVE", "60/m"),
+    # Document uploads (REST, dashboard, MCP ingest) per user.
+    "upload": env_rate("RATE_LIMIT_UPLOAD", "20/m"),
 }
 
 # Limits of the write paths (bytes / characters / seconds).

@@ -2,12 +2,16 @@ from django.contrib import admin
 from django.urls import include, path
 from oauth2_provider import views as oauth_views
 
+from accounts.forms import AdminSignInForm
+from accounts.views import signin_status
 from mcp_gateway import views as mcp_views
 from mcp_gateway.views import ConsentView
 from memories import views as memory_views
 
 admin.site.site_header = "Deep Recall operations"
 admin.site.site_title = "Deep Recall admin"
+# The admin signs in under the dashboard's limits; the path below adds its 429 status.
+admin.site.login_form = AdminSignInForm
 
 urlpatterns = [
     path("", memory_views.home, name="home"),
@@ -16,6 +20,7 @@ urlpatterns = [
     path("", include("memories.dashboard.urls")),
     path("", include("memories.dashboard.account_urls")),
     path("api/", include("memories.api.urls")),
+    path("admin/login/", signin_status(admin.site.login)),
     path("admin/", admin.site.urls),
     # OAuth 2.1 authorization server (django-oauth-toolkit) for MCP clients.
     path(
@@ -24,7 +29,7 @@ urlpatterns = [
             (
                 [
                     path("authorize/", ConsentView.as_view(), name="authorize"),
-                    path("token/", mcp_views.with_cors(oauth_views.TokenView.as_view()), name="token"),
+                    path("token/", mcp_views.with_cors(mcp_views.token), name="token"),
                     path(
                         "revoke_token/",
                         mcp_views.with_cors(oauth_views.RevokeTokenView.as_view()),

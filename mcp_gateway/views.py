@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
+import base64
 import json
-import math
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote_plus
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider import views as oauth_views
 from oauth2_provider.views import DynamicClientRegistrationManagementView, DynamicClientRegistrationView
-from rest_framework.request import Request
-from rest_framework.throttling import SimpleRateThrottle
-from rest_framework.views import APIView
 
 from accounts.caller import ALL_SCOPES
 from accounts.oauth import registration_problem
+from accounts.throttles import client_address, throttle_check, throttle_record
 from mcp_gateway.auth import resource_url
-from memories.errors import Code
+from memories.errors import AppError, Code
 from memories.operations.registry import PROFILES
 from memories.selectors.spaces import space_default
 
@@ -29,25 +28,6 @@ CORS_HEADERS = {
     "Access-Control-Allow-Headers": "Authorization, Content-Type, MCP-Protocol-Version",
     "Access-Control-Max-Age": "86400",
 }
-
-
-# Anonymous client registration is open (MCP clients register themselves), so it
-# is rate limited per client address.
-REGISTRATIONS_PER_HOUR = 30
-
-
-class RegistrationThrottle(SimpleRateThrottle):
-    """Registrations per client address over the last hour.
-
-    DRF's throttle keeps each address's recent timestamps, a sliding window: a fixed
-    hourly bucket would let twice the budget through either side of the hour.
-    """
-
-    scope = "dcr"
-    rate = f"{REGISTRATIONS_PER_HOUR}/hour"
-
-    def get_cache_key(self, request: Any, view: Any) -> str:
-        return self.cache_format % {"scope": self.scope, "ident": _client_address(request)}
 
 
 def with_cors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -81,31 +61,73 @@ def protected_resource_metadata(request: HttpRequest, resource_path: str = "mcp"
     )
 
 
-def _client_address(request: HttpRequest) -> str:
-    return str(request.META.get("REMOTE_ADDR", "unknown"))
+def _oauth_refusal(error: AppError) -> JsonResponse:
+    """A 429 in OAuth's error shape (RFC 6749 5.2, RFC 7591 3.2.2), which these endpoints' clients
+    parse, with our catalogue code as its `error` and the wait in Retry-After."""
+    wait = error.details["retry_after"]
+    response = JsonResponse(
+        {"error": error.code.value, "error_description": error.message, "retry_after": wait}, status=429
+    )
+    response["Retry-After"] = str(wait)
+    return response
+
+
+def _token_client_id(request: HttpRequest) -> str:
+    """The client_id a token request names: in the body, or as the user of HTTP Basic auth."""
+    scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "basic":
+        try:
+            user = base64.b64decode(credentials, validate=True).decode().partition(":")[0]
+        except (ValueError, UnicodeDecodeError):
+            user = ""
+        if user:
+            return unquote_plus(user)
+    return str(request.POST.get("client_id", ""))
+
+
+@csrf_exempt
+def token(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """DOT's token endpoint, limited in failed requests per client_id and address.
+
+    Guessing an authorization code, a client secret or a refresh token is a run of failures for
+    one client; a client that gets its tokens never meets the limit.
+    """
+    view = oauth_views.TokenView.as_view()
+    if request.method != "POST":
+        return view(request, *args, **kwargs)
+    ident = f"{_token_client_id(request)}|{client_address(request)}"
+    try:
+        throttle_check(limit="token", ident=ident)
+    except AppError as exc:
+        return _oauth_refusal(exc)
+    response = view(request, *args, **kwargs)
+    if response.status_code >= 400:
+        throttle_record(limit="token", ident=ident)
+    return response
 
 
 @csrf_exempt
 def register_client(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-    """RFC 7591 dynamic client registration, rate limited per address."""
-    if request.method == "POST":
-        throttle = RegistrationThrottle()
-        # The throttle reads only the address; DRF's types want its request and a view.
-        if not throttle.allow_request(Request(request), APIView()):
-            response = JsonResponse(
-                {
-                    "error": "too_many_requests",
-                    "error_description": "Too many client registrations; retry later.",
-                },
-                status=429,
-            )
-            response["Retry-After"] = str(max(1, math.ceil(throttle.wait() or 1)))
-            return response
+    """RFC 7591 dynamic client registration, limited in successful registrations per address.
+
+    Anonymous registration is open (MCP clients register themselves); what costs us is a stored
+    client, so a malformed or refused request is answered without spending the budget.
+    """
     refused = _refused_registration(request)
     if refused is not None:
         return refused
     view = DynamicClientRegistrationView.as_view()
-    return view(request, *args, **kwargs)
+    if request.method != "POST":
+        return view(request, *args, **kwargs)
+    ident = client_address(request)
+    try:
+        throttle_check(limit="register", ident=ident)
+    except AppError as exc:
+        return _oauth_refusal(exc)
+    response = view(request, *args, **kwargs)
+    if response.status_code == 201:
+        throttle_record(limit="register", ident=ident)
+    return response
 
 
 def _refused_registration(request: HttpRequest) -> HttpResponse | None:

@@ -29,6 +29,28 @@ def _fast_hasher(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+# Tests save and upload freely (many in a second, for one user), so those two limits are off here;
+# the tests of the limits (tests/accounts/test_rate_limits.py) switch them on with small rates.
+# Every other limit keeps its production default. Child processes get the same through env.
+TESTS_RATE_LIMITS_OFF = {"save": None, "upload": None}
+
+
+@pytest.fixture(autouse=True)
+def _test_rate_limits(settings, request, django_db_blocker):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, **TESTS_RATE_LIMITS_OFF}
+    yield
+    # The limits live in a database table that no model owns, so a transactional test's flush
+    # leaves them; the counts of one test must not refuse the next.
+    marker = request.node.get_closest_marker("django_db")
+    if "transactional_db" in request.fixturenames or (
+        marker is not None and marker.kwargs.get("transaction")
+    ):
+        from django.core.cache import cache
+
+        with django_db_blocker.unblock():
+            cache.clear()
+
+
 @pytest.fixture
 def alice(db) -> User:
     return user_sign_up(email="alice@example.com", password=PASSWORD)
@@ -78,6 +100,7 @@ def child_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str,
         "DATABASE_URL": database_url,
         "DEEPRECALL_BROKER_DIR": str(broker),
         "PYTHONUNBUFFERED": "1",
+        **{f"RATE_LIMIT_{name.upper()}": "off" for name in TESTS_RATE_LIMITS_OFF},
     }
 
 

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.caller import SCOPE_WRITE
+from accounts.throttles import user_throttle
 from memories.api.base import ApiView
 from memories.api.jobs import job_response, job_wait
 from memories.api.query import WAIT
@@ -69,6 +70,7 @@ class DocumentUploadView(ApiView):
                 f"The document is larger than {settings.DOCUMENT_MAX_BYTES // (1024 * 1024)} MB.",
                 details={"max_bytes": settings.DOCUMENT_MAX_BYTES},
             )
+        user_throttle(limit="upload", user=caller.user)
         source, job, created = document_ingest(
             caller=caller,
             filename=upload.name or "document",

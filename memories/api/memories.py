@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE
+from accounts.throttles import user_throttle
 from memories.api.base import ApiView
 from memories.api.jobs import job_response, job_wait
 from memories.api.query import (
@@ -271,6 +272,7 @@ class MemoryCollectionView(MemoryListView):
         source_text, space; `wait` to verify in one call."""
         caller = self.caller
         args = validate_arguments(SAVE_SCHEMA, json_body(request))
+        user_throttle(limit="save", user=caller.user)
         job = remember(
             caller=caller,
             content=args["content"],

@@ -30,6 +30,7 @@ from accounts.caller import Actor
 from accounts.forms import SignUpForm
 from accounts.http import AuthedHttpRequest
 from accounts.selectors import pat_list
+from accounts.throttles import client_address, throttle_take
 from memories.api.base import request_id_of, session_actor
 from memories.api.export import stream_chunks, stream_chunks_async
 from memories.dashboard.forms import AccountDeleteForm, EmailChangeForm, TokenCreateForm
@@ -235,6 +236,23 @@ def app_revoke(request: AuthedHttpRequest, application_id: int) -> HttpResponse:
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("home")
+    if request.method == "POST":
+        try:
+            throttle_take(limit="signup", ident=client_address(request))
+        except AppError as exc:
+            # Refused before the form is validated: no word on whether the email is taken.
+            response = render(
+                request,
+                "accounts/signup.html",
+                {
+                    "form": SignUpForm(),
+                    "refusal": f"Too many sign-ups from your network. Wait "
+                    f"{exc.details['retry_after']} seconds and try again.",
+                },
+                status=exc.http_status,
+            )
+            response["Retry-After"] = str(exc.details["retry_after"])
+            return response
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = user_sign_up(

@@ -26,9 +26,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.http import AuthedHttpRequest
+from accounts.throttles import user_throttle
 from memories.api.base import session_actor
 from memories.dashboard import forms
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.models import Job, Memory
 from memories.representations import purge_receipt
 from memories.retrieval.search import highlight_parts, memory_search
@@ -218,8 +219,10 @@ def suppressed_list(request: AuthedHttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def note_save(request: AuthedHttpRequest) -> HttpResponse:
     form = forms.NoteForm(request.POST if request.method == "POST" else None, owner=request.user)
+    refusal: AppError | None = None
     if request.method == "POST" and form.is_valid():
         try:
+            user_throttle(limit="save", user=request.user)
             job = remember(
                 caller=_caller(request),
                 content=form.cleaned_data["content"],
@@ -229,21 +232,24 @@ def note_save(request: AuthedHttpRequest) -> HttpResponse:
             )
         except AppError as exc:
             form.add_error("content" if exc.details.get("field") == "content" else None, exc.message)
+            refusal = exc
         else:
             return redirect("dashboard:job", job_id=job.id)
-    return render(request, "dashboard/memories/save.html", {"form": form}, status=400 if form.errors else 200)
+    return _form_page(request, "dashboard/memories/save.html", form, refusal)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def document_upload(request: AuthedHttpRequest) -> HttpResponse:
     post = request.method == "POST"
+    refusal: AppError | None = None
     form = forms.UploadForm(
         request.POST if post else None, request.FILES if post else None, owner=request.user
     )
     if post and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
+            user_throttle(limit="upload", user=request.user)
             _, job, created = document_ingest(
                 caller=_caller(request),
                 filename=upload.name or "document",
@@ -253,13 +259,24 @@ def document_upload(request: AuthedHttpRequest) -> HttpResponse:
             )
         except AppError as exc:
             form.add_error("file", exc.message)
+            refusal = exc
         else:
             if not created:
                 messages.info(request, "These exact bytes were uploaded before; nothing new was stored.")
             return redirect("dashboard:job", job_id=job.id)
-    return render(
-        request, "dashboard/memories/upload.html", {"form": form}, status=400 if form.errors else 200
-    )
+    return _form_page(request, "dashboard/memories/upload.html", form, refusal)
+
+
+def _form_page(
+    request: AuthedHttpRequest, template: str, form: Any, refusal: AppError | None
+) -> HttpResponse:
+    """A save or upload form again, with its errors (400), or refused by a rate limit (429, saying
+    when to come back)."""
+    if refusal is not None and refusal.code == Code.RATE_LIMITED:
+        response = render(request, template, {"form": form}, status=refusal.http_status)
+        response["Retry-After"] = str(refusal.details["retry_after"])
+        return response
+    return render(request, template, {"form": form}, status=400 if form.errors else 200)
 
 
 # --- jobs -------------------------------------------------------------------------------

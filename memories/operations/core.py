@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
+from accounts.throttles import user_throttle
 from memories.limits import QUERY_MAX_LENGTH, TAG_MAX_LENGTH, TAGS_MAX
 from memories.models import Memory, Space
 from memories.operations.registry import (
@@ -315,6 +316,7 @@ def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     Returns at once with a job id; the memories become recallable when the job succeeds (usually within a
     second).
     """
+    user_throttle(limit="save", user=caller.user)
     job = remember(caller=caller, content=args["content"], session_id=args.get("session_id"))
     return {"job_id": str(job.id), "status": job.status}
 

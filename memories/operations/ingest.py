@@ -31,6 +31,7 @@ from typing import Any
 from django.conf import settings
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
+from accounts.throttles import user_throttle
 from memories.errors import CATALOGUE, AppError, Code
 from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH, TITLE_MAX_LENGTH
 from memories.models import Job, Source, Space
@@ -298,6 +299,7 @@ def _ingest(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     size limit.
     """
     data, mime = _document(args)
+    user_throttle(limit="upload", user=caller.user)
     source_kind = args.get("source_kind", "")
     source_ref = args.get("source_ref", "")
     title = args.get("title", "")

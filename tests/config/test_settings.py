@@ -3,7 +3,16 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import database_from_url, env_bool, env_int, env_list, env_secret, env_url
+from config.env import (
+    database_from_url,
+    env_bool,
+    env_int,
+    env_list,
+    env_networks,
+    env_rate,
+    env_secret,
+    env_url,
+)
 from tests.conftest import run_manage
 
 
@@ -36,6 +45,23 @@ class TestEnvHelpers:
             env_url("X_URL", "", schemes=("https",))
         monkeypatch.setenv("X_URL", "https://memory.example.com/")
         assert env_url("X_URL", "", schemes=("https",)) == "https://memory.example.com"
+
+    def test_it_reads_rates_and_rejects_nonsense(self, monkeypatch):
+        monkeypatch.setenv("X_RATE", "5/m")
+        assert env_rate("X_RATE", "1/s") == "5/m"
+        monkeypatch.setenv("X_RATE", "OFF")
+        assert env_rate("X_RATE", "1/s") is None
+        for bad in ("5", "0/m", "five/m", "5/minute", "5/w"):
+            monkeypatch.setenv("X_RATE", bad)
+            with pytest.raises(ImproperlyConfigured, match="X_RATE"):
+                env_rate("X_RATE", "1/s")
+
+    def test_it_reads_trusted_proxy_networks(self, monkeypatch):
+        monkeypatch.setenv("X_PROXIES", "10.0.0.0/8, ::1")
+        assert [str(n) for n in env_networks("X_PROXIES")] == ["10.0.0.0/8", "::1/128"]
+        monkeypatch.setenv("X_PROXIES", "proxy.internal")
+        with pytest.raises(ImproperlyConfigured, match="not an IP address"):
+            env_networks("X_PROXIES")
 
     def test_it_keeps_a_development_secret_across_reads(self, tmp_path, monkeypatch):
         monkeypatch.delenv("X_SECRET", raising=False)
@@ -132,3 +158,32 @@ class TestStartupErrors:
             port = busy.getsockname()[1]
             result = run_manage("up", "--port", str(port), env={"DEEPRECALL_VAR_DIR": str(tmp_path)})
         _assert_one_clear_line(result, f"port {port}", "already in use")
+
+
+class TestSharedCache:
+    SHOW = "from django.conf import settings; print(settings.CACHES['default']['BACKEND'])"
+
+    def test_it_uses_the_database_cache_by_default_and_redis_at_redis_url(self, tmp_path):
+        default = run_manage(
+            "shell", "-c", self.SHOW, env={"DEEPRECALL_VAR_DIR": str(tmp_path), "REDIS_URL": ""}
+        )
+        assert default.stdout.strip().splitlines()[-1] == "django.core.cache.backends.db.DatabaseCache", (
+            default.stderr
+        )
+        redis = run_manage(
+            "shell",
+            "-c",
+            self.SHOW,
+            env={"DEEPRECALL_VAR_DIR": str(tmp_path), "REDIS_URL": "redis://cache.internal:6379/1"},
+        )
+        assert redis.stdout.strip().splitlines()[-1] == "django.core.cache.backends.redis.RedisCache", (
+            redis.stderr
+        )
+
+    def test_the_cache_table_exists_after_migrating(self, db):
+        from django.core.cache import cache
+        from django.db import connection
+
+        assert "deeprecall_cache" in connection.introspection.table_names()
+        cache.set("probe", 1)
+        assert cache.get("probe") == 1

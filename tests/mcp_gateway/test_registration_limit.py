@@ -13,12 +13,12 @@ import time_machine
 from django.core.cache import cache
 from django.test import Client
 
-from mcp_gateway.views import REGISTRATIONS_PER_HOUR
 from tests.helpers import READ, WRITE
 
 pytestmark = pytest.mark.django_db
 
 HOUR_EDGE = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)
+REGISTRATIONS_PER_HOUR = 30
 
 
 def _register(client: Client, address: str = "203.0.113.7") -> int:
@@ -39,7 +39,8 @@ def _register(client: Client, address: str = "203.0.113.7") -> int:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_budget():
+def _fresh_budget(settings):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "register": f"{REGISTRATIONS_PER_HOUR}/h"}
     cache.clear()
     yield
     cache.clear()

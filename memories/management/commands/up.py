@@ -136,6 +136,9 @@ class Command(BaseCommand):
             problems = [line.strip() for line in str(exc).splitlines() if ".E0" in line or ".E1" in line]
             raise ServiceConfigError("; ".join(problems) or "system checks failed") from None
         call_command("migrate", interactive=False, verbosity=0)
+        # The rate limits' table, should the cache have moved from Redis to the database since
+        # the migration made it (accounts.0003_shared_cache_table); a no-op when it exists.
+        call_command("createcachetable", verbosity=0)
         # The children open their own connections; ours would only hold a backend.
         connections.close_all()
         self.stdout.write(f"Database ready: {_describe_database()}")

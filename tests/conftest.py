@@ -78,6 +78,9 @@ def child_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str,
         "DATABASE_URL": database_url,
         "DEEPRECALL_BROKER_DIR": str(broker),
         "PYTHONUNBUFFERED": "1",
+        # Low enough that the PDF bomb test fails fast; the documents of the other tests take a
+        # fraction of a second to read.
+        "DOCUMENT_PARSE_CPU_SECONDS": "3",
     }
 
 

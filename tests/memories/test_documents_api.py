@@ -3,8 +3,11 @@ living versions; documents whose text cannot be read, bombs included, fail their
 
 from __future__ import annotations
 
+import os
+import statistics
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import pytest
@@ -181,6 +184,12 @@ class TestReadInTheWorker:
             warm_up = client.post(URL, files={"file": ("w.txt", b"Warm up.", "text/plain")}, headers=headers)
             assert warm_up.status_code in (201, 202), warm_up.text
             wait_for_job(warm_up.json()["job"]["id"])
+            # The server loads its embedding model in the background after it starts: not now.
+            deadline = time.monotonic() + 120
+            while not client.get("/healthz").json()["checks"]["embeddings"]["ready"]:
+                assert time.monotonic() < deadline, "the server's model did not load"
+                time.sleep(0.5)
+            server_cpu = _cpu_seconds(asgi_server.proc.pid)
             started = time.monotonic()
             response = client.post(
                 URL, files={"file": ("bomb.pdf", bomb, "application/pdf")}, headers=headers
@@ -193,18 +202,23 @@ class TestReadInTheWorker:
                 time.sleep(0.05)
             # While the worker's child process reads it, the web process answers as usual...
             timings = []
-            for _ in range(5):
+            for _ in range(8):
                 started = time.monotonic()
                 assert client.get(cheap).status_code == 200
                 timings.append(time.monotonic() - started)
                 time.sleep(0.05)
+            # The reading costs seconds of CPU (up to the limit), none of it in the web process.
+            server_cpu = _cpu_seconds(asgi_server.proc.pid) - server_cpu
             # ...and the worker itself still answers its ping.
             health = client.get("/healthz").json()
             assert health["checks"]["worker"]["ready"] is True, health
             assert Job.objects.get(id=job_id).status == "running", "measured after the parse"
-            assert max(timings) < 0.1, timings
+            # The child takes a whole core of a machine the test shares, so a request may wait for
+            # the scheduler now and then; typically it is as fast as ever (the finding: 1.4 s each).
+            assert statistics.median(timings) < 0.1 and max(timings) < 1.0, timings
             wait_for_job(job_id, timeout=30)
             job = client.get(f"/api/v1/jobs/{job_id}", headers=headers).json()
+        assert server_cpu < 0.5, server_cpu
         assert job["status"] == "failed", job
         assert job["error"]["code"] == "document_too_complex" and job["attempts"] == 1
         assert "too complex" in job["error"]["message"]
@@ -247,6 +261,12 @@ class TestPurgeAndTenancy:
         # Charlie uploading the same bytes gets his own source, not Alice's.
         his = _upload(outsider, "gate.txt", b"The gate code is 4711.").json()
         assert his["created"] is True and his["source"]["id"] != body["source"]["id"]
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _file(name: str, data: bytes):

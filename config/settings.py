@@ -280,6 +280,11 @@ RATE_LIMITS: dict[str, str | None] = {
 
 # Limits of the write paths (bytes / characters / seconds).
 DOCUMENT_MAX_BYTES = env_int("DOCUMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
+# Reading a document's text (the worker, in a child process): a crafted PDF can make it cost
+# anything, so the child gets hard limits and a document over them fails as document_too_complex.
+DOCUMENT_PARSE_CPU_SECONDS = env_int("DOCUMENT_PARSE_CPU_SECONDS", 20, minimum=1, maximum=3600)
+DOCUMENT_PARSE_MEMORY_MB = env_int("DOCUMENT_PARSE_MEMORY_MB", 1024, minimum=128, maximum=65536)
+DOCUMENT_PARSE_TIMEOUT_SECONDS = env_int("DOCUMENT_PARSE_TIMEOUT_SECONDS", 60, minimum=1, maximum=3600)
 REMEMBER_MAX_CHARS = 100_000
 SAVE_MAX_WAIT_SECONDS = 30
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024

@@ -49,6 +49,7 @@ class Code(StrEnum):
     DOCUMENT_TOO_LARGE = "document_too_large"
     DOCUMENT_UNREADABLE = "document_unreadable"
     DOCUMENT_EMPTY = "document_empty"
+    DOCUMENT_TOO_COMPLEX = "document_too_complex"
     INVALID_BASE64 = "invalid_base64"
     SOURCE_REF_INCOMPLETE = "source_ref_incomplete"
     SOURCE_REF_REQUIRED = "source_ref_required"
@@ -182,15 +183,32 @@ CATALOGUE: dict[Code, Entry] = {
         "an upload that is not .txt/.md/.pdf/.html, or whose bytes do not match its name or type",
         "send a supported document type",
     ),
+    # The three below are also job failures: a document's text is extracted by the worker.
     Code.DOCUMENT_TOO_LARGE: Entry(
-        413, "over `DOCUMENT_MAX_BYTES` (10 MB by default)", "send a smaller document, or split it"
+        413,
+        "over `DOCUMENT_MAX_BYTES` (10 MB by default); a job: a PDF over 2,000 pages or 2,000,000 "
+        "characters of text",
+        "send a smaller document, or split it",
+        job=True,
     ),
     Code.DOCUMENT_UNREADABLE: Entry(
         422,
         "a corrupt, encrypted or image-only PDF, or text that cannot be decoded",
         "send a readable document",
+        job=True,
     ),
-    Code.DOCUMENT_EMPTY: Entry(422, "nothing is left after extracting the text", "send a document with text"),
+    Code.DOCUMENT_EMPTY: Entry(
+        422, "nothing is left after extracting the text", "send a document with text", job=True
+    ),
+    Code.DOCUMENT_TOO_COMPLEX: Entry(
+        None,
+        "reading the document's text took more than the deployment's CPU, memory or time limit "
+        "(`DOCUMENT_PARSE_*`); a crafted PDF does this on purpose",
+        "re-save or print the document to a new PDF, or upload its text as a .txt file",
+        message="This document is too complex to read within the limits of this service.",
+        response=False,
+        job=True,
+    ),
     Code.INVALID_BASE64: Entry(
         400,
         "MCP `ingest`: `document_base64` is not strict, padded, standard base64",

@@ -53,7 +53,12 @@ class Space(models.Model):
 
 
 class Source(models.Model):
-    """Immutable testimony: exactly what was saved, by whom, when. Never edited."""
+    """Immutable testimony: exactly what was saved, by whom, when. Never edited.
+
+    One write is allowed after creation: an uploaded document arrives as `raw` bytes with an empty
+    `content`, and its job writes the text it reads from them into `content`, once, clearing `raw`
+    (docs/decisions.md, "Documents are read by the worker").
+    """
 
     class Origin(models.TextChoices):
         REMEMBER = "remember", "remember"
@@ -96,6 +101,8 @@ class Source(models.Model):
     # excerpt), kept as testimony beside it; purged with it.
     source_text = models.TextField(blank=True)
     media_type = models.CharField(max_length=100, blank=True)
+    # A document upload's bytes until its job has read their text (then None); purged with the row.
+    raw = models.BinaryField(null=True, editable=False)
     size_bytes = models.PositiveBigIntegerField(default=0)
     # The time the content refers to: relative dates in it resolve against this.
     refers_to = models.DateTimeField(null=True, blank=True)

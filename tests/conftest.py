@@ -101,6 +101,9 @@ def child_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str,
         "DEEPRECALL_BROKER_DIR": str(broker),
         "PYTHONUNBUFFERED": "1",
         **{f"RATE_LIMIT_{name.upper()}": "off" for name in TESTS_RATE_LIMITS_OFF},
+        # Low enough that the PDF bomb test fails fast; the documents of the other tests take a
+        # fraction of a second to read.
+        "DOCUMENT_PARSE_CPU_SECONDS": "3",
     }
 
 

@@ -286,7 +286,10 @@ def _form_page(
 @require_GET
 def job_list(request: AuthedHttpRequest) -> HttpResponse:
     page = _page(
-        request, job_selectors.job_list(owner=request.user).select_related("source").defer("source__content")
+        request,
+        job_selectors.job_list(owner=request.user)
+        .select_related("source")
+        .defer("source__content", "source__raw"),
     )
     running = sum(1 for job in page if job.status in (Job.Status.QUEUED, Job.Status.RUNNING))
     rows = [(job, _seconds(job)) for job in page]

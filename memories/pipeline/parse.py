@@ -118,10 +118,13 @@ def detect_media_type(filename: str, data: bytes, declared: str = "") -> str:
     return media_type
 
 
-def extract_text(
-    *, filename: str, data: bytes, declared_media_type: str = "", max_bytes: int
-) -> ExtractedDocument:
-    """Return the readable text of an uploaded document, or raise an `AppError` saying why not."""
+def upload_check(*, filename: str, data: bytes, declared_media_type: str = "", max_bytes: int) -> str:
+    """The cheap checks of an upload (size, emptiness, type from name and first bytes), done in the
+    request so a wrong file is refused at once; return its media type, or raise an `AppError`.
+
+    Nothing here reads the document's structure: that is `extract_detected`, which can be made
+    arbitrarily expensive by a crafted file and so runs in the worker, in a child process.
+    """
     if len(data) > max_bytes:
         limit = _human_size(max_bytes)
         raise AppError(
@@ -132,8 +135,15 @@ def extract_text(
         )
     if not data:
         raise _empty()
-
     media_type = detect_media_type(filename, data, declared_media_type)
+    # Only ASCII whitespace: bytes.strip() stops at the first other byte, so this costs nothing.
+    if not data.strip():
+        raise _empty()
+    return media_type
+
+
+def extract_detected(data: bytes, media_type: str) -> ExtractedDocument:
+    """The readable text of a document whose type `upload_check` decided, or an `AppError` saying why not."""
     if media_type == "application/pdf":
         text, title, pages = _extract_pdf(data)
     else:
@@ -152,6 +162,20 @@ def extract_text(
             raise _no_pdf_text()
         raise _empty()
     return ExtractedDocument(text=text, media_type=media_type, title=_clean_title(title), pages=pages)
+
+
+def extract_text(
+    *, filename: str, data: bytes, declared_media_type: str = "", max_bytes: int
+) -> ExtractedDocument:
+    """Return the readable text of an uploaded document, or raise an `AppError` saying why not.
+
+    In this process: for trusted input and tests. Uploads go through `upload_check` in the request
+    and `memories.pipeline.parse_sandbox` in the worker.
+    """
+    media_type = upload_check(
+        filename=filename, data=data, declared_media_type=declared_media_type, max_bytes=max_bytes
+    )
+    return extract_detected(data, media_type)
 
 
 # --- detection and errors -------------------------------------------------------------------------
@@ -258,6 +282,8 @@ def _markdown_title(text: str) -> str:
 def _extract_html(markup: str) -> tuple[str, str]:
     try:
         return html_to_markdown(markup)
+    except MemoryError:
+        raise  # a limit of the process reading it (parse_child), not bad markup
     except Exception:
         # The tokenizer asserts on some malformed declarations; that is bad input, not our failure.
         logger.info("could not parse an HTML upload", exc_info=True)
@@ -273,7 +299,8 @@ def _extract_html(markup: str) -> tuple[str, str]:
 def _extract_pdf(data: bytes) -> tuple[str, str, int]:
     try:
         return _read_pdf(data)
-    except AppError:
+    except (AppError, MemoryError):
+        # MemoryError: a limit of the process reading it (parse_child), not a damaged file.
         raise
     except LimitReachedError:
         # pypdf's own guard against decompression bombs tripped inside a single stream.

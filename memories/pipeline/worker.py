@@ -29,6 +29,7 @@ from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.entities import capitalised_words, normalize_entity_name
 from memories.pipeline.extract import Candidate, extract, extract_document
 from memories.pipeline.judge_llm import llm_judge
+from memories.pipeline.parse_sandbox import DocumentRefused
 from memories.pipeline.supersede import (
     document_retire_unsupported,
     judge_priors,
@@ -39,6 +40,7 @@ from memories.pipeline.supersede import (
 )
 from memories.pipeline.update import Verdict, frame_of
 from memories.selectors.graph import entity_names_known
+from memories.services.documents import document_text_store
 from memories.services.entities import entity_record
 
 logger = logging.getLogger(__name__)
@@ -145,6 +147,13 @@ def job_process(*, job_id: Any) -> None:
     if source is None:
         job_fail(job_id=job_id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted).")
         return
+    if source.raw is not None:
+        # An uploaded document's text is read here, in a child process, not in the upload request.
+        try:
+            source = document_text_store(source=source)
+        except DocumentRefused as refused:
+            job_fail(job_id=job_id, code=refused.code, message=refused.message)
+            return
     candidates = _candidates(source, job)
     if not candidates:
         job_fail(job_id=job_id, code=Code.NOTHING_TO_REMEMBER, message="No memory could be derived from it.")

@@ -105,7 +105,17 @@ STAGE_STATUSES = (PENDING, IN_PROGRESS, DONE, FAILED, NOT_REACHED, UNKNOWN, NOT_
 
 
 # Error codes the worker records while reading and extracting the source, before embedding.
-_EXTRACT_FAILURES = frozenset({Code.NOTHING_TO_REMEMBER, Code.SOURCE_MISSING})
+_EXTRACT_FAILURES = frozenset(
+    {
+        Code.NOTHING_TO_REMEMBER,
+        Code.SOURCE_MISSING,
+        # A document's text is read by the worker, as the first step of extracting.
+        Code.DOCUMENT_UNREADABLE,
+        Code.DOCUMENT_EMPTY,
+        Code.DOCUMENT_TOO_LARGE,
+        Code.DOCUMENT_TOO_COMPLEX,
+    }
+)
 
 
 FAILED_STAGES = ("queued", "extract", "embed", "store", "unknown")
@@ -171,7 +181,7 @@ def job_readiness_list(
     rows = (
         Job.objects.filter(owner=owner, id__in=list(job_ids))
         .select_related("source")
-        .defer("source__content", "source__source_text")
+        .defer("source__content", "source__source_text", "source__raw")
     )
     jobs = {job.id: job for job in rows}
     counts = _memory_counts(owner=owner, jobs=list(jobs.values()), now=now)

@@ -1,4 +1,5 @@
-"""Document uploads: store a document version as a Source and queue its ingest job."""
+"""Document uploads: store a document version as a Source and queue its ingest job; the job reads
+its text (`document_text_store`), in the worker, never in the upload request."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def document_ingest(
     A new version of a `living` document (same source_kind + source_ref) gets the
     next version number; its job supersedes what only the old version said.
     """
-    from memories.pipeline.parse import extract_text
+    from memories.pipeline.parse import upload_check
 
     if bool(source_kind) != bool(source_ref):
         raise errors.AppError(
@@ -69,7 +70,9 @@ def document_ingest(
         job = Job.objects.filter(owner=caller.user, source=earlier).order_by("-created_at").first()
         if job is not None:
             return earlier, job, False
-    document = extract_text(
+    # Only the cheap checks here, so a wrong file is refused at once; reading the text can be made
+    # to cost anything by a crafted file, so the worker does it (document_text_store).
+    media_type = upload_check(
         filename=filename,
         data=data,
         declared_media_type=declared_media_type,
@@ -91,13 +94,15 @@ def document_ingest(
             caller=caller,
             space=space,
             origin=Source.Origin.DOCUMENT,
-            content=document.text,
+            # Written once, by the job, from the bytes (document_text_store).
+            content="",
+            raw=data,
             content_hash=digest,
             claimant=document_claimant(source_kind=source_kind, source_ref=source_ref, digest=digest),
-            # The caller's title, else the document's own (PDF metadata, HTML <title>, a Markdown H1).
-            title=(title.strip() or document.title)[:300],
+            # The caller's title; without one, the job takes the document's own.
+            title=title.strip()[:300],
             filename=filename[:255],
-            media_type=document.media_type,
+            media_type=media_type,
             size_bytes=len(data),
             source_kind=source_kind,
             source_ref=source_ref,
@@ -108,3 +113,33 @@ def document_ingest(
         )
         job = job_queue(caller=caller, space=space, source=source, kind=Job.Kind.INGEST, options={})
     return source, job, True
+
+
+def document_text_store(*, source: Source) -> Source:
+    """Read the text of an uploaded document's `raw` bytes and store it as the Source's content.
+
+    This is the one write of a Source's content after its creation (docs/decisions.md): the text
+    the upload request no longer extracts. It runs in the worker, and the reading in a child
+    process under the DOCUMENT_PARSE_* limits. The bytes are cleared whatever the outcome: a
+    document without readable text raises `DocumentRefused` (a permanent job failure), and nothing
+    reads the bytes again. The title is the document's own (PDF metadata, HTML <title>, a Markdown
+    H1) unless the uploader gave one.
+    """
+    from memories.pipeline.parse_sandbox import DocumentRefused, extract_isolated
+
+    if source.raw is None:
+        return source
+    try:
+        document = extract_isolated(data=bytes(source.raw), media_type=source.media_type)
+    except DocumentRefused:
+        Source.objects.filter(id=source.id).update(raw=None)
+        raise
+    with transaction.atomic():
+        # Two attempts at one job (a takeover) may both read it; the first to store wins.
+        locked = Source.objects.select_for_update().get(id=source.id)
+        if locked.raw is not None:
+            locked.content = document.text
+            locked.title = locked.title or document.title[:300]
+            locked.raw = None
+            locked.save(update_fields=["content", "title", "raw"])
+    return locked

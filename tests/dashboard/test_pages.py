@@ -545,6 +545,23 @@ class TestSaveAndUpload:
         assert response.status_code == 400 and "larger than" in _field_error(response, "id_file")
         assert not Source.objects.filter(owner=alice).exists()
 
+    def test_a_document_found_unreadable_by_the_worker_fails_on_its_job_page(self, alice_client, alice):
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        from memories.pipeline.worker import job_process
+
+        space = Space.objects.get(owner=alice)
+        broken = SimpleUploadedFile("broken.pdf", b"%PDF-1.4 garbage", content_type="application/pdf")
+        response = alice_client.post(reverse("dashboard:upload"), {"file": broken, "space": str(space.id)})
+        job = Job.objects.get(owner=alice)
+        # The type is right, so the upload is taken; only reading it (the worker) finds it damaged.
+        assert response["Location"] == reverse("dashboard:job", args=[job.id])
+        job_process(job_id=job.id)  # what the worker runs, here in the test's transaction
+        page = _html(alice_client.get(response["Location"]))
+        assert 'data-job-done="true"' in page and "Failed." in page
+        assert "This PDF could not be read" in page and "(document_unreadable)" in page
+        assert Source.objects.get(owner=alice).raw is None
+
     def test_the_jobs_page_lists_mine_and_says_when_some_run(self, alice_client, alice, bob, make_memory):
         space = Space.objects.get(owner=alice)
         done = Job.objects.create(

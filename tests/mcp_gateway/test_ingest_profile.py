@@ -276,6 +276,19 @@ def test_a_new_version_of_a_living_document_supersedes_what_it_no_longer_says(as
     assert "Tomas" in contents and "Maya" not in contents
 
 
+def test_a_document_the_worker_cannot_read_fails_its_job_at_the_extract_stage(asgi_server, alice):
+    # The type is right, so the request takes it; reading it (in the worker) finds it damaged.
+    token = rpc.pat_token(alice)
+    ingested, job = ingest_ready(
+        ingest_url(asgi_server), token, {"document_base64": b64(b"%PDF-1.4 garbage")}
+    )
+    assert ingested["created"] is True and ingested["document"]["mime"] == "application/pdf"
+    assert job["status"] == "failed" and job["stop_polling"] is True
+    assert job["error"]["code"] == "document_unreadable" and job["error"]["failed_stage"] == "extract"
+    assert "could not be read" in job["error"]["message"]
+    assert not Memory.objects.filter(owner=alice).exists()
+
+
 def test_a_job_that_yields_no_memory_shows_the_failed_stage_and_stops_polling(asgi_server, alice):
     token = rpc.pat_token(alice)
     ingested, job = ingest_ready(ingest_url(asgi_server), token, {"content": "!!! ??? ***"})
@@ -479,7 +492,6 @@ PDF = build_pdf(["A page of text."])
         ({"document_base64": b64(PDF), "mime": "text/plain"}, "unsupported_media_type"),
         ({"document_base64": b64(b"Plain words."), "mime": "application/pdf"}, "unsupported_media_type"),
         ({"document_base64": b64(b"MZ\x00\x00\x90\x00binary")}, "unsupported_media_type"),
-        ({"document_base64": b64(b"%PDF-1.4 garbage")}, "document_unreadable"),
     ],
 )
 def test_ingest_refuses_bad_arguments_and_stores_nothing(asgi_server, alice, arguments, code):
@@ -579,15 +591,16 @@ def test_the_ingest_endpoint_carries_documents_larger_than_other_mcp_requests(as
     # 1.5 MB of document is more than any other endpoint takes in one request (1 MiB), and
     # well within the document limit: the ingest endpoint's body limit is sized for it.
     token = rpc.pat_token(alice)
-    # A large body that reaches the tool: a "PDF" that is not one is refused by the reader
-    # (so the worker is not kept busy), which proves the body was not cut off at 1 MiB.
+    # A large body that reaches the tool: stored whole (its size says so), which proves the body
+    # was not cut off at 1 MiB; the worker then finds it is not a readable PDF.
     document = b"%PDF-1.7\n" + b"0" * 1_500_000
-    before = rpc.row_counts()
     response = _raw_ingest(asgi_server, token, {"document_base64": b64(document), "mime": "application/pdf"})
     assert response.status_code == 200, response.text[:500]
     result = rpc.parse(response)["result"]
-    assert result["isError"] is True and result["structuredContent"]["code"] == "document_unreadable", result
-    assert rpc.row_counts() == before
+    assert result["isError"] is False, result
+    assert result["structuredContent"]["document"]["size_bytes"] == len(document)
+    job = wait_for_job(result["structuredContent"]["job_id"])
+    assert job.status == "failed" and job.error_code == "document_unreadable"
     # The same body at the core endpoint is refused before it is read, and stores nothing.
     before = rpc.row_counts()
     body = rpc.tools_call("remember", {"content": "x" * 1_200_000})

@@ -6,6 +6,7 @@ import codecs
 import io
 import logging
 import sys
+import zlib
 
 import pypdf
 import pytest
@@ -74,6 +75,38 @@ def build_pdf(pages: list[str | None], *, title: str = "") -> bytes:
     for number in range(1, next_id):
         out += b"%010d 00000 n \n" % offsets[number]
     out += b"trailer\n<< /Size %d /Root 1 0 R%b >>\nstartxref\n%d\n%%%%EOF\n" % (next_id, info, xref_at)
+    return bytes(out)
+
+
+def build_pdf_bomb(*, pages: int, repeats: int) -> bytes:
+    """A few kilobytes of PDF that take seconds of CPU per page to read: one zlib-compressed content
+    stream of `repeats` path operators (and one word of text, so a reader cannot skip it), shared
+    by every page. The shape of the finding that moved text extraction out of the web process."""
+    operators = b"0 0 m 1 1 l S\n" * repeats + b"BT /F1 12 Tf 72 720 Td (x) Tj ET\n"
+    stream = zlib.compress(operators, 9)
+    objects: dict[int, bytes] = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        4: b"<< /Length %d /Filter /FlateDecode >>\nstream\n%b\nendstream" % (len(stream), stream),
+    }
+    kids = list(range(5, 5 + pages))
+    for kid in kids:
+        objects[kid] = (
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792]"
+            b" /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>"
+        )
+    refs = b" ".join(b"%d 0 R" % kid for kid in kids)
+    objects[2] = b"<< /Type /Pages /Kids [%b] /Count %d >>" % (refs, pages)
+    out = bytearray(b"%PDF-1.4\n")
+    offsets: dict[int, int] = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n%b\nendobj\n" % (number, objects[number])
+    xref_at, size = len(out), len(objects) + 1
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
+    for number in sorted(objects):
+        out += b"%010d 00000 n \n" % offsets[number]
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref_at)
     return bytes(out)
 
 

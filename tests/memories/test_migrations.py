@@ -62,8 +62,8 @@ def test_0011_merges_the_entities_one_name_now_stands_for(before_one_entity_per_
 
     from django.utils import timezone
 
-    from memories.models import Entity, Memory, Relation, Space
-    from tests.memories.test_api_read import default_space, make_memory
+    from memories.models import Entity, Evidence, Memory, Relation, Space
+    from tests.memories.test_api_read import default_space
 
     old = before_one_entity_per_name
     OldEntity = old.get_model("memories", "Entity")
@@ -88,7 +88,20 @@ def test_0011_merges_the_entities_one_name_now_stands_for(before_one_entity_per_
         for memory in memories:
             links.create(memory_id=memory.id, entity_id=row.id)
 
-    m1, m2, m3, m4 = (make_memory(alice, f"memory {i}") for i in range(4))
+    # Sources as 0010 knew them (later migrations add columns the current model has).
+    OldSource = old.get_model("memories", "Source")
+
+    def make_memory(content):
+        source = OldSource.objects.create(
+            owner_id=alice.id, space_id=personal.id, origin="remember", content=f"source of {content}"
+        )
+        memory = Memory.objects.create(
+            owner=alice, space=personal, source_id=source.id, content=content, kind="fact"
+        )
+        Evidence.objects.create(owner=alice, source_id=source.id, memory=memory)
+        return memory
+
+    m1, m2, m3, m4 = (make_memory(f"memory {i}") for i in range(4))
     # The oldest of the Acmes is a Concept: a specific type wins over age.
     concept = entity("Acme", "Concept", days=0)
     organization = entity("Acme", "Organization", days=1, aliases=["ACME"], attributes={"hq": "Lyon"})

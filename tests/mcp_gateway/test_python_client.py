@@ -55,7 +55,10 @@ def oauth_provider(
 
     async def callback_handler() -> AuthorizationCodeResult:
         assert "code" in pending, pending
-        result = AuthorizationCodeResult(code=pending["code"], state=pending.get("state"))
+        # What a client's redirect listener receives, `iss` (RFC 9207) included: the SDK checks it.
+        result = AuthorizationCodeResult(
+            code=pending["code"], state=pending.get("state"), iss=pending.get("iss")
+        )
         pending.clear()
         return result
 

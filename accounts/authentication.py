@@ -27,6 +27,7 @@ from rest_framework.request import Request
 
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.models import TOKEN_PREFIX, PersonalAccessToken, User, token_hash
+from accounts.oauth import REST_PATH, audience_allows, metadata_url, resource_url
 from memories.errors import AppError, Code
 
 _BEARER = b"bearer"
@@ -51,8 +52,6 @@ class PersonalAccessTokenAuthentication(BaseAuthentication):
     must not fall through to a session cookie sent alongside it.
     """
 
-    www_authenticate_realm = "api"
-
     def authenticate(self, request: Request) -> tuple[User, PersonalAccessToken] | None:
         credential = _bearer_token(request)
         if credential is None or not credential.startswith(_PAT_PREFIX):
@@ -70,7 +69,13 @@ class PersonalAccessTokenAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         # A value here is what makes DRF answer 401 (with WWW-Authenticate) instead of 403.
-        return f'Bearer realm="{self.www_authenticate_realm}"'
+        return rest_challenge()
+
+
+def rest_challenge() -> str:
+    """The WWW-Authenticate of a REST 401: a bearer token, and where the API's protected-resource
+    metadata is (RFC 9728), so an OAuth client can find how to get one."""
+    return f'Bearer realm="api", resource_metadata="{metadata_url(REST_PATH)}"'
 
 
 class OAuthBearerAuthentication(OAuth2Authentication):
@@ -92,6 +97,12 @@ class OAuthBearerAuthentication(OAuth2Authentication):
         # check is_active when it validates a bearer token; neither may reach memories.
         if user is None or not user.is_active:
             raise AuthenticationFailed("This access token does not belong to an active account.")
+        # The rule every MCP URL follows too: a token works where it was minted for.
+        if not audience_allows(access_token.resource, resource_url(REST_PATH)):
+            raise AuthenticationFailed(
+                "This access token was not issued for the REST API: ask for one with "
+                f"resource={resource_url(REST_PATH)} (RFC 8707), or use a personal access token."
+            )
         return user, access_token
 
 

@@ -94,6 +94,23 @@ class PersonalAccessToken(models.Model):
         return frozenset(self.scopes.split())
 
 
+class AuthorizationCodeUse(models.Model):
+    """An OAuth authorization code that was exchanged, and the token family it issued.
+
+    django-oauth-toolkit deletes a code's grant when it is used, so without this a replayed code
+    is only refused; RFC 6749 4.1.2 asks that the tokens it issued be revoked as well (someone
+    else holds the code). Only the code's SHA-256 is kept. A row goes with its family's tokens,
+    in the hourly OAuth clean-up, once the longest refresh token of it could have expired.
+    """
+
+    code_hash = models.CharField(max_length=64, unique=True)
+    token_family = models.UUIDField()
+    used_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    def __str__(self) -> str:
+        return f"code {self.code_hash[:8]}… used {self.used_at:%Y-%m-%d %H:%M}"
+
+
 TOKEN_PREFIX = "drp_"  # noqa: S105 - a public marker, not a secret
 
 

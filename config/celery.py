@@ -17,10 +17,17 @@ app.autodiscover_tasks(["memories"])
 # How often the recovery sweep (`memories.recover_jobs`) re-sends jobs whose message may be lost.
 RECOVERY_INTERVAL_SECONDS = 60.0
 
-# Celery beat sends the sweep; exactly one beat may run per deployment (docs/deploy.md), or every
+# Expired tokens, unused anonymous registrations and old code records (accounts.oauth).
+OAUTH_HOUSEKEEPING_INTERVAL_SECONDS = 3600.0
+
+# Celery beat sends the sweeps; exactly one beat may run per deployment (docs/deploy.md), or every
 # beat would sweep. `manage.py up` runs it inside its worker (`celery worker -B`).
 app.conf.beat_schedule = {
     "recover-jobs": {"task": "memories.recover_jobs", "schedule": RECOVERY_INTERVAL_SECONDS},
+    "oauth-housekeeping": {
+        "task": "accounts.oauth_housekeeping",
+        "schedule": OAUTH_HOUSEKEEPING_INTERVAL_SECONDS,
+    },
 }
 # Beat's own default is ./celerybeat-schedule, wherever it was started (a home folder, say);
 # it belongs with the service's other state.

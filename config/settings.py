@@ -184,6 +184,8 @@ OAUTH2_PROVIDER = {
     # Only the two grants and https-or-loopback redirect URIs (accounts/oauth.py), whatever a stored
     # application says.
     "OAUTH2_VALIDATOR_CLASS": "accounts.oauth.Validator",
+    # A token works at the resource it names, by one rule for REST and MCP (accounts/oauth.py).
+    "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "accounts.oauth.audience_checked_by_endpoint",
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],

@@ -33,7 +33,8 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from accounts.caller import SCOPE_READ, Caller
-from mcp_gateway.auth import caller_for_bearer, metadata_url, resource_url
+from accounts.oauth import metadata_url, resource_url
+from mcp_gateway.auth import caller_for_bearer
 from mcp_gateway.tools import (
     call_tool,
     read_resource,

@@ -4,36 +4,20 @@ from __future__ import annotations
 
 import hashlib
 
-from django.conf import settings
 from oauth2_provider.models import get_access_token_model
 
 from accounts.authentication import pat_authenticate
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.models import TOKEN_PREFIX
-
-
-def resource_url(path: str = "/mcp") -> str:
-    """The RFC 8707 resource identifier of an MCP endpoint (no trailing slash)."""
-    return f"{settings.PUBLIC_URL}{path}".rstrip("/")
-
-
-def metadata_url(path: str = "/mcp") -> str:
-    """Where the endpoint's RFC 9728 protected-resource metadata lives."""
-    return f"{settings.PUBLIC_URL}/.well-known/oauth-protected-resource{path}"
-
-
-def _same_resource(a: str, b: str) -> bool:
-    # Clients differ on a trailing slash; nothing else is forgiven.
-    return a.rstrip("/") == b.rstrip("/")
+from accounts.oauth import audience_allows
 
 
 def caller_for_bearer(raw: str, *, resource: str) -> Caller | None:
     """The caller a bearer token stands for at `resource`, or None if it may not be used there.
 
-    OAuth tokens must name this resource (RFC 8707 `resource`): a token minted for
-    another resource, or for none, is refused, although django-oauth-toolkit's own
-    `allows_audience()` would accept an empty audience. Personal access tokens are
-    the user's own credential and work on every Deep Recall endpoint.
+    OAuth tokens must name this resource (accounts.oauth.audience_allows, the rule REST
+    follows too). Personal access tokens are the user's own credential and work on every
+    Deep Recall endpoint.
     """
     if not raw or len(raw) > 512:
         return None
@@ -51,8 +35,7 @@ def caller_for_bearer(raw: str, *, resource: str) -> Caller | None:
     access = get_access_token_model().objects.select_related("user").filter(token_checksum=checksum).first()
     if access is None or access.is_expired() or access.user is None or not access.user.is_active:
         return None
-    audiences = access.resource or []
-    if not any(_same_resource(str(audience), resource) for audience in audiences):
+    if not audience_allows(access.resource, resource):
         return None
     scopes = frozenset(access.scope.split()) & ALL_SCOPES
     return Caller(

@@ -6,21 +6,37 @@ import base64
 import json
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import unquote_plus
+from urllib.parse import parse_qs, unquote_plus, urlsplit
 
+from django import forms
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider import views as oauth_views
+from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.forms import AllowForm
+from oauth2_provider.models import get_application_model
+from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import DynamicClientRegistrationManagementView, DynamicClientRegistrationView
+from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from accounts.caller import ALL_SCOPES
-from accounts.oauth import registration_problem
+from accounts.oauth import (
+    MAX_REGISTRATION_BYTES,
+    REST_PATH,
+    is_loopback,
+    registration_problem,
+    resource_problem,
+    resource_url,
+    served_paths,
+)
+from accounts.selectors import oauth_consent_given
 from accounts.throttles import client_address, throttle_check, throttle_record
-from mcp_gateway.auth import resource_url
+from memories.api.base import session_actor
 from memories.errors import AppError, Code
 from memories.operations.registry import PROFILES
-from memories.selectors.spaces import space_default
+from memories.selectors.spaces import grant_space_id, space_default, space_list
+from memories.services.spaces import grant_space_choose
 
 CORS_HEADERS = {
     "Access-Control-Allow-Origin": "*",
@@ -46,16 +62,20 @@ def with_cors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 def protected_resource_metadata(request: HttpRequest, resource_path: str = "mcp") -> JsonResponse:
     """RFC 9728 metadata of an MCP endpoint (path form and root form)."""
     path = "/" + resource_path.strip("/") if resource_path else "/mcp"
+    if path not in served_paths():
+        return JsonResponse({"error": Code.NOT_FOUND.value}, status=404)
     profile = next((p for p in PROFILES.values() if p.path == path), None)
     if profile is None:
-        return JsonResponse({"error": Code.NOT_FOUND.value}, status=404)
+        name = "Deep Recall REST API"
+    else:
+        name = "Deep Recall memory" + ("" if profile.name == "core" else f" ({profile.title})")
     return JsonResponse(
         {
             "resource": resource_url(path),
             "authorization_servers": [settings.PUBLIC_URL],
             "scopes_supported": sorted(ALL_SCOPES),
             "bearer_methods_supported": ["header"],
-            "resource_name": "Deep Recall memory" + ("" if profile.name == "core" else f" ({profile.title})"),
+            "resource_name": name,
             "resource_documentation": f"{settings.PUBLIC_URL}/api/docs/",
         }
     )
@@ -135,6 +155,14 @@ def _refused_registration(request: HttpRequest) -> HttpResponse | None:
     not allow (accounts/oauth.py); None when the library may go on and register it."""
     if request.method not in ("POST", "PUT"):
         return None
+    if len(request.body) > MAX_REGISTRATION_BYTES:
+        return JsonResponse(
+            {
+                "error": "invalid_client_metadata",
+                "error_description": f"Refused: a registration is at most {MAX_REGISTRATION_BYTES} bytes.",
+            },
+            status=400,
+        )
     try:
         metadata = json.loads(request.body or b"{}")
     except (ValueError, UnicodeDecodeError):
@@ -156,22 +184,106 @@ def manage_registration(request: HttpRequest, *args: Any, **kwargs: Any) -> Http
     return view(request, *args, **kwargs)
 
 
+class ConsentForm(AllowForm):
+    """django-oauth-toolkit's consent form, plus the space the app will use."""
+
+    space = forms.ChoiceField(required=False)
+
+
 class ConsentView(oauth_views.AuthorizationView):
-    """The OAuth consent page: which app, which scopes, which space."""
+    """The OAuth consent page: which app (by its self-declared name), where it sends the person
+    back, what it may do, at which URL, and in which space.
+
+    The page is shown again whenever the request asks for a scope or a resource no live token of
+    the app covers (accounts.selectors.oauth_consent_given); a resource this server does not serve,
+    or none, is refused as `invalid_target` (accounts.oauth.resource_problem).
+    """
 
     template_name = "accounts/consent.html"
+    form_class = ConsentForm
+
+    def validate_authorization_request(self, request: Any) -> Any:
+        scopes, credentials = super().validate_authorization_request(request)
+        problem = resource_problem(request.GET.getlist("resource"))
+        if problem:
+            # The redirect URI is validated by now, so the client hears it (RFC 8707 section 2).
+            error = CustomOAuth2Error(
+                error="invalid_target", description=f"Refused: {problem}.", state=credentials.get("state")
+            )
+            raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
+        return scopes, credentials
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not self._approved_before(request):
+            query = request.GET.copy()
+            query["approval_prompt"] = "force"
+            # The library reads the prompt from the query; a client's own "force" is kept.
+            query._mutable = False
+            request.GET = query  # type: ignore[assignment]
+        return super().get(request, *args, **kwargs)
+
+    def _approved_before(self, request: HttpRequest) -> bool:
+        application = (
+            get_application_model().objects.filter(client_id=request.GET.get("client_id", "")).first()
+        )
+        if application is None or not request.user.is_authenticated:
+            return True  # nothing to approve: the library answers the request's error
+        scope = request.GET.get("scope") or " ".join(oauth2_settings.DEFAULT_SCOPES)
+        return oauth_consent_given(
+            user=request.user,
+            application=application,
+            scopes=set(scope.split()),
+            resources=request.GET.getlist("resource"),
+        )
+
+    def get_form(self, form_class: Any = None) -> Any:
+        form = super().get_form(form_class)
+        if self.request.user.is_authenticated:
+            form.fields["space"].choices = [
+                (str(space.id), space.name) for space in space_list(owner=self.request.user)
+            ]
+            application = (
+                get_application_model()
+                .objects.filter(
+                    client_id=self.request.GET.get("client_id") or self.request.POST.get("client_id", "")
+                )
+                .first()
+            )
+            current = self._space(application)
+            if current is not None:
+                form.fields["space"].initial = str(current.id)
+        return form
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        problem = resource_problem(str(form.cleaned_data.get("resource") or "").split())
+        if problem:
+            # A changed hidden field: the redirect URI is not validated yet, so nothing is sent there.
+            error = CustomOAuth2Error(error="invalid_target", description=f"Refused: {problem}.")
+            return self.render_to_response({"error": error}, status=400)
+        response = super().form_valid(form)
+        issued = parse_qs(urlsplit(response.get("Location", "")).query).get("code")
+        space_id = form.cleaned_data.get("space")
+        if issued and form.cleaned_data.get("allow") and space_id:
+            application = get_application_model().objects.get(client_id=form.cleaned_data["client_id"])
+            grant_space_choose(
+                actor=session_actor(self.request), application_id=application.pk, space_id=space_id
+            )
+        return response
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         if self.request.user.is_authenticated:
             context["space"] = self._space(context.get("application"))
         context["profile"] = self._profile()
+        context["resource_label"] = self._resource_label()
+        redirect = urlsplit(str(context.get("redirect_uri") or ""))
+        context["redirect_host"] = redirect.netloc
+        context["redirect_is_local"] = is_loopback(redirect.hostname)
         return context
 
     def _space(self, application: Any) -> Any:
         """The space the app will use: the one this app's grant switched to, else the default."""
         from memories.models import Space
-        from memories.selectors.spaces import grant_space_id
 
         user = self.request.user
         if application is not None:
@@ -180,10 +292,15 @@ class ConsentView(oauth_views.AuthorizationView):
                 return Space.objects.filter(owner=user, id=chosen).first()
         return space_default(owner=user)
 
+    def _resource(self) -> str:
+        return (self.request.GET.get("resource") or self.request.POST.get("resource") or "").rstrip("/")
+
     def _profile(self) -> Any:
         """The MCP tool profile the token is for (its `resource`), so the person sees what they allow."""
-        from mcp_gateway.auth import resource_url
-        from memories.operations.registry import PROFILES
+        return next((p for p in PROFILES.values() if resource_url(p.path) == self._resource()), None)
 
-        resource = (self.request.GET.get("resource") or self.request.POST.get("resource") or "").rstrip("/")
-        return next((p for p in PROFILES.values() if resource_url(p.path) == resource), None)
+    def _resource_label(self) -> str:
+        resource = self._resource()
+        if resource and resource == resource_url(REST_PATH):
+            return "the Deep Recall REST API"
+        return resource

@@ -9,6 +9,7 @@ from celery import Task
 from celery.signals import worker_process_init
 from django.db import InterfaceError, OperationalError
 
+from accounts.oauth import oauth_housekeeping as oauth_housekeeping_run
 from config.celery import app
 from memories.errors import Code
 from memories.outbound import OutboundError
@@ -75,6 +76,15 @@ def recover_jobs() -> int:
     if ids:
         logger.info("re-sent %d jobs", len(ids))
     return len(ids)
+
+
+@app.task(name="accounts.oauth_housekeeping", ignore_result=True)
+def oauth_housekeeping() -> dict[str, int]:
+    """The authorization server's clean-up (accounts.oauth.oauth_housekeeping), sent hourly by beat."""
+    done = oauth_housekeeping_run()
+    if any(done.values()):
+        logger.info("OAuth housekeeping: %s", done)
+    return done
 
 
 @worker_process_init.connect

@@ -12,6 +12,7 @@ from oauth2_provider.models import get_access_token_model, get_application_model
 from rest_framework.test import APIClient
 
 from accounts.models import User
+from accounts.oauth import REST_PATH, resource_url
 from accounts.services import pat_create
 from memories.models import Job
 
@@ -48,7 +49,8 @@ def assert_bad_request(response: Any, code: str, field: str | None = None) -> No
 
 
 def oauth_client(user: User, app_name: str, scopes: tuple[str, ...] = (READ, WRITE)) -> tuple[APIClient, Any]:
-    """An API client with a real django-oauth-toolkit token of a (new) application = agent."""
+    """An API client with a real django-oauth-toolkit token of a (new) application = agent, minted
+    for the REST API."""
     application = oauth_app(app_name, user)
     token = get_access_token_model().objects.create(
         user=user,
@@ -56,6 +58,7 @@ def oauth_client(user: User, app_name: str, scopes: tuple[str, ...] = (READ, WRI
         token=secrets.token_urlsafe(30),
         expires=timezone.now() + timedelta(hours=1),
         scope=" ".join(scopes),
+        resource=[resource_url(REST_PATH)],
     )
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token.token}")

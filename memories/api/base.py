@@ -28,6 +28,7 @@ from accounts.authentication import (
     PersonalAccessTokenAuthentication,
     caller_from_request,
     require_scope,
+    rest_challenge,
 )
 from accounts.caller import ALL_SCOPES, Actor, Caller
 from memories import errors
@@ -133,7 +134,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         logger.error("unhandled error [request_id=%s]", request_id, exc_info=exc)
     headers: dict[str, str] = {}
     if error.http_status == 401:
-        headers["WWW-Authenticate"] = 'Bearer realm="api"'
+        headers["WWW-Authenticate"] = rest_challenge()
     if error.http_status == 429 and "retry_after" in error.details:
         headers["Retry-After"] = str(error.details["retry_after"])
     return error_response(error, request_id, headers)

@@ -20,7 +20,7 @@ from memories import errors
 from memories.errors import AppError, Code, name_checked
 from memories.limits import SPACE_NAME_MAX_LENGTH
 from memories.models import AuditEvent, Entity, GrantSpace, Job, Memory, Relation, Source, Space
-from memories.selectors.spaces import grant_space_id
+from memories.selectors.spaces import grant_space_id, space_default
 from memories.services.audit import audit_record
 from memories.services.entities import entity_merge
 from memories.services.purge import memories_hard_delete_in_space
@@ -288,7 +288,31 @@ def grant_space_switch(*, caller: Caller, space_id: Any, request_id: str = "") -
     """
     key = _grant_key(caller)
     previous = space_for_caller(caller=caller)
-    space = Space.objects.filter(owner=caller.user, id=space_id).first()
+    space = _grant_space_set(owner=caller.user, key=key, space_id=space_id)
+    switched = {"from": str(previous.id), "to": str(space.id), "grant": caller.via}
+    _audit(caller.actor(request_id), space, AuditEvent.Action.SPACE_SWITCHED, **switched)
+    return SpaceSwitch(previous=previous, current=space)
+
+
+@transaction.atomic
+def grant_space_choose(*, actor: Actor, application_id: int, space_id: Any) -> Space:
+    """The person chose, on the consent page, the space an OAuth app reads and writes."""
+    current = grant_space_id(user=actor.owner, application_id=application_id)
+    if current is None:
+        default = space_default(owner=actor.owner)
+        current = default.id if default is not None else None
+    if current is not None and str(current) == str(space_id):
+        # Left as it was: an app that follows the default space keeps following it.
+        return Space.objects.get(owner=actor.owner, id=current)
+    space = _grant_space_set(owner=actor.owner, key={"application_id": application_id}, space_id=space_id)
+    chosen = {"to": str(space.id), "grant": "oauth", "application_id": application_id, "on": "consent"}
+    _audit(actor, space, AuditEvent.Action.SPACE_SWITCHED, **chosen)
+    return space
+
+
+def _grant_space_set(*, owner: User, key: dict[str, Any], space_id: Any) -> Space:
+    """Store that the grant `key` of `owner` uses the space `space_id` (one of the owner's)."""
+    space = Space.objects.filter(owner=owner, id=space_id).first()
     if space is None:
         raise AppError(
             Code.SPACE_NOT_FOUND,
@@ -298,8 +322,6 @@ def grant_space_switch(*, caller: Caller, space_id: Any, request_id: str = "") -
     # update_or_create locks the grant's row (or retries its read after a concurrent insert),
     # so two switches at once leave exactly one choice.
     GrantSpace.objects.update_or_create(
-        owner=caller.user, **key, defaults={"space": space, "updated_at": timezone.now()}
+        owner=owner, **key, defaults={"space": space, "updated_at": timezone.now()}
     )
-    switched = {"from": str(previous.id), "to": str(space.id), "grant": caller.via}
-    _audit(caller.actor(request_id), space, AuditEvent.Action.SPACE_SWITCHED, **switched)
-    return SpaceSwitch(previous=previous, current=space)
+    return space

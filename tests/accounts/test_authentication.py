@@ -3,6 +3,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.test import RequestFactory
 from django.urls import path
@@ -21,6 +22,7 @@ from accounts.authentication import (
     require_scope,
 )
 from accounts.caller import Caller
+from accounts.oauth import REST_PATH, resource_url
 from accounts.services import pat_create, pat_revoke
 from memories.errors import AppError
 from tests.helpers import oauth_app
@@ -74,13 +76,25 @@ def agent(alice):
 OAUTH_TOKEN = "oauth-abc"
 
 
-def oauth_token(*, user, application, scope="memory:read", expires_in=timedelta(hours=1), token=OAUTH_TOKEN):
+# A 401 names the API's protected-resource metadata (RFC 9728), where an OAuth client learns how to
+# get a token for it.
+REST_CHALLENGE = (
+    f'Bearer realm="api", resource_metadata="{settings.PUBLIC_URL}/.well-known/oauth-protected-resource/api"'
+)
+
+
+def oauth_token(
+    *, user, application, scope="memory:read", expires_in=timedelta(hours=1), token=OAUTH_TOKEN, resource=None
+):
+    if resource is None:
+        resource = [resource_url(REST_PATH)]
     return get_access_token_model().objects.create(
         user=user,
         application=application,
         token=token,
         expires=timezone.now() + expires_in,
         scope=scope,
+        resource=resource,
     )
 
 
@@ -102,7 +116,7 @@ class TestPersonalAccessToken:
         pat_revoke(user=alice, token_id=token.id)
         response = client.get("/whoami", **bearer(raw))
         assert response.status_code == 401
-        assert response["WWW-Authenticate"] == 'Bearer realm="api"'
+        assert response["WWW-Authenticate"] == REST_CHALLENGE
         assert "revoked" in response.content.decode()
         assert_no_caller_data(response)
 
@@ -205,7 +219,7 @@ class TestAnonymous:
         response = client.get("/whoami")
         # 401 rather than DRF's 403 because the PAT class supplies a WWW-Authenticate challenge.
         assert response.status_code == 401
-        assert response["WWW-Authenticate"] == 'Bearer realm="api"'
+        assert response["WWW-Authenticate"] == REST_CHALLENGE
         assert_no_caller_data(response)
 
     def test_it_raises_not_authenticated_for_an_anonymous_caller(self):

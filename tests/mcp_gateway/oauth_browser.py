@@ -25,6 +25,11 @@ def _hidden_fields(html: str) -> dict[str, str]:
         value = re.search(r'value="([^"]*)"', tag)
         if name:
             fields[name.group(1)] = (value.group(1) if value else "").replace("&amp;", "&")
+    # A select sends its selected option, as a browser does.
+    for name, options in re.findall(r'<select name="([^"]+)"[^>]*>(.*?)</select>', html, re.S):
+        chosen = re.search(r'<option value="([^"]*)" selected>', options)
+        if chosen:
+            fields[name] = chosen.group(1)
     return fields
 
 

@@ -67,6 +67,12 @@ def test_registration_takes_https_or_loopback_redirect_uris_only(asgi_server, ur
         assert response.json()["error"] in ("invalid_redirect_uri", "invalid_client_metadata")
 
 
+def test_a_registration_is_small(asgi_server):
+    response = _register(asgi_server, client_name="Probe", logo_uri="https://a.example/" + "x" * 40_000)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_client_metadata"
+    assert not get_application_model().objects.filter(name="Probe").exists()
+
+
 def test_an_update_is_held_to_the_same_rules(asgi_server):
     client = _register(asgi_server).json()
     response = httpx.put(

@@ -16,7 +16,7 @@ from tests.helpers import pat_client, wait_for_job
 
 
 def test_it_schedules_the_recovery_sweep_every_60_seconds():
-    (entry,) = app.conf.beat_schedule.values()
+    entry = app.conf.beat_schedule["recover-jobs"]
     assert entry["task"] == recover_jobs.name
     assert app.tasks[entry["task"]].name == "memories.recover_jobs"
     assert entry["schedule"] == 60  # the interval docs/deploy.md gives

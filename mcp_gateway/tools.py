@@ -28,7 +28,7 @@ def tool_definitions(profile: str = "core") -> list[types.Tool]:
     """The tools of an MCP profile, in the registry's stable order."""
     return [
         types.Tool(
-            name=op.name,
+            name=op.tool_name,
             description=op.description,
             input_schema=op.input_schema,
             output_schema=op.describe()["mcp_output_schema"],
@@ -40,10 +40,8 @@ def tool_definitions(profile: str = "core") -> list[types.Tool]:
 
 def tool_scope(name: str, profile: str = "core") -> str | None:
     """The scope a tool needs, or None when the profile has no such tool."""
-    for op in registry.operations(profile):
-        if op.name == name:
-            return op.scope
-    return None
+    operation = registry.operation_for_tool(name, profile)
+    return operation.scope if operation is not None else None
 
 
 def resource_definitions(profile: str = "core") -> list[types.Resource]:
@@ -112,11 +110,12 @@ async def call_tool(
 ) -> types.CallToolResult:
     """Run a tool for `caller`. Failures become `isError` results with the error object;
     nothing else (no exception text, no traceback, no SQL) crosses the wire."""
-    if tool_scope(name, profile) is None:
+    operation = registry.operation_for_tool(name, profile)
+    if operation is None:
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
     request_id = uuid.uuid4().hex
     try:
-        result = await sync_to_async(_run_sync, thread_sensitive=False)(caller, name, arguments)
+        result = await sync_to_async(_run_sync, thread_sensitive=False)(caller, operation.name, arguments)
     except AppError as exc:
         return _result(exc.as_dict(request_id=request_id), is_error=True)
     except Exception:

@@ -1,4 +1,5 @@
-"""Start-up checks: every REST endpoint declares the scope of each method it serves.
+"""Start-up checks: every REST endpoint declares the scope of each method it serves, and every MCP
+profile that fixes its tools is offered exactly those.
 
 Run by `manage.py check`, `runserver` and `migrate` (registered in MemoriesConfig.ready);
 tests/memories/test_scopes.py runs it under pytest, which does not run system checks.
@@ -74,3 +75,15 @@ def api_scope_errors(*, views: Iterable[type[ApiView]]) -> list[Error]:
 def api_scopes_check(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """System check: the routed REST endpoints declare known scopes for every method."""
     return list(api_scope_errors(views=api_view_list()))
+
+
+@register(Tags.compatibility)
+def profile_tools_check(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """System check: a profile that fixes its tools (a contract's closed namespace) is offered
+    exactly those operations."""
+    from memories.operations.registry import profile_problems
+
+    return [
+        Error(problem, hint="Align Profile.tools with the operations' profiles.", id="memories.E003")
+        for problem in profile_problems()
+    ]

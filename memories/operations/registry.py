@@ -30,6 +30,10 @@ class Profile:
     path: str
     title: str
     description: str
+    # The registry names of the tools this URL offers, in its tools/list order, when a contract
+    # fixes both (a closed namespace); empty: every operation naming the profile, in
+    # registration order.
+    tools: tuple[str, ...] = ()
 
 
 # Order is the Connect page's order. Each is its own MCP URL (and OAuth resource).
@@ -78,11 +82,20 @@ class Operation:
     # Which MCP endpoints offer it ("core" is the default /mcp).
     profiles: tuple[str, ...] = ("core",)
     annotations: dict[str, Any] = field(default_factory=dict)
+    # The MCP tool name, when a contract gives this operation a name another operation also
+    # has on another URL (the graph profile's `remember` is not the core `remember`); the
+    # registry name stays unique, for REST and the CLI.
+    tool: str = ""
+
+    @property
+    def tool_name(self) -> str:
+        return self.tool or self.name
 
     def describe(self) -> dict[str, Any]:
         """The public description (REST GET /api/v1/operations, MCP tools/list)."""
         return {
             "name": self.name,
+            "tool": self.tool_name,
             "description": self.description,
             "input_schema": self.input_schema,
             "output_schema": self.output_schema,
@@ -111,16 +124,18 @@ def operation(
     annotations: dict[str, Any],
     input_schema: dict[str, Any],
     output_schema: dict[str, Any],
+    tool: str = "",
     **doc_values: Any,
 ) -> Callable[[Handler], Handler]:
-    """Register the decorated handler as the operation `name`; its docstring is the description
-    agents read (whitespace folded; `{placeholders}` filled from `doc_values`)."""
+    """Register the decorated handler as the operation `name` (offered to MCP as `tool`, when
+    given); its docstring is the description agents read (whitespace folded; `{placeholders}`
+    filled from `doc_values`)."""
 
     def register_handler(handler: Handler) -> Handler:
         description = " ".join(inspect.cleandoc(handler.__doc__ or "").split())
         described = description.format(**doc_values) if doc_values else description
         schemas = (input_schema, output_schema)
-        register(Operation(name, described, *schemas, scope, handler, profiles, annotations))
+        register(Operation(name, described, *schemas, scope, handler, profiles, annotations, tool))
         return handler
 
     return register_handler
@@ -151,6 +166,9 @@ def register(operation: Operation) -> Operation:
         raise ValueError(f"operation {operation.name!r} names unknown profiles {sorted(unknown)}")
     _check_scope(f"operation {operation.name!r}", operation.scope)
     check_schema(operation.input_schema)
+    for profile in operation.profiles:
+        if any(op.tool_name == operation.tool_name for op in operations(profile)):
+            raise ValueError(f"profile {profile!r} offers two tools named {operation.tool_name!r}")
     _REGISTRY[operation.name] = operation
     return operation
 
@@ -163,8 +181,34 @@ def _check_scope(what: str, scope: str) -> None:
 
 
 def operations(profile: str | None = None) -> list[Operation]:
-    """Registered operations in a stable order (registration order)."""
-    return [op for op in _REGISTRY.values() if profile is None or profile in op.profiles]
+    """Registered operations in a stable order: a profile's own order when it fixes one
+    (Profile.tools), else registration order."""
+    offered = [op for op in _REGISTRY.values() if profile is None or profile in op.profiles]
+    order = PROFILES[profile].tools if profile is not None else ()
+    if not order:
+        return offered
+    rank = {name: index for index, name in enumerate(order)}
+    return sorted(offered, key=lambda op: rank.get(op.name, len(rank)))
+
+
+def profile_problems() -> list[str]:
+    """Where a profile that fixes its tools and the operations that name it disagree (manage.py
+    check refuses to serve them)."""
+    problems = []
+    for profile in PROFILES.values():
+        if not profile.tools:
+            continue
+        offered = {op.name for op in operations(profile.name)}
+        if missing := [name for name in profile.tools if name not in offered]:
+            problems.append(f"profile {profile.name!r} lists tools no operation offers it: {missing}")
+        if extra := sorted(offered - set(profile.tools)):
+            problems.append(f"profile {profile.name!r} is offered operations it does not list: {extra}")
+    return problems
+
+
+def operation_for_tool(tool: str, profile: str) -> Operation | None:
+    """The operation behind the MCP tool `tool` of `profile`, or None when it offers none."""
+    return next((op for op in operations(profile) if op.tool_name == tool), None)
 
 
 def get_operation(name: str) -> Operation:

@@ -229,3 +229,47 @@ class TestUnstorableText:
             )
         assert response.status_code == 202, response.json()
         assert Source.objects.get().filename == "note.txt"
+
+
+class TestProfileTools:
+    """A contract can fix a URL's tools, their order and their names (memories.operations.registry)."""
+
+    @pytest.fixture
+    def isolated(self, monkeypatch):
+        monkeypatch.setattr(registry, "_REGISTRY", {})
+        profiles = {
+            **registry.PROFILES,
+            "contract": registry.Profile(
+                "contract", "/mcp/contract", "Contract", "test", tools=("b_op", "a_op")
+            ),
+        }
+        monkeypatch.setattr(registry, "PROFILES", profiles)
+
+        def op(name: str, tool: str = "") -> registry.Operation:
+            schema = {"type": "object", "properties": {}, "additionalProperties": False}
+            return registry.Operation(
+                name, name, schema, {"type": "object"}, READ, lambda c, a: {}, ("core", "contract"), {}, tool
+            )
+
+        return op
+
+    def test_a_profile_lists_its_tools_in_its_own_order_under_their_tool_names(self, isolated):
+        registry.register(isolated("a_op", tool="remember"))
+        registry.register(isolated("b_op", tool="recall"))
+        assert [op.name for op in registry.operations("contract")] == ["b_op", "a_op"]
+        assert [op.name for op in registry.operations("core")] == ["a_op", "b_op"]
+        assert registry.operation_for_tool("remember", "contract").name == "a_op"
+        assert registry.operation_for_tool("a_op", "contract") is None
+        assert registry.profile_problems() == []
+
+    def test_two_tools_of_one_name_on_one_profile_are_refused(self, isolated):
+        registry.register(isolated("a_op", tool="remember"))
+        with pytest.raises(ValueError, match="two tools named 'remember'"):
+            registry.register(isolated("b_op", tool="remember"))
+
+    def test_a_profile_and_its_operations_that_disagree_are_reported(self, isolated):
+        registry.register(isolated("a_op"))
+        registry.register(isolated("c_op"))
+        problems = registry.profile_problems()
+        assert any("b_op" in p and "no operation offers" in p for p in problems)
+        assert any("c_op" in p and "does not list" in p for p in problems)

@@ -32,11 +32,12 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from accounts.caller import SCOPE_READ, Caller
+from accounts.caller import Caller
 from accounts.oauth import metadata_url, resource_url
 from mcp_gateway.auth import caller_for_bearer
 from mcp_gateway.tools import (
     call_tool,
+    profile_scopes,
     read_resource,
     resource_definitions,
     resource_scope,
@@ -213,9 +214,12 @@ class McpEndpoint:
         parts = [f'resource_metadata="{metadata_url(self.path)}"']
         if error:
             parts.insert(0, f'error="{error}"')
-        # Least privilege: connecting needs memory:read; a write asks for more with a
-        # 403 insufficient_scope, and the client steps up then (and the person sees why).
-        parts.append(f'scope="{scope_needed or SCOPE_READ}"')
+        # Connecting asks for every scope this URL's tools need: the TypeScript SDK (1.x) cannot
+        # step up after a 403 (it refreshes without a scope and gets the same token back), so an
+        # agent built on it could never write otherwise. Least privilege is the person's choice:
+        # the consent page lets them untick a scope, and a 403 insufficient_scope then asks
+        # again, which the Python SDK follows.
+        parts.append(f'scope="{scope_needed or " ".join(profile_scopes(self.profile))}"')
         return {"WWW-Authenticate": "Bearer " + ", ".join(parts)}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

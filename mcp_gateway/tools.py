@@ -38,6 +38,13 @@ def tool_definitions(profile: str = "core") -> list[types.Tool]:
     ]
 
 
+def profile_scopes(profile: str = "core") -> list[str]:
+    """Every scope the tools and resources of a profile need, sorted."""
+    needed = {op.scope for op in registry.operations(profile)}
+    needed |= {resource.scope for resource in registry.resources(profile)}
+    return sorted(needed)
+
+
 def tool_scope(name: str, profile: str = "core") -> str | None:
     """The scope a tool needs, or None when the profile has no such tool."""
     operation = registry.operation_for_tool(name, profile)

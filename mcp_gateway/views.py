@@ -185,8 +185,10 @@ def manage_registration(request: HttpRequest, *args: Any, **kwargs: Any) -> Http
 
 
 class ConsentForm(AllowForm):
-    """django-oauth-toolkit's consent form, plus the space the app will use."""
+    """django-oauth-toolkit's consent form, plus which of the requested scopes the person grants
+    (all ticked at first) and the space the app will use."""
 
+    granted = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
     space = forms.ChoiceField(required=False)
 
 
@@ -238,6 +240,10 @@ class ConsentView(oauth_views.AuthorizationView):
 
     def get_form(self, form_class: Any = None) -> Any:
         form = super().get_form(form_class)
+        requested = str(form.initial.get("scope") or self.request.POST.get("scope") or "").split()
+        descriptions = oauth2_settings.SCOPES
+        form.fields["granted"].choices = [(scope, descriptions.get(scope, scope)) for scope in requested]
+        form.fields["granted"].initial = requested
         if self.request.user.is_authenticated:
             form.fields["space"].choices = [
                 (str(space.id), space.name) for space in space_list(owner=self.request.user)
@@ -260,6 +266,13 @@ class ConsentView(oauth_views.AuthorizationView):
             # A changed hidden field: the redirect URI is not validated yet, so nothing is sent there.
             error = CustomOAuth2Error(error="invalid_target", description=f"Refused: {problem}.")
             return self.render_to_response({"error": error}, status=400)
+        # The person may untick scopes (MCP clients ask for every scope a URL offers, so an agent
+        # can write without a step-up the TypeScript SDK cannot do); unticking all is a Deny.
+        granted = set(form.cleaned_data.get("granted") or [])
+        chosen = [scope for scope in str(form.cleaned_data.get("scope") or "").split() if scope in granted]
+        form.cleaned_data["scope"] = " ".join(chosen)
+        if not chosen:
+            form.cleaned_data["allow"] = False
         response = super().form_valid(form)
         issued = parse_qs(urlsplit(response.get("Location", "")).query).get("code")
         space_id = form.cleaned_data.get("space")

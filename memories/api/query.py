@@ -25,7 +25,7 @@ from rest_framework.utils.urls import replace_query_param
 from memories.errors import AppError, Code
 from memories.models import Memory
 from memories.operations.validation import validate_arguments
-from memories.parsing import parse_rest_timestamp
+from memories.parsing import UUID_EXPECTED, parse_rest_timestamp, parse_uuid
 from memories.selectors.cursor import cursor_decode, cursor_encode
 
 PAGE_SIZE_DEFAULT = 20
@@ -120,9 +120,9 @@ class StrictQuery:
         if value is None:
             return None
         try:
-            return uuid.UUID(value)
+            return parse_uuid(value)
         except ValueError:
-            raise invalid_parameter(name, f"{name} is not an id (a UUID).") from None
+            raise invalid_parameter(name, f"{name} is not an id: expected {UUID_EXPECTED}.") from None
 
     def integer(self, name: str, *, default: int, minimum: int, maximum: int) -> int:
         value = self.text(name)

@@ -299,7 +299,6 @@ REMEMBER_INPUT: dict[str, Any] = obj(
                 f"(trimmed; 1-{settings.REMEMBER_MAX_CHARS:,} characters)."
             ),
         },
-        "session_id": {**UUID, "description": "Optional conversation/session id to group saves."},
     },
     required=["content"],
 )
@@ -317,7 +316,8 @@ def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     second).
     """
     user_throttle(limit="save", user=caller.user)
-    job = remember(caller=caller, content=args["content"], session_id=args.get("session_id"))
+    # Content only, as the contract says; REST saves take the structured fields (docs/api.md).
+    job = remember(caller=caller, content=args["content"])
     return {"job_id": str(job.id), "status": job.status}
 
 

@@ -9,6 +9,7 @@ from accounts.models import User
 from memories import errors
 from memories.errors import Code
 from memories.models import AuditEvent
+from memories.parsing import parse_uuid
 
 
 def purge_event_get(*, owner: User, event_id: Any) -> AuditEvent:
@@ -19,7 +20,7 @@ def purge_event_get(*, owner: User, event_id: Any) -> AuditEvent:
     hard delete.
     """
     try:
-        pk = uuid.UUID(str(event_id))
+        pk = event_id if isinstance(event_id, uuid.UUID) else parse_uuid(str(event_id))
     except ValueError:
         pk = None
     event = (

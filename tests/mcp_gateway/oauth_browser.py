@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
@@ -16,8 +17,10 @@ def _csrf(html: str) -> str:
     return match.group(1)
 
 
-def _hidden_fields(html: str) -> dict[str, str]:
-    fields = {}
+def _hidden_fields(html: str) -> dict[str, Any]:
+    """What the consent form sends as the page shows it: hidden fields, selected options and
+    ticked boxes (a list per name)."""
+    fields: dict[str, Any] = {}
     for tag in re.findall(r"<input[^>]+>", html):
         if 'type="hidden"' not in tag:
             continue
@@ -25,6 +28,11 @@ def _hidden_fields(html: str) -> dict[str, str]:
         value = re.search(r'value="([^"]*)"', tag)
         if name:
             fields[name.group(1)] = (value.group(1) if value else "").replace("&amp;", "&")
+    for tag in re.findall(r"<input[^>]+>", html):
+        if 'type="checkbox"' in tag and " checked" in tag:
+            name, value = re.search(r'name="([^"]+)"', tag), re.search(r'value="([^"]*)"', tag)
+            if name and value:
+                fields.setdefault(name.group(1), []).append(value.group(1))
     # A select sends its selected option, as a browser does.
     for name, options in re.findall(r'<select name="([^"]+)"[^>]*>(.*?)</select>', html, re.S):
         chosen = re.search(r'<option value="([^"]*)" selected>', options)
@@ -36,10 +44,14 @@ def _hidden_fields(html: str) -> dict[str, str]:
 class Browser:
     """A cookie-keeping HTTP client that logs in once and answers consent pages."""
 
-    def __init__(self, base_url: str, email: str, *, allow: bool = True) -> None:
+    def __init__(
+        self, base_url: str, email: str, *, allow: bool = True, withhold: list[set[str]] | None = None
+    ) -> None:
         self.base_url = base_url
         self.email = email
         self.allow = allow
+        # Scopes the person unticks, one set per consent page in turn (then none).
+        self.withhold = list(withhold or [])
         self.http = httpx.Client(base_url=base_url, follow_redirects=False, timeout=30)
         self.consent_pages: list[str] = []
 
@@ -70,6 +82,8 @@ class Browser:
             if 'id="authorizationForm"' in html:  # the consent page
                 self.consent_pages.append(html)
                 data = _hidden_fields(html)
+                unticked = self.withhold.pop(0) if self.withhold else set()
+                data["granted"] = [scope for scope in data.get("granted", []) if scope not in unticked]
                 if self.allow:
                     data["allow"] = "Authorize"
                 response = self.http.post(str(response.url), data=data)

@@ -326,7 +326,7 @@ def test_an_unknown_field_is_always_refused_and_stores_nothing(
 
 
 PROPERTIES = {
-    "remember": ["content", "session_id"],
+    "remember": ["content"],
     "forget": ["memory_id", "hard", "reason_code"],
     "recall": ["query", "top_k", "types", "tags", "expand_entities", "at", "session_id", "agent_id"],
     "answer": ["question", "top_k", "max_tokens", "at", "session_id", "agent_id"],

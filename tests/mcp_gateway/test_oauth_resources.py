@@ -325,3 +325,30 @@ def test_housekeeping_forgets_code_records_once_their_tokens_have_expired(settin
     AuthorizationCodeUse.objects.filter(pk=old.pk).update(used_at=timezone.now() - timedelta(days=31))
     assert oauth_housekeeping()["code_records_deleted"] == 1
     assert list(AuthorizationCodeUse.objects.values_list("pk", flat=True)) == [recent.pk]
+
+
+def test_the_person_may_untick_a_scope_and_the_token_has_only_what_they_ticked(asgi_server, browser_user):
+    client_id = _register(asgi_server)
+    browser = Browser(asgi_server.url, browser_user.email, withhold=[{WRITE}])
+    granted = _connect(asgi_server, browser, client_id, f"{asgi_server.url}/mcp", scope=f"{READ} {WRITE}")
+    assert granted["scope"].split() == [READ]
+    response = rpc.post(
+        asgi_server.url,
+        rpc.tools_call("remember", {"content": "Not allowed."}),
+        token=granted["access_token"],
+    )
+    assert (
+        response.status_code == 403 and 'error="insufficient_scope"' in response.headers["www-authenticate"]
+    )
+
+
+def test_unticking_every_scope_is_a_deny(asgi_server, browser_user):
+    client_id = _register(asgi_server)
+    browser = Browser(asgi_server.url, browser_user.email, withhold=[{READ, WRITE}])
+    _, challenge = _pkce()
+    url = _authorize_url(
+        asgi_server, client_id, challenge, [f"{asgi_server.url}/mcp"], scope=f"{READ} {WRITE}"
+    )
+    answer = browser.authorize(url)
+    assert answer["error"] == "access_denied" and "code" not in answer
+    assert not get_grant_model().objects.filter(application__client_id=client_id).exists()

@@ -220,7 +220,16 @@ def _invalid_arguments() -> list[tuple[str, dict[str, Any], str]]:
         ("remember", {"content": "   "}, "value_too_short"),
         ("remember", {}, "missing_field"),
         ("remember", {"content": 42}, "wrong_type"),
-        ("remember", {"content": "ok", "session_id": "not-a-uuid"}, "invalid_format"),
+        # Content only: a session, tags or a date belong to REST saves.
+        ("remember", {"content": "ok", "session_id": str(uuid.uuid4())}, "unknown_field"),
+        ("remember", {"content": "ok", "tags": ["work"]}, "unknown_field"),
+        (
+            "recall",
+            {"query": "cats", "session_id": "urn:uuid:0b0c6c39-5d5c-4a57-8d0a-6e1f1bde0c51"},
+            "invalid_format",
+        ),
+        ("recall", {"query": "cats", "at": "20240508T140000+0200"}, "invalid_format"),
+        ("recall", {"query": "cats", "at": "2024-05-08T14:00+02:00"}, "invalid_format"),
         ("forget", {"memory_id": NO_SUCH_MEMORY, "hard": 1}, "wrong_type"),
         ("forget", {"memory_id": NO_SUCH_MEMORY, "reason_code": "because"}, "invalid_value"),
         ("forget", {"memory_id": "42"}, "invalid_format"),

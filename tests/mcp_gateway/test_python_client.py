@@ -89,7 +89,9 @@ async def _session_run(server_url: str, auth: OAuthClientProvider, steps: Any, p
 
 def test_it_connects_with_oauth_lists_tools_calls_them_and_steps_up(asgi_server, browser_user):
     alice = browser_user
-    browser = Browser(asgi_server.url, alice.email)
+    # Asked for both scopes at connect, the person unticks memory:write; the write tool's 403 makes
+    # the SDK step up, and the person allows it the second time.
+    browser = Browser(asgi_server.url, alice.email, withhold=[{"memory:write"}])
     storage = MemoryStorage()
     auth = oauth_provider(asgi_server.url, browser, "memory:read", storage)
 
@@ -109,7 +111,8 @@ def test_it_connects_with_oauth_lists_tools_calls_them_and_steps_up(asgi_server,
     assert memory.owner == alice and memory.agent is not None and memory.agent.name == "Test Agent"
     assert result["missing"].is_error is True
     assert result["missing"].structured_content["code"] == "memory_not_found"
-    # Two consents: the first for memory:read, then the step-up that added memory:write.
+    # Two consents: the first granted memory:read only, then the step-up that added memory:write.
     assert len(browser.consent_pages) == 2
+    assert 'value="memory:write"' in browser.consent_pages[0]
     assert "Test Agent" in browser.consent_pages[0] and "Personal" in browser.consent_pages[0]
     assert storage.tokens is not None and set(storage.tokens.scope.split()) == {"memory:read", "memory:write"}

@@ -28,7 +28,7 @@ from accounts.models import PersonalAccessToken, User
 from accounts.services import pat_create, pat_revoke
 from memories.models import Job, Memory, Source
 from tests.conftest import start_live_server, stop_live_server
-from tests.helpers import READ, WRITE, wait_for_job
+from tests.helpers import READ, WRITE, pat_client, wait_for_job
 from tests.mcp_gateway import rpc
 from tests.mcp_gateway.oauth_browser import Browser
 from tests.mcp_gateway.rpc import LEGACY, MODERN, PROTOCOLS, Rpc
@@ -69,7 +69,8 @@ def test_no_token_gets_401_with_resource_metadata_and_scope(asgi_server, protoco
     assert response.status_code == 401, response.text
     params = challenge(response)
     assert params["resource_metadata"] == f"{asgi_server.url}/.well-known/oauth-protected-resource/mcp"
-    assert params["scope"] == READ
+    # Every scope the URL's tools need: the TypeScript SDK cannot step up later (typescript-sdk#2255).
+    assert params["scope"] == f"{READ} {WRITE}"
     assert "error" not in params  # no credentials at all: no error code (RFC 6750 section 3.1)
 
 
@@ -348,13 +349,21 @@ SESSION = str(uuid.uuid4())
 
 @pytest.fixture
 def alice_memories(asgi_server, alice) -> list[Memory]:
-    """Alice's memories, saved the real way: remember over /mcp with her agent's token, then the worker."""
+    """Alice's memories, saved the real ways: remember over /mcp with her agent's token, and a REST
+    save in a session (MCP's remember is content only), then the worker."""
     raw, _ = rpc.oauth_token(alice, mcp_url(asgi_server), app_name="Alice's Agent")
     client = Rpc(asgi_server.url, raw)
     memories: list[Memory] = []
-    for content in ALICE_SAYS:
-        saved = client.ok("remember", {"content": content, "session_id": SESSION})
-        job = wait_for_job(saved["job_id"])
+    for index, content in enumerate(ALICE_SAYS):
+        if index == 0:
+            job_id = client.ok("remember", {"content": content})["job_id"]
+        else:
+            saved = pat_client(alice).post(
+                "/api/v1/memories", {"content": content, "session_id": SESSION}, format="json"
+            )
+            assert saved.status_code in (201, 202), saved.json()
+            job_id = saved.json()["job"]["id"]
+        job = wait_for_job(job_id)
         assert job.status == Job.Status.SUCCEEDED, job.error_message
         memories.extend(Memory.objects.filter(job=job))
     assert memories and all(m.owner_id == alice.pk for m in memories)

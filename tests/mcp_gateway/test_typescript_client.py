@@ -135,7 +135,11 @@ def test_the_typescript_sdk_registers_authorizes_lists_tools_and_recalls(asgi_se
     assert Memory.objects.filter(owner=alice).exists()
 
     browser = Browser(asgi_server.url, alice.email)
-    returncode, messages, stderr = run_agent(asgi_server.url, browser, MCP_QUERY="bees on the roof")
+    calls = [
+        {"name": "recall", "arguments": {"query": "bees on the roof"}},
+        {"name": "remember", "arguments": {"content": "The hive on the roof swarmed in May."}},
+    ]
+    returncode, messages, stderr = run_agent(asgi_server.url, browser, MCP_CALLS=json.dumps(calls))
     assert returncode == 0, (messages, stderr)
     assert not [m for m in messages if "error" in m], (messages, stderr)
 
@@ -144,12 +148,15 @@ def test_the_typescript_sdk_registers_authorizes_lists_tools_and_recalls(asgi_se
     assert len(browser.consent_pages) == 1
     consent = browser.consent_pages[0]
     assert CLIENT_NAME in consent and "Read your memories" in consent and "Personal" in consent
-    assert "Save and forget memories" not in consent  # least privilege: read only at connect
+    # The SDK asked for what the 401 named, every scope of /mcp; the person could untick writing.
+    assert (
+        'value="memory:write" id="id_granted_1" checked' in consent and "Save and forget memories" in consent
+    )
 
     connected = _step(messages, "connect")["result"]
     assert connected["server"]["name"] == "deeprecall"
     assert connected["authorizations"] == 1
-    assert connected["scope"].split() == ["memory:read"]
+    assert sorted(connected["scope"].split()) == ["memory:read", "memory:write"]
 
     # Dynamic client registration made an OAuth application with the client's name.
     application = get_application_model().objects.get(client_id=connected["client_id"])
@@ -157,10 +164,10 @@ def test_the_typescript_sdk_registers_authorizes_lists_tools_and_recalls(asgi_se
     assert application.client_type == "public"
     assert f"http://127.0.0.1:{REDIRECT_PORT}/callback" in application.redirect_uris.split()
 
-    # The token the SDK got is alice's, for memory:read, with this server's /mcp as its audience.
+    # The token the SDK got is alice's, for both scopes, with this server's /mcp as its audience.
     # (DCR also minted an RFC 7592 registration-management token for the app, with no user.)
     token = get_access_token_model().objects.get(application=application, user=alice)
-    assert token.scope.split() == ["memory:read"]
+    assert sorted(token.scope.split()) == ["memory:read", "memory:write"]
     assert [str(r).rstrip("/") for r in token.resource or []] == [f"{asgi_server.url}/mcp"]
 
     # tools/list is the registry's core profile, with its schemas.
@@ -173,9 +180,9 @@ def test_the_typescript_sdk_registers_authorizes_lists_tools_and_recalls(asgi_se
 
     # recall: a successful result whose structured output fits the registry's schema,
     # mirrored in one text block, and which finds the saved memory.
-    call = _step(messages, "callTool")
-    assert call["tool"] == "recall"
-    result = call["result"]
+    recall, remember = [m for m in messages if m.get("step") == "callTool"]
+    assert recall["tool"] == "recall"
+    result = recall["result"]
     assert not result.get("isError"), result
     structured = result["structuredContent"]
     jsonschema.validate(structured, registry.get_operation("recall").output_schema)
@@ -184,4 +191,10 @@ def test_the_typescript_sdk_registers_authorizes_lists_tools_and_recalls(asgi_se
     assert json.loads(result["content"][0]["text"]) == structured
     assert structured["total"] == len(structured["memories"]) >= 1
     assert any("bees" in m["content"] for m in structured["memories"]), structured
+    # remember: a TypeScript SDK agent writes, with no step-up and no manual step (typescript-sdk#2255).
+    assert remember["tool"] == "remember" and not remember["result"].get("isError"), remember
+    job = wait_for_job(remember["result"]["structuredContent"]["job_id"])
+    assert job.status == "succeeded"
+    saved = Memory.objects.get(job=job)
+    assert "swarmed" in saved.content and saved.agent == application
     assert _step(messages, "done")["result"]["authorizations"] == 1

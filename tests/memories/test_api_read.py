@@ -341,6 +341,10 @@ class TestStrictParameters:
             ("pinned", "yes"),
             ("include_superseded", "1"),
             ("space", "work"),
+            # Only the canonical 8-4-4-4-12 form is an id (Python's uuid.UUID takes all of these).
+            ("space", "urn:uuid:0b0c6c39-5d5c-4a57-8d0a-6e1f1bde0c51"),
+            ("space", "{0b0c6c39-5d5c-4a57-8d0a-6e1f1bde0c51}"),
+            ("space", "0b0c6c395d5c4a578d0a6e1f1bde0c51"),
             ("cursor", "not-a-cursor"),
             ("tag", ""),
         ],

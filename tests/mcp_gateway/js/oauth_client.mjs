@@ -80,7 +80,8 @@ class InMemoryOAuthProvider {
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
       token_endpoint_auth_method: "none",
-      scope: "memory:read",
+      // No scope of its own, as Claude Code and the Inspector: the SDK asks for what the
+      // server's 401 challenge names.
     };
   }
 

@@ -11,6 +11,7 @@ import secrets
 import uuid
 from datetime import datetime
 
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from accounts.caller import ALL_SCOPES
@@ -113,13 +114,22 @@ def pat_revoke(*, user: User, token_id: uuid.UUID | str) -> PersonalAccessToken:
     except ValueError:
         raise _token_not_found() from None
     mine = PersonalAccessToken.objects.filter(user=user, pk=pk)
-    # One conditional UPDATE rather than read-then-save: two concurrent revokes
-    # cannot overwrite each other's timestamp.
-    mine.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+    _revoke(mine)
     token = mine.select_related("user").first()
     if token is None:
         raise _token_not_found()
     return token
+
+
+def pat_revoke_all(*, user: User) -> int:
+    """Revoke every live token of `user`; they stop working at once. Returns how many were live."""
+    return _revoke(PersonalAccessToken.objects.filter(user=user))
+
+
+def _revoke(tokens: QuerySet[PersonalAccessToken]) -> int:
+    # One conditional UPDATE rather than read-then-save: two concurrent revokes
+    # cannot overwrite each other's timestamp.
+    return tokens.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
 
 
 def _token_not_found() -> AppError:

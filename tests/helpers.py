@@ -7,6 +7,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
+from django.db import connection
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_application_model
 from rest_framework.test import APIClient
@@ -82,3 +83,26 @@ def error_of(response: Any) -> dict[str, Any]:
     error = body["error"]
     assert {"code", "message", "retryable", "agent_action", "request_id"} <= set(error), error
     return dict(error)
+
+
+def tables_containing(text: str) -> list[str]:
+    """Every `table.column` of any table whose value holds `text`: each text, JSON, array and
+    full-text column (case-insensitively), and each bytea column (the bytes, exactly)."""
+    hits = []
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = 'public' AND data_type IN ('text', 'character varying', 'jsonb', 'json', "
+            "'ARRAY', 'tsvector', 'bytea')"
+        )
+        for table, column, data_type in cur.fetchall():
+            # Identifiers come from information_schema, not from input.
+            if data_type == "bytea":
+                query = f'SELECT count(*) FROM "{table}" WHERE position(%s::bytea in "{column}") > 0'  # noqa: S608
+                cur.execute(query, [text.encode()])
+            else:
+                query = f'SELECT count(*) FROM "{table}" WHERE "{column}"::text ILIKE %s'  # noqa: S608
+                cur.execute(query, [f"%{text}%"])
+            if cur.fetchone()[0]:
+                hits.append(f"{table}.{column}")
+    return hits

@@ -33,7 +33,13 @@ from accounts.selectors import pat_list
 from accounts.throttles import client_address, throttle_take
 from memories.api.base import request_id_of, session_actor
 from memories.api.export import stream_chunks, stream_chunks_async
-from memories.dashboard.forms import AccountDeleteForm, EmailChangeForm, TokenCreateForm
+from memories.dashboard.forms import (
+    AccountDeleteForm,
+    EmailChangeForm,
+    PasswordChangeForm,
+    SetPasswordForm,
+    TokenCreateForm,
+)
 from memories.errors import AppError
 from memories.selectors.agents import connected_app_get, connected_app_list
 from memories.services import account as account_services
@@ -77,15 +83,22 @@ class _NoColonLabels:
         return {**super().get_form_kwargs(), "label_suffix": ""}  # type: ignore[misc]
 
 
+SIGNED_OUT = "Your apps and tokens are signed out: connect them again where you still use them."
+
+
 class PasswordChangeView(_NoColonLabels, auth_views.PasswordChangeView):
     template_name = "dashboard/account/password_change.html"
+    form_class = PasswordChangeForm
     success_url = reverse_lazy("account:account")
 
     def form_valid(self, form: Any) -> HttpResponse:
+        sign_out = form.cleaned_data["sign_out"]
         with transaction.atomic():
             response = super().form_valid(form)
-            account_password_changed(actor=session_actor(self.request), how="changed")
+            account_password_changed(actor=session_actor(self.request), how="changed", sign_out=sign_out)
         messages.success(self.request, "Your password is changed.")
+        if sign_out:
+            messages.success(self.request, SIGNED_OUT)
         return response
 
     def form_invalid(self, form: Any) -> HttpResponse:
@@ -107,14 +120,20 @@ class PasswordResetDoneView(auth_views.PasswordResetDoneView):
 
 class PasswordResetConfirmView(_NoColonLabels, auth_views.PasswordResetConfirmView):
     template_name = "dashboard/account/password_reset_confirm.html"
+    form_class = SetPasswordForm
     success_url = reverse_lazy("account:password-reset-complete")
 
     def form_valid(self, form: Any) -> HttpResponse:
+        sign_out = form.cleaned_data["sign_out"]
         with transaction.atomic():
             response = super().form_valid(form)
             account_password_changed(
-                actor=Actor.owner_acting(form.user, request_id_of(self.request)), how="reset"
+                actor=Actor.owner_acting(form.user, request_id_of(self.request)),
+                how="reset",
+                sign_out=sign_out,
             )
+        if sign_out:
+            messages.success(self.request, SIGNED_OUT)
         return response
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.contrib.auth import forms as auth_forms
 from django.utils import timezone
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE
@@ -278,6 +279,29 @@ class SpaceDeleteForm(DashboardForm):
         if data.get("memories") == "delete" and (data.get("confirm_name") or "").strip() != self.space_name:
             self.add_error("confirm_name", f"Type “{self.space_name}” exactly to delete its memories.")
         return data
+
+
+class _SignOutChoice(forms.Form):
+    """Whether a new password also ends the access of the account's apps and tokens: on unless the
+    person unticks it (memories.services.account.account_password_changed)."""
+
+    sign_out = forms.BooleanField(
+        label="Also sign out my apps and tokens",
+        required=False,
+        initial=True,
+        help_text="Connected apps must ask you again and your personal access tokens stop working. "
+        "Other browsers are signed out either way.",
+    )
+
+
+class PasswordChangeForm(_SignOutChoice, auth_forms.PasswordChangeForm):
+    field_order = ["old_password", "new_password1", "new_password2", "sign_out"]
+
+
+class SetPasswordForm(_SignOutChoice, auth_forms.SetPasswordForm):
+    """The new password of a reset by email link: a reset is the usual answer to a stolen password."""
+
+    field_order = ["new_password1", "new_password2", "sign_out"]
 
 
 class _PasswordCheck(DashboardForm):

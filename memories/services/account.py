@@ -16,7 +16,7 @@ from oauth2_provider.models import get_access_token_model, get_grant_model, get_
 
 from accounts.caller import Actor
 from accounts.models import PersonalAccessToken, User
-from accounts.services import pat_create, pat_revoke
+from accounts.services import pat_create, pat_revoke, pat_revoke_all
 from memories.errors import AppError, Code
 from memories.models import AuditEvent, Job, Relation, Space
 from memories.services.audit import audit_record
@@ -46,13 +46,27 @@ def user_sign_up(*, email: str, password: str, request_id: str = "") -> User:
     return user
 
 
-def account_password_changed(*, actor: Actor, how: str) -> None:
-    """Record that the password changed (`how`: "changed" while signed in, or "reset" by email link).
+@transaction.atomic
+def account_password_changed(*, actor: Actor, how: str, sign_out: bool) -> dict[str, int]:
+    """Record that the password changed (`how`: "changed" while signed in, or "reset" by email link)
+    and, with `sign_out`, end the access of every app and token of the account; return what ended.
+
+    A new password is the usual answer to a stolen one, and whoever had it may have connected an
+    app or made a token, which would outlive the old password. With `sign_out` every OAuth refresh
+    token, access token and pending grant of the user is deleted (each app must ask consent again)
+    and every personal access token revoked. Other browser sessions end either way: Django ties a
+    session to the password hash, and keeps only the session that changed it.
 
     Django's own password forms write the new hash; the views call this in the same transaction,
-    so a password never changes without its audit row. The row holds no password, old or new.
+    so a password never changes without its audit row. The row holds no password, old or new, and
+    says what was revoked.
     """
-    _audit(actor, AuditEvent.Action.PASSWORD_CHANGED, changed=how)
+    revoked: dict[str, int] = {}
+    if sign_out:
+        revoked = _oauth_access_delete(user=actor.owner)
+        revoked["personal_access_tokens"] = pat_revoke_all(user=actor.owner)
+    _audit(actor, AuditEvent.Action.PASSWORD_CHANGED, changed=how, signed_out=sign_out, **revoked)
+    return revoked
 
 
 def account_email_change(*, actor: Actor, email: str) -> User:
@@ -97,6 +111,28 @@ def token_revoke(*, actor: Actor, token_id: uuid.UUID) -> PersonalAccessToken:
     return token
 
 
+def _oauth_access_delete(*, user: User, application_id: int | None = None) -> dict[str, int]:
+    """Delete the user's OAuth refresh tokens, access tokens and pending grants, of one application
+    or (None) of all; return how many of each. Runs inside the caller's transaction.
+
+    Deleted, not marked revoked: a deleted refresh token is refused by every path of the token
+    endpoint, whatever grace period or reuse rule applies to a revoked one.
+    """
+    mine: dict[str, Any] = {"user": user}
+    if application_id is not None:
+        mine["application_id"] = application_id
+    access = get_access_token_model().objects.filter(**mine)
+    refresh = get_refresh_token_model().objects.filter(**mine)
+    grants = get_grant_model().objects.filter(**mine)
+    counts = {"access_tokens": access.count(), "refresh_tokens": refresh.count(), "grants": grants.count()}
+    # Refresh tokens first: each points at an access token, and deleting them first
+    # means no refresh can mint a new access token between the two deletes.
+    refresh.delete()
+    access.delete()
+    grants.delete()
+    return counts
+
+
 @transaction.atomic
 def oauth_app_revoke(*, actor: Actor, application_id: int) -> dict[str, int]:
     """End an OAuth application's access to the user's memory: delete its tokens and pending grants.
@@ -105,18 +141,9 @@ def oauth_app_revoke(*, actor: Actor, application_id: int) -> dict[str, int]:
     for consent again. Raises `application_not_found` (404) when the application
     holds nothing of this user, which is also what another account's app looks like.
     """
-    user = actor.owner
-    access = get_access_token_model().objects.filter(user=user, application_id=application_id)
-    refresh = get_refresh_token_model().objects.filter(user=user, application_id=application_id)
-    grants = get_grant_model().objects.filter(user=user, application_id=application_id)
-    counts = {"access_tokens": access.count(), "refresh_tokens": refresh.count(), "grants": grants.count()}
+    counts = _oauth_access_delete(user=actor.owner, application_id=application_id)
     if not any(counts.values()):
         raise AppError(Code.APPLICATION_NOT_FOUND, "No connected app with this id in your account.")
-    # Refresh tokens first: each points at an access token, and deleting them first
-    # means no refresh can mint a new access token between the two deletes.
-    refresh.delete()
-    access.delete()
-    grants.delete()
     # The application's id is a number, not a UUID, so it lives in detail, not target_id.
     detail = {"changed": "access_revoked", "application_id": application_id, **counts}
     audit_record(

@@ -7,6 +7,10 @@ A hard delete of a memory (`memories.services.memories.memory_hard_delete`), of 
 (`memories.services.account.account_delete`) all purge through this module, inside the caller's
 transaction, and all answer with one receipt (`memories.representations.purge_receipt`), built from
 the audit row `purge_record` writes. The audit row never holds content, only what was removed.
+
+The words go from every copy, not only from the memory row: the source text (redacted or deleted),
+what the save stated beside it in its job's options (tags, entity names), and the names Django
+admin's log gives the purged rows.
 """
 
 from __future__ import annotations
@@ -14,14 +18,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import transaction
-from django.db.models import F
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.db import models, transaction
+from django.db.models import F, Q
 
 from accounts.caller import Actor
 from accounts.models import User
 from memories import errors
 from memories.errors import Code
-from memories.models import AuditEvent, Entity, Evidence, Memory, Relation, Source, Space
+from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Relation, Source, Space
+from memories.pipeline.entities import normalize_entity_name
 from memories.representations import purge_receipt
 from memories.services.audit import audit_record
 from memories.services.sources import content_hash
@@ -54,7 +61,55 @@ def entities_delete_orphaned(*, owner: User, entity_ids: Iterable[Any]) -> int:
         .values_list("id", flat=True)
     )
     Entity.objects.filter(id__in=orphaned).delete()
+    _admin_log_redact(Entity, orphaned)
     return len(orphaned)
+
+
+def _admin_log_redact(model: type[models.Model], ids: Iterable[Any]) -> None:
+    # Django admin's log names each row it touched by str(row): a memory's words, an entity's name.
+    # The entries stay (an operator did act), without the name.
+    LogEntry.objects.filter(
+        content_type=ContentType.objects.get_for_model(model), object_id__in=[str(i) for i in ids]
+    ).update(object_repr=REDACTED)
+
+
+# The keys of a job's options that hold the saver's words; the others are choices and numbers.
+_STATED = ("tags", "entities")
+
+
+def _jobs_redact(*, owner: User, job_ids: Iterable[Any]) -> None:
+    """Drop from each job's options the tags and entities that no memory of the job still holds.
+
+    A save states its tags and entities once, in its job, for every memory it derives (and its
+    entities for a memory it only repeated). A finished job never reads them again; what stays is
+    what a memory it made or supports still carries, so the job keeps its record of the survivors
+    and holds nothing of the purged memories.
+    """
+    stated = Q(options__has_key="tags") | Q(options__has_key="entities")
+    for job in Job.objects.filter(stated, owner=owner, id__in=list(job_ids)):
+        made = Q(job_id=job.id)
+        if job.source_id:  # None once its source went: then nothing it repeated is left either
+            made |= Q(evidence__source_id=job.source_id)
+        kept = Memory.objects.filter(made, owner=owner)
+        tags = {tag for row in kept.values_list("tags", flat=True) for tag in row}
+        names: set[str] = set()
+        for name, aliases in Entity.objects.filter(owner=owner, memories__in=kept.values("id")).values_list(
+            "normalized_name", "aliases"
+        ):
+            names |= {name, *(normalize_entity_name(alias) for alias in aliases)}
+        options = {key: value for key, value in job.options.items() if key not in _STATED}
+        kept_tags = [tag for tag in job.options.get("tags") or [] if tag in tags]
+        kept_entities = [
+            entity
+            for entity in job.options.get("entities") or []
+            if normalize_entity_name(str(entity.get("name", ""))) in names
+        ]
+        if kept_tags:
+            options["tags"] = kept_tags
+        if kept_entities:
+            options["entities"] = kept_entities
+        if options != job.options:
+            Job.objects.filter(id=job.id).update(options=options)
 
 
 def _redact(source: Source, *, spans: list[tuple[int, int]], texts: list[str]) -> str:
@@ -106,6 +161,10 @@ def memories_purge(*, owner: User, memories: list[Memory]) -> dict[str, int]:
     )
     evidence_count = Evidence.objects.filter(memory_id__in=memory_ids).count()
     contents = [m.content for m in memories if m.content]
+    # The jobs that made or repeated them, read before a deleted source unlinks its jobs.
+    job_ids = {m.job_id for m in memories if m.job_id} | set(
+        Job.objects.filter(owner=owner, source_id__in=source_ids).values_list("id", flat=True)
+    )
     Memory.objects.filter(id__in=memory_ids).delete()  # cascades evidence and entity links
 
     sources_deleted = sources_redacted = 0
@@ -130,6 +189,8 @@ def memories_purge(*, owner: User, memories: list[Memory]) -> dict[str, int]:
             source.source_text = ""
             source.save(update_fields=["content", "content_hash", "source_text"])
             sources_redacted += 1
+    _jobs_redact(owner=owner, job_ids=job_ids)
+    _admin_log_redact(Memory, memory_ids)
     return purge_counts(
         memories=len(memory_ids),
         evidence=evidence_count,

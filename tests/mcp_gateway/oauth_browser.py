@@ -90,3 +90,16 @@ class Browser:
                 continue
             raise AssertionError(f"unexpected page {response.status_code}: {html[:800]}")
         raise AssertionError("too many redirects:\n" + "\n".join(trail))
+
+    def sign_in(self, path: str) -> None:
+        """Log in on the sign-in page at `path`, as the person does before using the dashboard."""
+        page = self.http.get(path)
+        data = {"csrfmiddlewaretoken": _csrf(page.text), "username": self.email, "password": PASSWORD}
+        response = self.http.post(path, data=data)
+        assert response.status_code == 302, response.text[:800]
+
+    def submit(self, path: str, data: dict[str, str]) -> tuple[str, httpx.Response]:
+        """Open the form page at `path` and post `data` with its CSRF token; (the page, the answer)."""
+        page = self.http.get(path)
+        assert page.status_code == 200, page.text[:800]
+        return page.text, self.http.post(path, data={"csrfmiddlewaretoken": _csrf(page.text), **data})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import secrets
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -21,13 +22,14 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model
 
 from accounts.models import PersonalAccessToken, User
 from accounts.services import pat_create, pat_revoke
 from memories.models import Job, Memory, Source
-from tests.conftest import start_live_server, stop_live_server
+from tests.conftest import PASSWORD, start_live_server, stop_live_server
 from tests.helpers import READ, WRITE, pat_client, wait_for_job
 from tests.mcp_gateway import rpc
 from tests.mcp_gateway.oauth_browser import Browser
@@ -209,6 +211,28 @@ def test_a_revoked_or_expired_personal_access_token_is_refused(asgi_server, alic
     row, raw = pat_create(user=alice, name="old", scopes=[READ, WRITE])
     PersonalAccessToken.objects.filter(pk=row.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert status_of(asgi_server, raw).status_code == 401
+
+
+def test_a_new_password_with_the_sign_out_left_ticked_ends_both_kinds_of_token(
+    asgi_server, browser_user, charlie
+):
+    oauth, _ = rpc.oauth_token(browser_user, mcp_url(asgi_server))
+    pat = rpc.pat_token(browser_user)
+    theirs = rpc.pat_token(charlie)
+    for token in (oauth, pat, theirs):
+        assert status_of(asgi_server, token).status_code == 200
+    browser = Browser(asgi_server.url, browser_user.email)
+    browser.sign_in(reverse("accounts:login"))
+    new = "a brand new long passphrase 31"
+    data = {"old_password": PASSWORD, "new_password1": new, "new_password2": new}
+    page, changed = browser.submit(reverse("account:password-change"), data | {"sign_out": "on"})
+    # What the browser sends is what the page ticked: the box comes ticked.
+    assert re.search(r'<input type="checkbox" name="sign_out"[^>]* checked', page)
+    assert changed.status_code == 302, changed.text[:800]
+    for token in (oauth, pat):
+        response = status_of(asgi_server, token)
+        assert response.status_code == 401 and challenge(response)["error"] == "invalid_token"
+    assert status_of(asgi_server, theirs).status_code == 200
 
 
 @pytest.mark.parametrize("kind", ["oauth", "pat"])

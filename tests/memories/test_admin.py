@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.admin.models import CHANGE, DELETION, LogEntry
 from django.urls import reverse
 
+from accounts.caller import Actor
 from accounts.models import User
-from memories.models import AuditEvent, Memory, Source
+from memories.models import AuditEvent, Entity, Memory, Source
+from memories.services.memories import memory_hard_delete
 from memories.services.spaces import space_create_default
+from tests.helpers import tables_containing
 
 pytestmark = pytest.mark.django_db
 
@@ -131,6 +135,9 @@ class TestAdminDelete:
         assert not Source.objects.filter(content__contains=SECRET).exists()
         event = AuditEvent.objects.get(target_id=memory.id, action="hard_deleted")
         assert event.actor_user_id == operator.id and SECRET not in str(event.detail)
+        # Not even in the admin's own log of what operators did (it names a row by its str()).
+        assert tables_containing(SECRET) == []
+        assert LogEntry.objects.get(object_id=str(memory.id)).action_flag == DELETION
 
     def test_the_bulk_delete_action_purges_too(self, client, operator, alice):
         memory = self._memory(alice)
@@ -139,6 +146,24 @@ class TestAdminDelete:
         client.post(url, {"action": "delete_selected", "_selected_action": [str(memory.id)], "post": "yes"})
         assert not Memory.objects.filter(id=memory.id).exists()
         assert not Source.objects.filter(content__contains=SECRET).exists()
+        assert tables_containing(SECRET) == []
+
+    def test_a_purge_forgets_what_the_admin_log_said_of_the_memory_and_its_entities(self, operator, alice):
+        memory = self._memory(alice)
+        entity = Entity.objects.create(
+            owner=alice, space=memory.space, name="Quibblewick", normalized_name="quibblewick", type="Person"
+        )
+        memory.entities.add(entity)
+        # An operator's edits are logged under the row's str(): the memory's words, the entity's name.
+        for row in (memory, entity):
+            LogEntry.objects.log_actions(user_id=operator.pk, queryset=[row], action_flag=CHANGE)
+        assert "django_admin_log.object_repr" in tables_containing(SECRET)
+        assert "django_admin_log.object_repr" in tables_containing("Quibblewick")
+        memory_hard_delete(actor=Actor.owner_acting(alice), memory_id=memory.id)
+        assert tables_containing(SECRET) == []
+        assert tables_containing("Quibblewick") == []
+        # The log keeps that an operator changed something, not what the thing said.
+        assert LogEntry.objects.filter(object_id__in=[str(memory.id), str(entity.id)]).count() == 2
 
     def test_an_operator_cannot_rewrite_content_or_delete_a_source(self, client, operator, alice):
         memory = self._memory(alice)

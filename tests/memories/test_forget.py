@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from django.db import connection
 
 from memories.models import AuditEvent, Entity, Job, Memory, Source
-from tests.helpers import error_of, pat_client, wait_for_job
+from tests.helpers import error_of, pat_client, tables_containing, wait_for_job
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker")]
 
@@ -18,22 +19,25 @@ def _remember(client, content: str) -> Job:
     return wait_for_job(response.json()["job_id"])
 
 
-def _tables_containing(text: str) -> list[str]:
-    """Every (table.column) of a text-like column in the database whose value contains `text`."""
-    hits = []
-    with connection.cursor() as cur:
-        cur.execute(
-            "SELECT table_name, column_name FROM information_schema.columns "
-            "WHERE table_schema = 'public' AND data_type IN ('text', 'character varying', 'jsonb', 'json', "
-            "'ARRAY', 'tsvector')"
-        )
-        for table, column in cur.fetchall():
-            # Identifiers come from information_schema, not from input.
-            query = f'SELECT count(*) FROM "{table}" WHERE "{column}"::text ILIKE %s'  # noqa: S608
-            cur.execute(query, [f"%{text}%"])
-            if cur.fetchone()[0]:
-                hits.append(f"{table}.{column}")
-    return hits
+# What a REST save states beside the content: each is stored with the save's job, not only on its
+# memories, so a hard delete must find it there too.
+TAG = "quokka-expedition"
+ENTITY = "Vexilloid Partners"
+STATED_ENTITIES = [{"name": ENTITY, "type": "Organization"}]
+
+
+def _save(client, content: str, **stated) -> Job:
+    response = client.post("/api/v1/memories", {"content": content, "wait": 20, **stated}, format="json")
+    assert response.status_code == 201, response.json()
+    job = Job.objects.get(id=response.json()["job"]["id"])
+    assert job.status == "succeeded", job.error_message
+    return job
+
+
+def _export(client) -> str:
+    response = client.get("/api/v1/export")
+    assert response.status_code == 200
+    return b"".join(response.streaming_content).decode()
 
 
 class TestSuppressRestore:
@@ -70,25 +74,68 @@ class TestHardDelete:
         client = pat_client(alice)
         job = _remember(client, f"My locker code at Fabrikam Labs is {SECRET}.")
         memory = Memory.objects.get(job=job)
-        assert _tables_containing(SECRET)  # the search finds it before the delete
+        assert tables_containing(SECRET)  # the search finds it before the delete
         response = client.delete(f"/api/v1/memories/{memory.id}")
         assert response.status_code == 200, response.json()
         receipt = response.json()["receipt"]
         assert receipt["memory_id"] == str(memory.id) and receipt["purged"]["memories"] == 1
-        assert _tables_containing(SECRET) == []
-        assert _tables_containing("Fabrikam") == []
+        assert tables_containing(SECRET) == []
+        assert tables_containing("Fabrikam") == []
         assert not Memory.objects.filter(id=memory.id).exists()
         assert not Source.objects.filter(id=job.source_id).exists()
         assert not Entity.objects.filter(owner=alice, name__icontains="Fabrikam").exists()
         event = AuditEvent.objects.get(target_id=memory.id, action="hard_deleted")
         assert SECRET not in str(event.detail)
 
+    def test_it_leaves_no_trace_of_the_tags_and_entities_it_was_saved_with(self, alice):
+        client = pat_client(alice)
+        job = _save(client, f"My locker code is {SECRET}.", tags=[TAG], entities=STATED_ENTITIES)
+        memory = Memory.objects.get(job=job)
+        for text in (SECRET, TAG, ENTITY):
+            assert tables_containing(text), text  # the search finds each before the delete
+            assert text in _export(client), text
+        assert client.delete(f"/api/v1/memories/{memory.id}").status_code == 200
+        for text in (SECRET, TAG, ENTITY):
+            assert tables_containing(text) == [], text
+            assert text not in _export(client), text
+        # The job stays (its id is the save's receipt), holding nothing of what was said.
+        assert Job.objects.get(id=job.id).options == {"confidence": 0.9}
+
+    def test_a_repetition_forgets_what_it_stated_about_the_deleted_memory(self, alice):
+        client = pat_client(alice)
+        first = _save(client, f"My locker code is {SECRET}.", tags=[TAG])
+        # The same fact again, naming an entity: evidence and a link for the first job's memory.
+        again = _save(client, f"My locker code is {SECRET}.", entities=STATED_ENTITIES)
+        memory = Memory.objects.get(job=first)
+        assert not Memory.objects.filter(job=again).exists()
+        assert memory.entities.filter(name=ENTITY).exists()
+        client.delete(f"/api/v1/memories/{memory.id}")
+        for text in (SECRET, TAG, ENTITY):
+            assert tables_containing(text) == [], text
+        assert not Job.objects.get(id=again.id).options.get("entities")
+
+    def test_a_job_keeps_what_its_other_memories_still_hold(self, alice):
+        client = pat_client(alice)
+        job = _save(client, f"I like green tea.\nMy PIN is {SECRET}.", tags=[TAG], entities=STATED_ENTITIES)
+        rows = {m.content: m for m in Memory.objects.filter(job=job)}
+        client.delete(f"/api/v1/memories/{rows[f'My PIN is {SECRET}.'].id}")
+        assert tables_containing(SECRET) == []
+        survivor = Memory.objects.get(job=job)
+        assert survivor.tags == [TAG] and survivor.entities.filter(name=ENTITY).exists()
+        # What the saver stated still holds for the memory left, so the job still says it.
+        options = Job.objects.get(id=job.id).options
+        assert options["tags"] == [TAG]
+        assert options["entities"] == STATED_ENTITIES
+        client.delete(f"/api/v1/memories/{survivor.id}")
+        assert tables_containing(TAG) == [] and tables_containing(ENTITY) == []
+        assert json.dumps(Job.objects.get(id=job.id).options) == '{"confidence": 0.9}'
+
     def test_it_redacts_a_shared_source_and_keeps_the_other_memories(self, alice):
         client = pat_client(alice)
         job = _remember(client, f"Alice: my PIN is {SECRET}\nBob: noted, and lunch is at noon")
         secret_memory = Memory.objects.get(job=job, content__contains=SECRET)
         client.delete(f"/api/v1/memories/{secret_memory.id}")
-        assert _tables_containing(SECRET) == []
+        assert tables_containing(SECRET) == []
         survivor = Memory.objects.get(job=job)
         assert "lunch" in survivor.content and "lunch" in survivor.source.content
 
@@ -97,7 +144,7 @@ class TestHardDelete:
         job = _remember(client, f"I like green tea.\nMy PIN is {SECRET}.\nI live in Porto.\nI keep bees.")
         rows = {m.content: m for m in Memory.objects.filter(job=job)}
         client.delete(f"/api/v1/memories/{rows[f'My PIN is {SECRET}.'].id}")
-        assert _tables_containing(SECRET) == []
+        assert tables_containing(SECRET) == []
         source = Source.objects.get(id=job.source_id)
         assert source.content == "I like green tea.\n[deleted]\nI live in Porto.\nI keep bees."
         for memory in Memory.objects.filter(job=job):
@@ -113,7 +160,7 @@ class TestHardDelete:
             format="json",
         )
         assert response.json()["action"] == "hard_deleted"
-        assert _tables_containing(SECRET) == []
+        assert tables_containing(SECRET) == []
 
     def test_forget_echoes_the_canonical_id_of_an_upper_case_one(self, alice):
         client = pat_client(alice)

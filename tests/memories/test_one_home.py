@@ -175,5 +175,8 @@ def test_signing_up_and_changing_the_password_leave_audit_rows_without_secrets(c
         .order_by("created_at")
         .values_list("action", "detail")
     )
-    assert rows == [("account_created", {}), ("password_changed", {"changed": "changed"})]
+    assert rows == [
+        ("account_created", {}),
+        ("password_changed", {"changed": "changed", "signed_out": False}),
+    ]
     assert password not in str(rows) and new_password not in str(rows)

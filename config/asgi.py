@@ -13,12 +13,41 @@ import contextlib
 import os
 from typing import Any
 
+import django
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-from django.core.asgi import get_asgi_application
+from django.core.handlers.asgi import ASGIHandler, ASGIRequest
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-django_app = ASGIStaticFilesHandler(get_asgi_application())
+
+class Request(ASGIRequest):
+    """Django's ASGI request, except that a charset in the Content-Type does not read the query.
+
+    Django's encoding setter asks `hasattr(self, "GET")`, which builds the query dict (a cached
+    property) while the request is being constructed, where nothing turns TooManyFieldsSent into
+    a response: more than 1,000 query parameters and `Content-Type: ...; charset=...` were a 500
+    from the server. Forgetting a dict already built is all the setter has to do; the first read
+    of `GET` then refuses the query where the error handlers answer it (400 too_many_fields).
+    """
+
+    @property
+    def encoding(self) -> str | None:
+        return self._encoding
+
+    @encoding.setter
+    def encoding(self, value: str | None) -> None:
+        self._encoding = value
+        self.__dict__.pop("GET", None)
+        if hasattr(self, "_post"):
+            del self._post
+
+
+class Handler(ASGIHandler):
+    request_class = Request
+
+
+django.setup(set_prefix=False)
+django_app = ASGIStaticFilesHandler(Handler())
 
 from mcp_gateway.app import McpEndpoint, build_manager  # noqa: E402 - needs Django set up first
 from memories.operations.registry import PROFILES  # noqa: E402

@@ -214,8 +214,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": [],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
-        "rest_framework.parsers.MultiPartParser",
+        "memories.api.parsers.JSONParser",
+        "memories.api.parsers.MultiPartParser",
     ],
     "EXCEPTION_HANDLER": "memories.api.base.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -227,6 +227,10 @@ SPECTACULAR_SETTINGS = {
     "agent_action, request_id}}.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its page are the same for everyone (SERVE_PUBLIC), so they authenticate
+    # nobody. A session's CSRF check would read the body of a POST there, and the HTML error page
+    # of a body refused on the way ran that check again while rendering: a 500.
+    "SERVE_AUTHENTICATION": [],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -290,7 +294,12 @@ DOCUMENT_PARSE_MEMORY_MB = env_int("DOCUMENT_PARSE_MEMORY_MB", 1024, minimum=128
 DOCUMENT_PARSE_TIMEOUT_SECONDS = env_int("DOCUMENT_PARSE_TIMEOUT_SECONDS", 60, minimum=1, maximum=3600)
 REMEMBER_MAX_CHARS = 100_000
 SAVE_MAX_WAIT_SECONDS = 30
+# A request body outside an upload's files, and how many fields and files one request may carry
+# (Django's defaults for the two counts, written out: the error catalogue names all three).
+# Over them: 413 payload_too_large and 400 too_many_fields (memories/api/base.py).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
+DATA_UPLOAD_MAX_NUMBER_FILES = 100
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 # --- security -------------------------------------------------------------------------

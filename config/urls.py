@@ -63,5 +63,6 @@ urlpatterns = [
     ),
 ]
 
+handler400 = "memories.api.base.handler400"
 handler404 = "memories.api.base.handler404"
 handler500 = "memories.api.base.handler500"

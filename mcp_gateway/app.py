@@ -238,7 +238,10 @@ class McpEndpoint:
         body = await self._read_body(scope, receive)
         if body is None:
             await _respond(
-                send, 413, {"error": "payload_too_large", "message": "The request body is too large."}, {}
+                send,
+                413,
+                {"error": Code.PAYLOAD_TOO_LARGE.value, "message": "The request body is too large."},
+                {},
             )
             return
         authorization = _header(scope, b"authorization") or ""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, unquote_plus, urlsplit
@@ -35,6 +34,7 @@ from accounts.throttles import client_address, throttle_check, throttle_record
 from memories.api.base import session_actor
 from memories.errors import AppError, Code
 from memories.operations.registry import PROFILES
+from memories.parsing import JsonTooDeep, json_decode
 from memories.selectors.spaces import grant_space_id, space_default, space_list
 from memories.services.spaces import grant_space_choose
 
@@ -164,8 +164,13 @@ def _refused_registration(request: HttpRequest) -> HttpResponse | None:
             status=400,
         )
     try:
-        metadata = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
+        metadata = json_decode(request.body or b"{}")
+    except JsonTooDeep as exc:
+        # The library's own json.loads would overflow the stack on this (a 500), so it never sees it.
+        return JsonResponse(
+            {"error": "invalid_client_metadata", "error_description": f"Refused: {exc}."}, status=400
+        )
+    except ValueError:
         return None  # the library answers a body that is not JSON in its own words
     problem = registration_problem(metadata)
     if not problem:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from memories.parsing import JSON_MAX_DEPTH
+
 
 class Code(StrEnum):
     # Who is calling.
@@ -27,6 +29,8 @@ class Code(StrEnum):
     FORBIDDEN = "forbidden"
     # What was sent.
     INVALID_JSON = "invalid_json"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+    TOO_MANY_FIELDS = "too_many_fields"
     INVALID_ARGUMENTS = "invalid_arguments"
     UNKNOWN_FIELD = "unknown_field"
     MISSING_FIELD = "missing_field"
@@ -124,7 +128,24 @@ CATALOGUE: dict[Code, Entry] = {
     ),
     Code.FORBIDDEN: Entry(403, "the caller may not do this", "stop", message="You may not do this."),
     Code.INVALID_JSON: Entry(
-        400, "the body is not JSON", "send a JSON body", message="The request body is not valid JSON."
+        400,
+        f"the body is not JSON (in UTF-8), or nests arrays and objects more than {JSON_MAX_DEPTH} "
+        "levels deep",
+        "send a JSON body",
+        message="The request body is not valid JSON.",
+    ),
+    Code.PAYLOAD_TOO_LARGE: Entry(
+        413,
+        "a request body over 2 MB, not counting an upload's file (`DATA_UPLOAD_MAX_MEMORY_SIZE`); at "
+        "an MCP endpoint, over its body limit",
+        "send a smaller body: split the content into several saves, or upload a document as a file",
+        message="The request body is too large.",
+    ),
+    Code.TOO_MANY_FIELDS: Entry(
+        400,
+        "more than 1,000 query parameters or form fields (`DATA_UPLOAD_MAX_NUMBER_FIELDS`), or more "
+        "than 100 files (`DATA_UPLOAD_MAX_NUMBER_FILES`), in one request",
+        "send only the parameters and fields the endpoint takes",
     ),
     Code.INVALID_ARGUMENTS: Entry(400, "the body or the arguments are not a JSON object, or not valid"),
     Code.UNKNOWN_FIELD: Entry(

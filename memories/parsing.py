@@ -1,6 +1,6 @@
-"""The one place where text becomes a UUID or a datetime at the edge of the service.
+"""The one place where text becomes a UUID, a datetime or a decoded JSON body at the edge of the service.
 
-Two contracts live here, side by side so they cannot drift apart:
+Two contracts of ids and times live here, side by side so they cannot drift apart:
 - `parse_uuid` and `parse_datetime` are strict: the forms the MCP contracts and our JSON Schemas
   (`format: uuid`, `format: date-time`) promise, and nothing else. A lenient parser would accept
   `urn:uuid:...` or `20240508T140000+0200` from one client and refuse it from a stricter
@@ -9,15 +9,19 @@ Two contracts live here, side by side so they cannot drift apart:
   a date or a date-time, UTC when no offset is given, and a `+` that a URL query turned into a
   space.
 
+And one rule of JSON bodies: `JSON_MAX_DEPTH`, checked by `json_decode` and `json_depth_checked`.
+
 Each raises ValueError with a message safe to show a caller; the surfaces turn it into their
 error shape.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 # 8-4-4-4-12 hex digits, either case. [0-9a-fA-F], not \d or \w: those match non-ASCII digits.
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -89,3 +93,44 @@ def parse_rest_timestamp(text: str) -> datetime:
             continue
         return value if value.utcoffset() is not None else value.replace(tzinfo=UTC)
     raise ValueError("expected an ISO 8601 date or date-time, e.g. 2025-03-01 or 2025-03-01T09:30:00+01:00")
+
+
+# How deep arrays and objects may nest in a JSON body (REST, OAuth client registration). No body
+# this service takes nests more than four levels. Python's decoder overflows its stack near 1,000
+# levels (a RecursionError, not a ValueError); a limit far below that also keeps every recursive
+# walk over a decoded value (schema validation, the character gate, storage) from overflowing.
+JSON_MAX_DEPTH = 100
+
+
+class JsonTooDeep(ValueError):
+    """JSON whose arrays and objects nest more than JSON_MAX_DEPTH levels deep."""
+
+    def __init__(self) -> None:
+        super().__init__(f"JSON nested more than {JSON_MAX_DEPTH} levels deep")
+
+
+def json_depth_checked(value: Any) -> Any:
+    """`value`, a decoded JSON value, if it nests at most JSON_MAX_DEPTH levels; else JsonTooDeep.
+
+    Level by level, without recursion: the value may be as deep as the decoder allowed.
+    """
+    level = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(JSON_MAX_DEPTH):
+        level = [
+            child
+            for container in level
+            for child in (container.values() if isinstance(container, dict) else container)
+            if isinstance(child, (dict, list))
+        ]
+    if level:
+        raise JsonTooDeep()
+    return value
+
+
+def json_decode(text: str | bytes) -> Any:
+    """`json.loads`, refusing nesting deeper than JSON_MAX_DEPTH as JsonTooDeep (a ValueError)."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise JsonTooDeep() from None
+    return json_depth_checked(value)

@@ -7,8 +7,10 @@ import time
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
+from django.utils.crypto import get_random_string
 from oauth2_provider.models import get_access_token_model, get_application_model
 from rest_framework.test import APIClient
 
@@ -26,6 +28,17 @@ def pat_client(user: User, scopes: tuple[str, ...] = (READ, WRITE)) -> APIClient
     _, raw = pat_create(user=user, name="tests", scopes=list(scopes))
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return client
+
+
+def session_client(user: User) -> APIClient:
+    """An API client signed in to the dashboard's session, sending the CSRF cookie and header a page
+    sends (DRF checks CSRF for a session on unsafe methods, as it does in production)."""
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(user)
+    secret = get_random_string(32)
+    client.cookies[settings.CSRF_COOKIE_NAME] = secret
+    client.credentials(HTTP_X_CSRFTOKEN=secret)
     return client
 
 

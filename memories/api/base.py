@@ -2,8 +2,9 @@
 
 Every failure leaves as `{"error": {code, message, retryable, agent_action,
 request_id, details?}}` with the AppError's HTTP status. DRF's own errors
-(authentication, parsing, throttling) are translated into the same shape, and
-an unexpected exception becomes `internal_error` with the detail only in the log.
+(authentication, parsing, throttling) and Django's request limits (body size,
+number of fields) are translated into the same shape, and an unexpected
+exception becomes `internal_error` with the detail only in the log.
 """
 
 from __future__ import annotations
@@ -13,7 +14,13 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from django.core.exceptions import ImproperlyConfigured
+from django.conf import settings
+from django.core.exceptions import (
+    ImproperlyConfigured,
+    RequestDataTooBig,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.db import DataError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.views import defaults
@@ -76,9 +83,39 @@ def error_response(error: AppError, request_id: str, headers: dict[str, str] | N
     return response
 
 
+def request_limit_error(exc: Exception | None) -> AppError | None:
+    """Django's refusal of a request over its limits (raised where the body or the query is first
+    read: a parser, the CSRF check, the view) as our error; None for anything else."""
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return AppError(
+            Code.PAYLOAD_TOO_LARGE,
+            f"The request body is larger than {limit // (1024 * 1024)} MB (files of an upload aside).",
+            details={"max_bytes": limit},
+        )
+    if isinstance(exc, TooManyFieldsSent):
+        return AppError(
+            Code.TOO_MANY_FIELDS,
+            f"The request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} query parameters "
+            "or form fields.",
+            details={"max_fields": settings.DATA_UPLOAD_MAX_NUMBER_FIELDS},
+        )
+    if isinstance(exc, TooManyFilesSent):
+        return AppError(
+            Code.TOO_MANY_FIELDS,
+            f"The request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES:,} files.",
+            details={"max_files": settings.DATA_UPLOAD_MAX_NUMBER_FILES},
+            agent_action="upload one document per request",
+        )
+    return None
+
+
 def _translate(exc: Exception) -> AppError:
     if isinstance(exc, AppError):
         return exc
+    limit_error = request_limit_error(exc)
+    if limit_error is not None:
+        return limit_error
     if isinstance(exc, (drf_exceptions.NotAuthenticated, drf_exceptions.AuthenticationFailed)):
         return AppError(
             Code.NOT_AUTHENTICATED,
@@ -97,6 +134,7 @@ def _translate(exc: Exception) -> AppError:
         return AppError(
             Code.UNSUPPORTED_MEDIA_TYPE,
             "Send application/json (or multipart/form-data for uploads).",
+            agent_action="send the body as application/json (a document upload: multipart/form-data)",
         )
     if isinstance(exc, drf_exceptions.ParseError):
         return AppError(Code.INVALID_JSON, "The request body is not valid JSON.")
@@ -230,6 +268,18 @@ def handler404(request: HttpRequest, exception: Exception | None = None) -> Http
     if request.path.startswith("/api/"):
         return _json_error(request, AppError(Code.NOT_FOUND, "Not found.", agent_action="check the URL"))
     return defaults.page_not_found(request, exception or Http404())
+
+
+def handler400(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A request Django refuses outside DRF's handler (over a limit in middleware, a bad Host):
+    the error shape under /api/, with its own status (413 for a body too large); Django's page
+    elsewhere."""
+    if request.path.startswith("/api/"):
+        error = request_limit_error(exception) or AppError(
+            Code.INVALID_ARGUMENTS, "The request is not valid."
+        )
+        return _json_error(request, error)
+    return defaults.bad_request(request, exception)
 
 
 def handler500(request: HttpRequest) -> HttpResponse:

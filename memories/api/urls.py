@@ -22,8 +22,13 @@ from memories.api.tokens import TokenCollectionView, TokenItemView
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    # The split view serves its script as a file, which the Content-Security-Policy allows.
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    # The split view serves its script as a file, which the Content-Security-Policy allows. It is a
+    # page: GET only (DRF's OPTIONS description has no template to render it with, a 500).
+    path(
+        "docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema", http_method_names=["get", "head"]),
+        name="api-docs",
+    ),
     path("v1/operations", OperationListView.as_view(), name="api-operations"),
     path("v1/operations/<str:name>", OperationRunView.as_view(), name="api-operation-run"),
     path("v1/memories", MemoryCollectionView.as_view(), name="api-memories"),

@@ -34,7 +34,21 @@ class Profile:
     # fixes both (a closed namespace); empty: every operation naming the profile, in
     # registration order.
     tools: tuple[str, ...] = ()
+    # The evidence contract: a tool this URL does not offer is an `isError` result with the reason
+    # (never a JSON-RPC error), and every error object also says its `http_status`. The core
+    # contract keeps JSON-RPC -32602 for an unknown tool.
+    errors_as_results: bool = False
 
+
+# contracts/evidence-mcp.txt: write tools, then the assured operations, then the open query.
+EVIDENCE_WRITE_TOOLS: tuple[str, ...] = ("ingest", "pipeline_readiness")
+EVIDENCE_OPERATIONS: tuple[str, ...] = (
+    "resolve_entity",
+    "claims_and_sources_context",
+    "facts_context",
+    "combined_context",
+)
+EVIDENCE_TOOLS: tuple[str, ...] = (*EVIDENCE_WRITE_TOOLS, *EVIDENCE_OPERATIONS)
 
 # Order is the Connect page's order. Each is its own MCP URL (and OAuth resource).
 PROFILES: dict[str, Profile] = {
@@ -58,7 +72,12 @@ PROFILES: dict[str, Profile] = {
             "/mcp/evidence",
             "Evidence",
             "Facts versus claims: what the service holds true (then or now) and which sources assert "
-            "or contradict it, for agents that must say why they believe something.",
+            "or contradict it, for agents that must say why they believe something; ingest with "
+            "pipeline readiness, and a read-only SQL query surface over the space.",
+            # The evidence contract's closed namespace, in its order: the write tools, the four
+            # assured operations, then the open-query tools.
+            tools=EVIDENCE_TOOLS,
+            errors_as_results=True,
         ),
         Profile(
             "ingest",
@@ -107,8 +126,9 @@ class Operation:
         }
 
 
-# The core tools are on every endpoint, so one URL is all an agent needs.
-EVERY_PROFILE: tuple[str, ...] = tuple(PROFILES)
+# The core tools are on every endpoint whose contract leaves its namespace open, so one URL is all
+# an agent needs; a profile that fixes its tools (a closed namespace) lists exactly those.
+EVERY_PROFILE: tuple[str, ...] = tuple(name for name, profile in PROFILES.items() if not profile.tools)
 
 # MCP tool annotations (hints to clients: what a call may change).
 READ_ONLY: dict[str, Any] = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}

@@ -48,7 +48,17 @@ EVIDENCE_OPERATIONS: tuple[str, ...] = (
     "facts_context",
     "combined_context",
 )
-EVIDENCE_TOOLS: tuple[str, ...] = (*EVIDENCE_WRITE_TOOLS, *EVIDENCE_OPERATIONS)
+# The open-query facade (memories/operations/open_query.py); the contract leaves their names to us.
+EVIDENCE_OPEN_QUERY: tuple[str, ...] = (
+    "query_space",
+    "describe_view",
+    "validate_query",
+    "query",
+    "list_saved_queries",
+    "describe_saved_query",
+    "run_saved_query",
+)
+EVIDENCE_TOOLS: tuple[str, ...] = (*EVIDENCE_WRITE_TOOLS, *EVIDENCE_OPERATIONS, *EVIDENCE_OPEN_QUERY)
 
 # Order is the Connect page's order. Each is its own MCP URL (and OAuth resource).
 PROFILES: dict[str, Profile] = {

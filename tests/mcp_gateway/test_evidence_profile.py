@@ -40,7 +40,17 @@ CORE_TOOLS = ["recall", "answer", "remember", "forget"]
 # operations in the order the contract names them, then the open-query tools.
 CONTRACT_WRITE_TOOLS = ["ingest", "pipeline_readiness"]
 CONTRACT_OPERATIONS = ["resolve_entity", "claims_and_sources_context", "facts_context", "combined_context"]
-CONTRACT_TOOLS = [*CONTRACT_WRITE_TOOLS, *CONTRACT_OPERATIONS]
+# The contract leaves the seven open-query tools' names to us (docs/mcp.md).
+OPEN_QUERY_TOOLS = [
+    "query_space",
+    "describe_view",
+    "validate_query",
+    "query",
+    "list_saved_queries",
+    "describe_saved_query",
+    "run_saved_query",
+]
+CONTRACT_TOOLS = [*CONTRACT_WRITE_TOOLS, *CONTRACT_OPERATIONS, *OPEN_QUERY_TOOLS]
 ERROR_OBJECT = {"code", "message", "http_status", "retryable", "agent_action"}
 ENVELOPE = {"grain", "validity", "freshness", "negative"}
 GRAIN = {
@@ -134,6 +144,16 @@ def test_tools_list_is_the_contracts_closed_namespace_in_its_order(asgi_server, 
         assert by_name[name].output_schema == ingest[name].output_schema
         assert by_name[name].input_schema["additionalProperties"] is False
     assert by_name["ingest"].annotations.read_only_hint is False
+    for name in OPEN_QUERY_TOOLS:
+        tool = by_name[name]
+        assert tool.input_schema["additionalProperties"] is False, name
+        assert tool.annotations is not None and tool.annotations.read_only_hint is True, name
+    for name in ("query", "run_saved_query"):
+        result_schema = by_name[name].output_schema["anyOf"][0]
+        assert result_schema["properties"]["grade"]["enum"] == ["exploratory_tabular"]
+        assert {"columns", "rows", "caps", "drops", "snapshot"} <= set(result_schema["required"])
+    # Saved queries are never tools.
+    assert not any(tool.name.startswith("examples.") for tool in tools)
     # Every error result may carry http_status, as the contract's error object does.
     assert "http_status" in by_name["ingest"].output_schema["anyOf"][1]["properties"]
     # Stable: the same list again.

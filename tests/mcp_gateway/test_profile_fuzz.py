@@ -44,6 +44,13 @@ VALID: dict[str, dict[str, Any]] = {
     "combined_context": {"query": "Where does Mara live?"},
     "ingest": {"content": "The boiler was serviced in May."},
     "pipeline_readiness": {"job_ids": [NIL]},
+    "query_space": {},
+    "describe_view": {"view": "memories"},
+    "validate_query": {"sql": "SELECT count(*) FROM memories"},
+    "query": {"sql": "SELECT kind, count(*) FROM memories GROUP BY kind"},
+    "list_saved_queries": {},
+    "describe_saved_query": {"name": "examples.memories_by_month"},
+    "run_saved_query": {"name": "examples.memories_by_month"},
 }
 TOOLS = [
     (profile.path, op.name)

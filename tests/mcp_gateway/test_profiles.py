@@ -21,6 +21,7 @@ from tests.helpers import READ, WRITE
 from tests.mcp_gateway import rpc, sdk
 from tests.mcp_gateway.oauth_browser import Browser
 from tests.mcp_gateway.rpc import LEGACY, PROTOCOLS
+from tests.mcp_gateway.test_evidence_profile import CONTRACT_TOOLS
 from tests.mcp_gateway.test_python_client import REDIRECT_URI, MemoryStorage, _session_run, oauth_provider
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -33,17 +34,8 @@ OWN = {
     "evidence": ["resolve_entity", "facts_context", "claims_and_sources_context", "combined_context"],
     "ingest": ["ingest", "pipeline_readiness"],
 }
-# contracts/evidence-mcp.txt: write tools, the four assured operations, the seven open-query tools.
-CLOSED = {
-    "evidence": [
-        "ingest",
-        "pipeline_readiness",
-        "resolve_entity",
-        "claims_and_sources_context",
-        "facts_context",
-        "combined_context",
-    ],
-}
+# A profile whose contract closes its namespace lists exactly the contract's tools.
+CLOSED = {"evidence": CONTRACT_TOOLS}
 PATHS = {"core": "/mcp", "graph": "/mcp/graph", "evidence": "/mcp/evidence", "ingest": "/mcp/ingest"}
 GRAPH_RESOURCES = ["graph://entities", "graph://memories", "graph://relations", "graph://stats"]
 

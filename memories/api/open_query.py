@@ -1,14 +1,17 @@
-"""The open query over HTTP (the stdio proxy's routes for the evidence profile's open-query tools).
+"""The evidence contract's own routes: the write tools and the open-query tools over HTTP.
 
-Each route runs the registry operation of the same name (memories/operations/open_query.py), so
-REST, MCP and the proxy validate and answer alike. `GET /query/space` also lists the seven tools'
-definitions, which is how the stdio proxy renders them without a second copy of their schemas.
+The stdio proxy renders the evidence profile from these (contracts/evidence-mcp.txt, Transport):
+`GET /api/v1/ingest` lists the write tools and `GET /api/v1/query/space` the open-query tools, each
+definition from the registry with the `route` that runs it; `POST` to that route with the tool's
+arguments as the body runs the registry operation, so REST, MCP and the proxy validate and answer
+alike, and the proxy holds no copy of any schema.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.urls import path, reverse
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -17,59 +20,75 @@ from memories.api.base import ApiView
 from memories.api.query import json_body
 from memories.operations import registry
 
-OPEN_QUERY_TOOLS = registry.EVIDENCE_OPEN_QUERY
+# tool -> (URL under /api/, URL name). POST runs the tool with its arguments as the body.
+WRITE_ROUTES = {
+    "ingest": ("v1/ingest", "api-ingest"),
+    "pipeline_readiness": ("v1/readiness", "api-readiness"),
+}
+OPEN_QUERY_ROUTES = {
+    "query_space": ("v1/query/space", "api-query-space"),
+    "describe_view": ("v1/query/views", "api-query-view"),
+    "validate_query": ("v1/query/validate", "api-query-validate"),
+    "query": ("v1/query", "api-query"),
+    "list_saved_queries": ("v1/query/saved", "api-saved-queries"),
+    "describe_saved_query": ("v1/query/saved/describe", "api-saved-query"),
+    "run_saved_query": ("v1/query/saved/run", "api-saved-query-run"),
+}
 
 
-def _tools() -> list[dict[str, Any]]:
-    return [registry.get_operation(name).describe() for name in OPEN_QUERY_TOOLS]
+def _tools(routes: dict[str, tuple[str, str]]) -> list[dict[str, Any]]:
+    return [
+        {**registry.get_operation(name).describe(), "route": reverse(url_name)}
+        for name, (_, url_name) in routes.items()
+    ]
 
 
-class QuerySpaceView(ApiView):
-    scopes = {"get": SCOPE_READ}
+class ToolRunView(ApiView):
+    """POST runs the operation `tool` with the body as its arguments; the scope is the operation's."""
+
+    tool: str = ""
+
+    def post(self, request: Request) -> Response:
+        return Response(registry.run(self.tool, self.caller, json_body(request)))
+
+
+class WriteToolsView(ToolRunView):
+    """GET lists the write tools; POST runs `ingest`."""
 
     def get(self, request: Request) -> Response:
-        return Response({**registry.run("query_space", self.caller, {}), "tools": _tools()})
+        return Response({"tools": _tools(WRITE_ROUTES)})
 
 
-class QueryViewView(ApiView):
-    scopes = {"get": SCOPE_READ}
+class QuerySpaceView(ToolRunView):
+    """GET is `query_space` plus the seven tools' definitions (what the proxy renders)."""
 
-    def get(self, request: Request, view: str) -> Response:
-        return Response(registry.run("describe_view", self.caller, {"view": view}))
-
-
-class QueryRunView(ApiView):
-    scopes = {"post": SCOPE_READ}
-
-    def post(self, request: Request) -> Response:
-        return Response(registry.run("query", self.caller, json_body(request)))
+    def get(self, request: Request) -> Response:
+        return Response({**registry.run("query_space", self.caller, {}), "tools": _tools(OPEN_QUERY_ROUTES)})
 
 
-class QueryValidateView(ApiView):
-    scopes = {"post": SCOPE_READ}
-
-    def post(self, request: Request) -> Response:
-        return Response(registry.run("validate_query", self.caller, json_body(request)))
-
-
-class SavedQueryListView(ApiView):
-    scopes = {"get": SCOPE_READ}
-
+class SavedQueryListView(ToolRunView):
     def get(self, request: Request) -> Response:
         return Response(registry.run("list_saved_queries", self.caller, {}))
 
 
-class SavedQueryItemView(ApiView):
-    scopes = {"get": SCOPE_READ}
+def _route(tool: str, route: str, url_name: str, base: type[ToolRunView]) -> Any:
+    # One class per route, so the start-up check (memories.checks) sees each method's scope.
+    scopes = {
+        "post": registry.get_operation(tool).scope,
+        **({"get": SCOPE_READ} if hasattr(base, "get") else {}),
+    }
+    view: type[ToolRunView] = type(f"{base.__name__}_{tool}", (base,), {"tool": tool, "scopes": scopes})
+    return path(route, view.as_view(), name=url_name)
 
-    def get(self, request: Request, name: str) -> Response:
-        return Response(registry.run("describe_saved_query", self.caller, {"name": name}))
 
+_VIEWS: dict[str, type[ToolRunView]] = {
+    "ingest": WriteToolsView,
+    "query_space": QuerySpaceView,
+    "list_saved_queries": SavedQueryListView,
+}
 
-class SavedQueryRunView(ApiView):
-    scopes = {"post": SCOPE_READ}
-
-    def post(self, request: Request, name: str) -> Response:
-        body = json_body(request)
-        arguments = {**body, "name": name} if isinstance(body, dict) else body
-        return Response(registry.run("run_saved_query", self.caller, arguments))
+urlpatterns = [
+    _route(tool, route, url_name, _VIEWS.get(tool, ToolRunView))
+    for routes in (WRITE_ROUTES, OPEN_QUERY_ROUTES)
+    for tool, (route, url_name) in routes.items()
+]

@@ -3,6 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from memories.api import open_query
 from memories.api.documents import DocumentUploadView
 from memories.api.export import ExportView
 from memories.api.jobs import JobDetailView, JobListView
@@ -15,15 +16,6 @@ from memories.api.memories import (
     MemorySuppressView,
     MemoryUnpinView,
 )
-from memories.api.open_query import (
-    QueryRunView,
-    QuerySpaceView,
-    QueryValidateView,
-    QueryViewView,
-    SavedQueryItemView,
-    SavedQueryListView,
-    SavedQueryRunView,
-)
 from memories.api.operations import OperationListView, OperationRunView
 from memories.api.relations import RelationItemView
 from memories.api.spaces import SpaceCollectionView, SpaceItemView
@@ -35,13 +27,7 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("v1/operations", OperationListView.as_view(), name="api-operations"),
     path("v1/operations/<str:name>", OperationRunView.as_view(), name="api-operation-run"),
-    path("v1/query", QueryRunView.as_view(), name="api-query"),
-    path("v1/query/space", QuerySpaceView.as_view(), name="api-query-space"),
-    path("v1/query/validate", QueryValidateView.as_view(), name="api-query-validate"),
-    path("v1/query/views/<str:view>", QueryViewView.as_view(), name="api-query-view"),
-    path("v1/query/saved", SavedQueryListView.as_view(), name="api-saved-queries"),
-    path("v1/query/saved/<str:name>", SavedQueryItemView.as_view(), name="api-saved-query"),
-    path("v1/query/saved/<str:name>/run", SavedQueryRunView.as_view(), name="api-saved-query-run"),
+    *open_query.urlpatterns,
     path("v1/memories", MemoryCollectionView.as_view(), name="api-memories"),
     path("v1/memories/search", MemorySearchView.as_view(), name="api-memory-search"),
     path("v1/memories/<uuid:memory_id>", MemoryItemView.as_view(), name="api-memory"),

@@ -38,6 +38,10 @@ class Profile:
     # (never a JSON-RPC error), and every error object also says its `http_status`. The core
     # contract keeps JSON-RPC -32602 for an unknown tool.
     errors_as_results: bool = False
+    # The evidence contract's transport lists these apart from GET /operations: the write tools
+    # (GET /api/v1/ingest) and the open-query tools (GET /api/v1/query/space).
+    write_tools: tuple[str, ...] = ()
+    open_query_tools: tuple[str, ...] = ()
 
 
 # contracts/evidence-mcp.txt: write tools, then the assured operations, then the open query.
@@ -88,6 +92,8 @@ PROFILES: dict[str, Profile] = {
             # assured operations, then the open-query tools.
             tools=EVIDENCE_TOOLS,
             errors_as_results=True,
+            write_tools=EVIDENCE_WRITE_TOOLS,
+            open_query_tools=EVIDENCE_OPEN_QUERY,
         ),
         Profile(
             "ingest",
@@ -234,6 +240,13 @@ def profile_problems() -> list[str]:
         if extra := sorted(offered - set(profile.tools)):
             problems.append(f"profile {profile.name!r} is offered operations it does not list: {extra}")
     return problems
+
+
+def assured_operations(profile: str) -> list[Operation]:
+    """A profile's operations without the ones its contract lists on their own routes (write and
+    open-query tools): what `GET /api/v1/operations?profile=` answers."""
+    own = {*PROFILES[profile].write_tools, *PROFILES[profile].open_query_tools}
+    return [op for op in operations(profile) if op.name not in own]
 
 
 def operation_for_tool(tool: str, profile: str) -> Operation | None:

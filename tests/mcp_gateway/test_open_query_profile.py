@@ -233,19 +233,53 @@ def test_an_outsider_sees_only_his_own_empty_space(asgi_server, alices, alice, c
 
 def test_the_rest_routes_answer_the_same(asgi_server, alices, alice, charlie):
     headers = {"Authorization": f"Bearer {alices}"}
-    base = f"{asgi_server.url}/api/v1/query"
-    space = httpx.get(f"{base}/space", headers=headers, timeout=30).json()
+    api = f"{asgi_server.url}/api/v1"
+    space = httpx.get(f"{api}/query/space", headers=headers, timeout=30).json()
     assert [tool["name"] for tool in space["tools"]] == OPEN_QUERY_TOOLS
-    ran = httpx.post(base, json={"sql": "SELECT count(*) AS n FROM memories"}, headers=headers, timeout=30)
+    routes = {tool["name"]: tool["route"] for tool in space["tools"]}
+    assert routes["query"] == "/api/v1/query" and routes["run_saved_query"] == "/api/v1/query/saved/run"
+
+    def post(tool: str, body: dict[str, Any], auth: dict[str, str] = headers) -> httpx.Response:
+        return httpx.post(asgi_server.url + routes[tool], json=body, headers=auth, timeout=30)
+
+    ran = post("query", {"sql": "SELECT count(*) AS n FROM memories"})
     assert ran.status_code == 200 and ran.json()["rows"] == [[3]]
-    refused = httpx.post(base, json={"sql": "SELECT pg_sleep(1)"}, headers=headers, timeout=30)
+    refused = post("query", {"sql": "SELECT pg_sleep(1)"})
     assert refused.status_code == 400 and refused.json()["error"]["code"] == "query_rejected"
-    saved = httpx.post(f"{base}/saved/examples.memories_by_month/run", json={}, headers=headers, timeout=30)
+    strict = post("query", {"sql": "SELECT 1", "sql2": "x"})
+    assert strict.status_code == 400 and strict.json()["error"]["code"] == "unknown_field"
+    saved = post("run_saved_query", {"name": "examples.memories_by_month"})
     assert saved.status_code == 200 and saved.json()["saved_query"] == "examples.memories_by_month"
-    assert httpx.get(f"{base}/saved/examples.nope", headers=headers, timeout=30).status_code == 404
-    assert httpx.get(f"{base}/views/memories", headers=headers, timeout=30).json()["name"] == "memories"
+    assert post("describe_saved_query", {"name": "examples.nope"}).status_code == 404
+    assert post("describe_view", {"view": "memories"}).json()["name"] == "memories"
+    assert post("query_space", {}).json()["views"] == space["views"]
+    listed = httpx.get(f"{api}/query/saved", headers=headers, timeout=30).json()["saved_queries"]
+    assert listed == post("list_saved_queries", {}).json()["saved_queries"]
     outsider = {"Authorization": f"Bearer {rpc.pat_token(charlie)}"}
-    theirs = httpx.post(base, json={"sql": "SELECT count(*) FROM memories"}, headers=outsider, timeout=30)
+    theirs = post("query", {"sql": "SELECT count(*) FROM memories"}, outsider)
     assert theirs.json()["rows"] == [[0]]
     write_only = {"Authorization": f"Bearer {rpc.pat_token(alice, scopes=('memory:write',))}"}
-    assert httpx.post(base, json={"sql": "SELECT 1"}, headers=write_only, timeout=30).status_code == 403
+    assert post("query", {"sql": "SELECT 1"}, write_only).status_code == 403
+    # The write tools' routes: listed with their definitions, and run like the MCP tools.
+    writes = httpx.get(f"{api}/ingest", headers=headers, timeout=30).json()["tools"]
+    assert [(tool["name"], tool["route"]) for tool in writes] == [
+        ("ingest", "/api/v1/ingest"),
+        ("pipeline_readiness", "/api/v1/readiness"),
+    ]
+    ingested = httpx.post(
+        f"{api}/ingest", json={"content": "The boiler was serviced in May."}, headers=headers
+    )
+    assert ingested.status_code == 200, ingested.text
+    job_id = ingested.json()["job_id"]
+    ready = httpx.post(f"{api}/readiness", json={"job_ids": [job_id]}, headers=outsider, timeout=30)
+    assert ready.json()["jobs"][0]["status"] == "not_found"
+    reader = {"Authorization": f"Bearer {rpc.pat_token(alice, scopes=('memory:read',))}"}
+    assert httpx.post(f"{api}/ingest", json={"content": "x"}, headers=reader).status_code == 403
+    # GET /operations?profile= is the profile's assured operations only, in its order.
+    operations = httpx.get(f"{api}/operations", params={"profile": "evidence"}, headers=headers).json()
+    assert [op["name"] for op in operations["operations"]] == [
+        "resolve_entity",
+        "claims_and_sources_context",
+        "facts_context",
+        "combined_context",
+    ]

@@ -7,6 +7,7 @@ non-zero exit. docs/configuration.md lists every variable.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -292,6 +293,19 @@ DOCUMENT_MAX_BYTES = env_int("DOCUMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=102
 DOCUMENT_PARSE_CPU_SECONDS = env_int("DOCUMENT_PARSE_CPU_SECONDS", 20, minimum=1, maximum=3600)
 DOCUMENT_PARSE_MEMORY_MB = env_int("DOCUMENT_PARSE_MEMORY_MB", 1024, minimum=128, maximum=65536)
 DOCUMENT_PARSE_TIMEOUT_SECONDS = env_int("DOCUMENT_PARSE_TIMEOUT_SECONDS", 60, minimum=1, maximum=3600)
+
+# The open query (evidence profile): SQL runs as this NOLOGIN role, which may read only the
+# open_query views (created by migration; docs/deploy.md says what the database user needs). One
+# role per deployment when several share a PostgreSQL cluster: roles are cluster-wide.
+OPEN_QUERY_ROLE = env_str("OPEN_QUERY_ROLE", "deeprecall_query")
+if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", OPEN_QUERY_ROLE):
+    raise ImproperlyConfigured("OPEN_QUERY_ROLE must be a lower-case SQL identifier, e.g. deeprecall_query")
+# Each query is stopped after this long (statement_timeout), and waits at most lock_timeout for a lock.
+OPEN_QUERY_TIMEOUT_MS = env_int("OPEN_QUERY_TIMEOUT_MS", 3000, minimum=100, maximum=60_000)
+OPEN_QUERY_LOCK_TIMEOUT_MS = env_int("OPEN_QUERY_LOCK_TIMEOUT_MS", 500, minimum=10, maximum=10_000)
+# At most this many rows and this many bytes of JSON rows per answer; what is cut is reported.
+OPEN_QUERY_MAX_ROWS = env_int("OPEN_QUERY_MAX_ROWS", 1000, minimum=1, maximum=100_000)
+OPEN_QUERY_MAX_BYTES = env_int("OPEN_QUERY_MAX_BYTES", 1024 * 1024, minimum=1024, maximum=64 * 1024 * 1024)
 REMEMBER_MAX_CHARS = 100_000
 SAVE_MAX_WAIT_SECONDS = 30
 # A request body outside an upload's files, and how many fields and files one request may carry

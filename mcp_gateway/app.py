@@ -45,6 +45,7 @@ from mcp_gateway.tools import (
     tool_scope,
 )
 from memories.errors import Code
+from memories.operations import registry
 
 logger = logging.getLogger(__name__)
 
@@ -56,9 +57,9 @@ MAX_BODY_BYTES = 1024 * 1024
 
 
 def body_limit(profile: str) -> int:
-    """The largest request body a profile accepts. The ingest profile carries whole documents
+    """The largest request body a profile accepts. A profile with `ingest` carries whole documents
     (base64 in JSON: 4/3 of the bytes), so it takes the document limit plus room for the rest."""
-    if profile == "ingest":
+    if registry.operation_for_tool("ingest", profile) is not None:
         return max(MAX_BODY_BYTES, settings.DOCUMENT_MAX_BYTES * 4 // 3 + 64 * 1024)
     return MAX_BODY_BYTES
 
@@ -326,5 +327,5 @@ def build_manager() -> StreamableHTTPSessionManager:
         json_response=True,
         stateless=True,
         # Each endpoint enforces its own (smaller or equal) limit before the SDK sees the body.
-        max_request_body_size=max(body_limit(name) for name in ("core", "ingest")),
+        max_request_body_size=max(body_limit(name) for name in registry.PROFILES),
     )

@@ -64,6 +64,13 @@ SERVER_NAME = "deeprecall"
 # The tools are those of one MCP profile (DEEPRECALL_PROFILE, default "core": what the
 # remote /mcp endpoint offers), so that both transports list the same tools.
 PROFILE = "core"
+# Profiles whose contract fixes the proxy's composition (contracts/evidence-mcp.txt, Transport):
+# the write tools (GET /api/v1/ingest), then GET /api/v1/operations?profile= (left out when that
+# route answers 404), then the open-query tools when GET /api/v1/query/space serves them. Every
+# definition, and the route that runs it, comes from the deployment.
+COMPOSED_PROFILES = frozenset({"evidence"})
+WRITE_TOOLS_PATH = "/api/v1/ingest"
+QUERY_SPACE_PATH = "/api/v1/query/space"
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -156,6 +163,38 @@ class DeepRecallClient:
     def run_operation(self, name: str, arguments: JsonObject) -> JsonObject:
         return self._request("POST", f"/api/v1/operations/{quote(name, safe='')}", body=arguments)
 
+    def list_profile_operations(self, profile: str) -> list[JsonObject] | None:
+        """`GET /api/v1/operations?profile=`: the profile's operations, or None when the route is 404."""
+        try:
+            body = self._request("GET", f"/api/v1/operations?profile={quote(profile, safe='')}")
+        except RemoteFailure as exc:
+            if exc.error.get("remote_status") == 404:
+                return None  # the registry is not mounted: the contract lists the rest anyway
+            raise
+        return self._tool_list(body, "operations")
+
+    def list_tools_at(self, path: str) -> list[JsonObject]:
+        """The `tools` a deployment lists at `path`, each with the `route` that runs it."""
+        tools = self._tool_list(self._request("GET", path), "tools")
+        if not all(
+            isinstance(tool.get("route"), str) and tool["route"].startswith("/api/") for tool in tools
+        ):
+            raise RemoteFailure(
+                self._local_error("invalid_remote_response", "listed a tool without a route", 200)
+            )
+        return tools
+
+    def run_route(self, route: str, arguments: JsonObject) -> JsonObject:
+        return self._request("POST", route, body=arguments)
+
+    def _tool_list(self, body: JsonObject, key: str) -> list[JsonObject]:
+        items = body.get(key)
+        if not isinstance(items, list) or not all(
+            isinstance(item, dict) and isinstance(item.get("name"), str) for item in items
+        ):
+            raise RemoteFailure(self._local_error("invalid_remote_response", f"has no {key} list", 200))
+        return items
+
     def _request(self, method: str, path: str, body: JsonObject | None = None) -> JsonObject:
         content = None if body is None else _dumps(body).encode("ascii")
         headers = {} if body is None else {"Content-Type": "application/json"}
@@ -231,6 +270,17 @@ def _offered(operation: JsonObject, profile: str = PROFILE) -> bool:
     return not isinstance(profiles, list) or profile in profiles
 
 
+def contract_error(error: JsonObject) -> JsonObject:
+    """The evidence contract's error object: ours plus `http_status`, and the public status, detail
+    and code below an `error` key (what its remote read tools report)."""
+    status = error.get("remote_status")
+    return {
+        **error,
+        "http_status": status,
+        "error": {"status_code": status, "detail": error.get("message", ""), "code": error.get("code")},
+    }
+
+
 def error_result(error: JsonObject) -> JsonObject:
     """A tool execution error: the error object in structuredContent and in the text block.
 
@@ -250,6 +300,8 @@ class StdioProxy:
         self.client = client
         self.profile = profile
         self._tools: dict[str, JsonObject] | None = None
+        # tool name -> the route that runs it, for composed profiles.
+        self._routes: dict[str, str] = {}
         self._methods: dict[str, Callable[[JsonObject], JsonObject]] = {
             "initialize": self._initialize,
             "ping": lambda params: {},
@@ -344,11 +396,22 @@ class StdioProxy:
             arguments = {}
         if not isinstance(arguments, dict):
             raise JsonRpcError(INVALID_PARAMS, "Invalid params: arguments must be an object.")
+        composed = self.profile in COMPOSED_PROFILES
         if not self._known(name):
+            if composed:
+                # The evidence contract: an unknown tool is an error result with the reason.
+                return error_result(self._unknown_tool(name))
             raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
         try:
-            result = self.client.run_operation(name, arguments)
+            route = self._routes.get(name)
+            result = (
+                self.client.run_route(route, arguments)
+                if route
+                else self.client.run_operation(name, arguments)
+            )
         except RemoteFailure as exc:
+            if composed:
+                return error_result(contract_error(exc.error))
             if exc.error.get("code") == "unknown_operation":
                 # The list could not be read beforehand; the server is the authority.
                 raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name[:100]}") from None
@@ -361,9 +424,37 @@ class StdioProxy:
 
     def _load_tools(self, *, refresh: bool = False) -> dict[str, JsonObject]:
         if self._tools is None or refresh:
-            operations = self.client.list_operations()
-            self._tools = {op["name"]: tool_of(op) for op in operations if _offered(op, self.profile)}
+            if self.profile in COMPOSED_PROFILES:
+                self._tools = self._composed_tools()
+            else:
+                operations = self.client.list_operations()
+                self._tools = {op["name"]: tool_of(op) for op in operations if _offered(op, self.profile)}
         return self._tools
+
+    def _composed_tools(self) -> dict[str, JsonObject]:
+        """Write tools, then the profile's operations (none when 404), then the open-query tools
+        (none when /query/space is missing or not trustworthy). Auth and transport failures of
+        the first two fail tools/list, as the contract says."""
+        write = self.client.list_tools_at(WRITE_TOOLS_PATH)
+        operations = self.client.list_profile_operations(self.profile) or []
+        try:
+            open_query = self.client.list_tools_at(QUERY_SPACE_PATH)
+        except RemoteFailure as exc:
+            logger.info("open-query tools left out: %s", exc.error.get("code"))
+            open_query = []
+        self._routes = {tool["name"]: tool["route"] for tool in (*write, *open_query)}
+        return {item["name"]: tool_of(item) for item in (*write, *operations, *open_query)}
+
+    def _unknown_tool(self, name: str) -> JsonObject:
+        return {
+            "code": "unknown_operation",
+            "message": f"There is no tool named {name[:100]!r} here.",
+            "retryable": False,
+            "agent_action": "call tools/list and use one of the tools in details.available",
+            "details": {"tool": name[:100], "available": list(self._tools or {})},
+            "http_status": 404,
+            "remote_status": None,
+        }
 
     def _known(self, name: str) -> bool:
         try:

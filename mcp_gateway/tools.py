@@ -118,14 +118,40 @@ async def call_tool(
     """Run a tool for `caller`. Failures become `isError` results with the error object;
     nothing else (no exception text, no traceback, no SQL) crosses the wire."""
     operation = registry.operation_for_tool(name, profile)
-    if operation is None:
-        raise MCPError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
+    as_results = registry.PROFILES[profile].errors_as_results
     request_id = uuid.uuid4().hex
+    if operation is None:
+        if not as_results:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
+        return _error(unknown_tool(name, profile), request_id, with_status=True)
     try:
         result = await sync_to_async(_run_sync, thread_sensitive=False)(caller, operation.name, arguments)
     except AppError as exc:
-        return _result(exc.as_dict(request_id=request_id), is_error=True)
+        return _error(exc, request_id, with_status=as_results)
     except Exception:
         logger.exception("tool %s failed [request_id=%s]", name, request_id)
-        return _result(errors.internal_error().as_dict(request_id=request_id), is_error=True)
+        return _error(errors.internal_error(), request_id, with_status=as_results)
     return _result(result, is_error=False)
+
+
+def unknown_tool(name: str, profile: str) -> AppError:
+    """The error for a tool `profile` does not offer, naming the ones it does."""
+    offered = [op.tool_name for op in registry.operations(profile)]
+    return AppError(
+        Code.UNKNOWN_OPERATION,
+        f"There is no tool named {name[:100]!r} here.",
+        details={"tool": name[:100], "available": offered},
+        agent_action="call tools/list and use one of the tools in details.available",
+    )
+
+
+def error_object(error: AppError, request_id: str, *, with_status: bool) -> dict[str, Any]:
+    """The error object of an isError result; `with_status` adds the HTTP status REST would answer."""
+    payload = error.as_dict(request_id=request_id)
+    if with_status:
+        payload["http_status"] = error.http_status
+    return payload
+
+
+def _error(error: AppError, request_id: str, *, with_status: bool) -> types.CallToolResult:
+    return _result(error_object(error, request_id, with_status=with_status), is_error=True)

@@ -14,5 +14,5 @@ class MemoriesConfig(AppConfig):
 
         # Each profile's operations register themselves on import, here and only here, so the
         # registry imports none of them; this order is tools/list order (reads first).
-        for profile in ("core", "graph", "evidence", "ingest"):
+        for profile in ("core", "graph", "evidence", "ingest", "open_query"):
             import_module(f"memories.operations.{profile}")

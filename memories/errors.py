@@ -80,6 +80,12 @@ class Code(StrEnum):
     INVALID_TOKEN_NAME = "invalid_token_name"  # noqa: S105 - an error code, not a secret
     INVALID_SCOPE = "invalid_scope"
     INVALID_EXPIRY = "invalid_expiry"
+    # The open query (evidence profile).
+    QUERY_REJECTED = "query_rejected"
+    QUERY_FAILED = "query_failed"
+    QUERY_TIMEOUT = "query_timeout"
+    UNKNOWN_VIEW = "unknown_view"
+    SAVED_QUERY_NOT_FOUND = "saved_query_not_found"
     # Too much, or our side.
     RATE_LIMITED = "rate_limited"
     INTERNAL_ERROR = "internal_error"
@@ -340,6 +346,38 @@ CATALOGUE: dict[Code, Entry] = {
         400,
         "a token expiry without a time zone, or not in the future",
         "send an expiry later than now, with an offset, or none",
+    ),
+    Code.QUERY_REJECTED: Entry(
+        400,
+        "open query: not one read-only select statement over the documented views (`details.reason`: "
+        "syntax_error, multiple_statements, not_select, select_into, locking_clause, writable_cte, "
+        "forbidden_relation, "
+        "forbidden_function, forbidden_type, forbidden_construct, parameters, too_long)",
+        "write a single select statement over the views query_space lists, with the functions it allows",
+    ),
+    Code.QUERY_FAILED: Entry(
+        422,
+        "open query: PostgreSQL refused to run an accepted select statement (an unknown column, a bad "
+        "cast, a division by zero; `details.sqlstate`)",
+        "fix the statement as the message says; describe_view lists the columns",
+    ),
+    Code.QUERY_TIMEOUT: Entry(
+        422,
+        "open query: the statement ran past the deployment's statement timeout and was stopped",
+        "narrow the query (filter on a view's clocks, aggregate, or select fewer rows) and run it again",
+        message="The query ran too long and was stopped.",
+    ),
+    Code.UNKNOWN_VIEW: Entry(
+        404,
+        "open query: no documented view of that name",
+        "call query_space to see the views",
+        message="There is no view with this name.",
+    ),
+    Code.SAVED_QUERY_NOT_FOUND: Entry(
+        404,
+        "open query: no saved query of that name",
+        "call list_saved_queries and use one of their names",
+        message="There is no saved query with this name.",
     ),
     Code.RATE_LIMITED: Entry(
         429, "too many requests", "wait details.retry_after seconds and retry", retryable=True

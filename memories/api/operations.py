@@ -7,7 +7,7 @@ from rest_framework.response import Response
 
 from accounts.caller import SCOPE_READ
 from memories.api.base import ApiView
-from memories.api.query import json_body
+from memories.api.query import StrictQuery, json_body
 from memories.operations import registry
 
 
@@ -20,7 +20,13 @@ class OperationListView(ApiView):
     scopes = {"get": SCOPE_READ}
 
     def get(self, request: Request) -> Response:
-        return Response({"operations": [op.describe() for op in registry.operations()]})
+        params = StrictQuery(request, allowed={"profile"})
+        profile = params.choice("profile", list(registry.PROFILES))
+        if profile is None:
+            return Response({"operations": [op.describe() for op in registry.operations()]})
+        # One profile, in its tools/list order; the evidence contract's write and open-query tools
+        # are listed by their own routes.
+        return Response({"operations": [op.describe() for op in registry.assured_operations(profile)]})
 
 
 class OperationRunView(ApiView):

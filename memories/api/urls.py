@@ -3,6 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from memories.api import open_query
 from memories.api.documents import DocumentUploadView
 from memories.api.export import ExportView
 from memories.api.jobs import JobDetailView, JobListView
@@ -31,6 +32,7 @@ urlpatterns = [
     ),
     path("v1/operations", OperationListView.as_view(), name="api-operations"),
     path("v1/operations/<str:name>", OperationRunView.as_view(), name="api-operation-run"),
+    *open_query.urlpatterns,
     path("v1/memories", MemoryCollectionView.as_view(), name="api-memories"),
     path("v1/memories/search", MemorySearchView.as_view(), name="api-memory-search"),
     path("v1/memories/<uuid:memory_id>", MemoryItemView.as_view(), name="api-memory"),

@@ -42,7 +42,8 @@ from memories.selectors.jobs import FAILED_STAGES, STAGE_STATUSES, STAGES, JobRe
 from memories.services.documents import document_ingest
 from memories.services.spaces import space_for_caller
 
-PROFILES = ("ingest",)
+# The evidence contract offers the write tools on its URL too.
+PROFILES = ("ingest", "evidence")
 NULLABLE_UUID = {"type": ["string", "null"], "format": "uuid"}
 TEXT_MIMES = ["text/plain", "text/markdown", "text/html"]
 PDF = "application/pdf"

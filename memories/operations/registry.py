@@ -34,7 +34,35 @@ class Profile:
     # fixes both (a closed namespace); empty: every operation naming the profile, in
     # registration order.
     tools: tuple[str, ...] = ()
+    # The evidence contract: a tool this URL does not offer is an `isError` result with the reason
+    # (never a JSON-RPC error), and every error object also says its `http_status`. The core
+    # contract keeps JSON-RPC -32602 for an unknown tool.
+    errors_as_results: bool = False
+    # The evidence contract's transport lists these apart from GET /operations: the write tools
+    # (GET /api/v1/ingest) and the open-query tools (GET /api/v1/query/space).
+    write_tools: tuple[str, ...] = ()
+    open_query_tools: tuple[str, ...] = ()
 
+
+# contracts/evidence-mcp.txt: write tools, then the assured operations, then the open query.
+EVIDENCE_WRITE_TOOLS: tuple[str, ...] = ("ingest", "pipeline_readiness")
+EVIDENCE_OPERATIONS: tuple[str, ...] = (
+    "resolve_entity",
+    "claims_and_sources_context",
+    "facts_context",
+    "combined_context",
+)
+# The open-query facade (memories/operations/open_query.py); the contract leaves their names to us.
+EVIDENCE_OPEN_QUERY: tuple[str, ...] = (
+    "query_space",
+    "describe_view",
+    "validate_query",
+    "query",
+    "list_saved_queries",
+    "describe_saved_query",
+    "run_saved_query",
+)
+EVIDENCE_TOOLS: tuple[str, ...] = (*EVIDENCE_WRITE_TOOLS, *EVIDENCE_OPERATIONS, *EVIDENCE_OPEN_QUERY)
 
 # Order is the Connect page's order. Each is its own MCP URL (and OAuth resource).
 PROFILES: dict[str, Profile] = {
@@ -58,7 +86,14 @@ PROFILES: dict[str, Profile] = {
             "/mcp/evidence",
             "Evidence",
             "Facts versus claims: what the service holds true (then or now) and which sources assert "
-            "or contradict it, for agents that must say why they believe something.",
+            "or contradict it, for agents that must say why they believe something; ingest with "
+            "pipeline readiness, and a read-only SQL query surface over the space.",
+            # The evidence contract's closed namespace, in its order: the write tools, the four
+            # assured operations, then the open-query tools.
+            tools=EVIDENCE_TOOLS,
+            errors_as_results=True,
+            write_tools=EVIDENCE_WRITE_TOOLS,
+            open_query_tools=EVIDENCE_OPEN_QUERY,
         ),
         Profile(
             "ingest",
@@ -107,8 +142,9 @@ class Operation:
         }
 
 
-# The core tools are on every endpoint, so one URL is all an agent needs.
-EVERY_PROFILE: tuple[str, ...] = tuple(PROFILES)
+# The core tools are on every endpoint whose contract leaves its namespace open, so one URL is all
+# an agent needs; a profile that fixes its tools (a closed namespace) lists exactly those.
+EVERY_PROFILE: tuple[str, ...] = tuple(name for name, profile in PROFILES.items() if not profile.tools)
 
 # MCP tool annotations (hints to clients: what a call may change).
 READ_ONLY: dict[str, Any] = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}
@@ -204,6 +240,13 @@ def profile_problems() -> list[str]:
         if extra := sorted(offered - set(profile.tools)):
             problems.append(f"profile {profile.name!r} is offered operations it does not list: {extra}")
     return problems
+
+
+def assured_operations(profile: str) -> list[Operation]:
+    """A profile's operations without the ones its contract lists on their own routes (write and
+    open-query tools): what `GET /api/v1/operations?profile=` answers."""
+    own = {*PROFILES[profile].write_tools, *PROFILES[profile].open_query_tools}
+    return [op for op in operations(profile) if op.name not in own]
 
 
 def operation_for_tool(tool: str, profile: str) -> Operation | None:

@@ -51,6 +51,8 @@ ERROR_SCHEMA: dict[str, Any] = {
         "message": {"type": "string"},
         "retryable": {"type": "boolean"},
         "agent_action": {"type": "string"},
+        # The HTTP status REST would answer (on profiles whose contract asks for it).
+        "http_status": {"type": "integer"},
         "request_id": {"type": "string"},
         "details": {"type": "object"},
     },

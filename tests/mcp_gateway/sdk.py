@@ -47,13 +47,13 @@ def call(url: str, token: str, tool: str, arguments: dict[str, Any] | None = Non
     return result
 
 
-def structured(result: types.CallToolResult) -> dict[str, Any]:
-    """The result's JSON; the text block must say the same, and leak nothing."""
+def structured(result: types.CallToolResult, *, forbidden: tuple[str, ...] = FORBIDDEN) -> dict[str, Any]:
+    """The result's JSON; the text block must say the same, and leak nothing (`forbidden`)."""
     assert result.structured_content is not None, result
     text = result.content[0]
     assert isinstance(text, types.TextContent)
     assert json.loads(text.text) == result.structured_content
-    for needle in FORBIDDEN:
+    for needle in forbidden:
         assert needle not in text.text, needle
     if result.is_error:
         assert set(result.structured_content) >= ERROR_KEYS, result.structured_content

@@ -4,7 +4,8 @@ Facts (what the service holds true, then or now) and claims (what sources assert
 when) are read apart, counted by distinct claimant, and every answer accounts for itself:
 grain, validity, freshness, and a typed negative when it is empty.
 
-Data is made through `remember` and the real worker; only the relation-reading test builds
+Data is made through `remember` (on the core endpoint: the evidence contract's namespace is
+closed and has no core tools) and the real worker; only the relation-reading test builds
 Entity / Relation / Source / Evidence rows directly (relations are written by the graph
 profile's `relate`, tested there).
 """
@@ -35,6 +36,22 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 EVIDENCE_TOOLS = ["resolve_entity", "facts_context", "claims_and_sources_context", "combined_context"]
 CONTEXT_TOOLS = EVIDENCE_TOOLS[1:]
 CORE_TOOLS = ["recall", "answer", "remember", "forget"]
+# contracts/evidence-mcp.txt, "tools/list": the write tools, then exactly the four assured
+# operations in the order the contract names them, then the open-query tools.
+CONTRACT_WRITE_TOOLS = ["ingest", "pipeline_readiness"]
+CONTRACT_OPERATIONS = ["resolve_entity", "claims_and_sources_context", "facts_context", "combined_context"]
+# The contract leaves the seven open-query tools' names to us (docs/mcp.md).
+OPEN_QUERY_TOOLS = [
+    "query_space",
+    "describe_view",
+    "validate_query",
+    "query",
+    "list_saved_queries",
+    "describe_saved_query",
+    "run_saved_query",
+]
+CONTRACT_TOOLS = [*CONTRACT_WRITE_TOOLS, *CONTRACT_OPERATIONS, *OPEN_QUERY_TOOLS]
+ERROR_OBJECT = {"code", "message", "http_status", "retryable", "agent_action"}
 ENVELOPE = {"grain", "validity", "freshness", "negative"}
 GRAIN = {
     "resolve_entity": "fact",
@@ -54,9 +71,14 @@ def evidence_url(server: Any) -> str:
     return f"{server.url}/mcp/evidence"
 
 
+def core_url(server: Any) -> str:
+    return f"{server.url}/mcp"
+
+
 def agent_token(user: User, server: Any, name: str, scopes: tuple[str, ...] = (READ, WRITE)) -> str:
-    """An OAuth token of a new application (= agent) for the evidence endpoint."""
-    raw, _ = rpc.oauth_token(user, evidence_url(server), scopes=scopes, app_name=name)
+    """An OAuth token of a new application (= agent) for the evidence endpoint and the core one
+    (where it saves: the evidence namespace has no `remember`)."""
+    raw, _ = rpc.oauth_token(user, [evidence_url(server), core_url(server)], scopes=scopes, app_name=name)
     return raw
 
 
@@ -67,7 +89,9 @@ def ok(server: Any, token: str, tool: str, arguments: dict[str, Any]) -> dict[st
 
 
 def remember(server: Any, token: str, content: str) -> Job:
-    job_id = ok(server, token, "remember", {"content": content})["job_id"]
+    saved = call(core_url(server), token, "remember", {"content": content})
+    assert saved.is_error is not True, saved
+    job_id = structured(saved)["job_id"]
     job = wait_for_job(job_id)
     assert job.status == Job.Status.SUCCEEDED, (job.error_code, job.error_message)
     return job
@@ -90,28 +114,129 @@ def parsed(value: str) -> datetime:
 # === the profile ==========================================================================
 
 
-def test_it_lists_the_four_evidence_tools_after_the_core_ones_with_strict_schemas(asgi_server, alice):
+def test_tools_list_is_the_contracts_closed_namespace_in_its_order(asgi_server, alice):
     token = rpc.pat_token(alice)
 
     async def steps(session: ClientSession) -> Any:
         return (await session.list_tools()).tools
 
     tools = session_run(evidence_url(asgi_server), token, steps)
-    names = [tool.name for tool in tools]
-    assert names[:4] == CORE_TOOLS
-    assert [name for name in names if name in EVIDENCE_TOOLS] == EVIDENCE_TOOLS
-    assert names.index("resolve_entity") > names.index("forget")
-    for tool in tools:
-        if tool.name in EVIDENCE_TOOLS:
-            assert tool.input_schema["additionalProperties"] is False
-            assert tool.input_schema["required"] == ["query"]
-            assert tool.output_schema is not None
-            result_schema = tool.output_schema["anyOf"][0]  # [the result, the error object]
-            assert set(result_schema["required"]) >= ENVELOPE | set(ITEMS[tool.name])
-            assert tool.annotations is not None and tool.annotations.read_only_hint is True
+    assert [tool.name for tool in tools] == CONTRACT_TOOLS
+    # Closed: no core tool, no generic recall or search alias.
+    assert not {tool.name for tool in tools} & {*CORE_TOOLS, "search"}
+    by_name = {tool.name: tool for tool in tools}
+    for name in CONTRACT_OPERATIONS:
+        tool = by_name[name]
+        assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
+        assert tool.input_schema["required"] == ["query"]
+        assert tool.input_schema["properties"]["query"]["type"] == "string"
+        assert tool.output_schema is not None
+        result_schema = tool.output_schema["anyOf"][0]  # [the result, the error object]
+        assert set(result_schema["required"]) >= ENVELOPE | set(ITEMS[name])
+        assert tool.annotations is not None and tool.annotations.read_only_hint is True
+    # The contract's example: facts_context(query, k) with k an integer between bounds.
+    k = by_name["facts_context"].input_schema["properties"]["k"]
+    assert k["type"] == "integer" and k["minimum"] == 1 and isinstance(k["maximum"], int)
+    # The write tools are the ingest profile's, schema for schema.
+    ingest = {tool.name: tool for tool in session_run(f"{asgi_server.url}/mcp/ingest", token, steps)}
+    for name in CONTRACT_WRITE_TOOLS:
+        assert by_name[name].input_schema == ingest[name].input_schema
+        assert by_name[name].output_schema == ingest[name].output_schema
+        assert by_name[name].input_schema["additionalProperties"] is False
+    assert by_name["ingest"].annotations.read_only_hint is False
+    for name in OPEN_QUERY_TOOLS:
+        tool = by_name[name]
+        assert tool.input_schema["additionalProperties"] is False, name
+        assert tool.annotations is not None and tool.annotations.read_only_hint is True, name
+    for name in ("query", "run_saved_query"):
+        result_schema = by_name[name].output_schema["anyOf"][0]
+        assert result_schema["properties"]["grade"]["enum"] == ["exploratory_tabular"]
+        assert {"columns", "rows", "caps", "drops", "snapshot"} <= set(result_schema["required"])
+    # Saved queries are never tools.
+    assert not any(tool.name.startswith("examples.") for tool in tools)
+    # Every error result may carry http_status, as the contract's error object does.
+    assert "http_status" in by_name["ingest"].output_schema["anyOf"][1]["properties"]
+    # Stable: the same list again.
+    assert [tool.name for tool in session_run(evidence_url(asgi_server), token, steps)] == CONTRACT_TOOLS
     # The default endpoint keeps its four tools.
-    core = session_run(f"{asgi_server.url}/mcp", token, steps)
-    assert not {tool.name for tool in core} & set(EVIDENCE_TOOLS)
+    core = session_run(core_url(asgi_server), token, steps)
+    assert [tool.name for tool in core] == CORE_TOOLS
+
+
+def test_an_unknown_tool_or_a_core_tool_is_an_error_result_with_the_reason(asgi_server, alice):
+    token = rpc.pat_token(alice)
+    before = rpc.row_counts()
+
+    async def steps(session: ClientSession) -> list[Any]:
+        return [
+            await session.call_tool(name, arguments)
+            for name, arguments in (
+                ("recall", {"query": "tea"}),
+                ("remember", {"content": "I love green tea."}),
+                ("search", {"query": "tea"}),
+                ("relation_current", {"subject_entity_id": str(uuid.uuid4())}),
+                ("examples.counts_by_month", {}),
+            )
+        ]
+
+    for result in session_run(evidence_url(asgi_server), token, steps):
+        error = structured(result)
+        assert result.is_error is True
+        assert set(error) >= ERROR_OBJECT, error
+        assert error["code"] == "unknown_operation" and error["http_status"] == 404
+        assert error["retryable"] is False
+        assert error["details"]["available"] == [*CONTRACT_TOOLS]
+    assert rpc.row_counts() == before
+
+
+def test_write_tool_failures_carry_the_contracts_error_object(asgi_server, alice):
+    token = agent_token(alice, asgi_server, "Importer")
+    before = rpc.row_counts()
+
+    async def steps(session: ClientSession) -> list[Any]:
+        return [
+            await session.call_tool("ingest", {"content": "a", "document_base64": "YQ=="}),
+            await session.call_tool("ingest", {"document_base64": "not base64!"}),
+            await session.call_tool("ingest", {}),
+            await session.call_tool("ingest", {"content": "x", "colour": "red"}),
+            await session.call_tool("pipeline_readiness", {"job_ids": []}),
+            await session.call_tool("pipeline_readiness", {"job_ids": "nope"}),
+        ]
+
+    results = session_run(evidence_url(asgi_server), token, steps)
+    got = [(structured(r)["code"], structured(r)["http_status"]) for r in results]
+    assert got == [
+        ("conflicting_fields", 400),
+        ("invalid_base64", 400),
+        ("missing_field", 400),
+        ("unknown_field", 400),
+        ("value_out_of_range", 400),
+        ("wrong_type", 400),
+    ]
+    for result in results:
+        assert result.is_error is True and set(structured(result)) >= ERROR_OBJECT
+    assert rpc.row_counts() == before
+
+
+def test_ingest_then_pipeline_readiness_then_facts_on_the_one_url(asgi_server, alice, charlie):
+    token = agent_token(alice, asgi_server, "Importer")
+
+    ingested = ok(asgi_server, token, "ingest", {"content": "The boiler was serviced in May."})
+    assert ingested["created"] is True and ingested["polling"]["tool"] == "pipeline_readiness"
+    wait_for_job(ingested["job_id"])
+    ready = ok(asgi_server, token, "pipeline_readiness", ingested["polling"]["arguments"])
+    assert ready["stop_polling"] is True and ready["jobs"][0]["searchable"] is True
+    facts = ok(asgi_server, token, "facts_context", {"query": "When was the boiler serviced?"})
+    memory = Memory.objects.get(owner=alice, job_id=ingested["job_id"])
+    assert str(memory.id) in [fact["id"] for fact in facts["facts"]]
+    # The outsider cannot poll Alice's job from the same URL.
+    outsider = call(
+        evidence_url(asgi_server),
+        rpc.pat_token(charlie),
+        "pipeline_readiness",
+        {"job_ids": [ingested["job_id"]]},
+    )
+    assert structured(outsider)["jobs"][0]["status"] == "not_found"
 
 
 # === evidence counts ======================================================================
@@ -462,7 +587,7 @@ def test_forgotten_memories_answer_all_suppressed(asgi_server, alice):
     token = agent_token(alice, asgi_server, "Tidy Agent")
     remember(asgi_server, token, "I love green tea.")
     tea = ok(asgi_server, token, "facts_context", {"query": "green tea"})["facts"][0]
-    forgotten = structured(call(evidence_url(asgi_server), token, "forget", {"memory_id": tea["id"]}))
+    forgotten = structured(call(core_url(asgi_server), token, "forget", {"memory_id": tea["id"]}))
     assert forgotten["action"] == "suppressed"
     # Every memory of the space is forgotten.
     for tool in CONTEXT_TOOLS:
@@ -488,7 +613,7 @@ def test_forgotten_text_is_cut_out_of_a_claims_excerpt(asgi_server, alice):
         "user: I live in Lisbon.\nassistant: Nice city!\nuser: My bank PIN hint is the cat's birthday.",
     )
     pin = Memory.objects.get(owner=alice, content__contains="PIN")
-    forgotten = structured(call(evidence_url(asgi_server), token, "forget", {"memory_id": str(pin.id)}))
+    forgotten = structured(call(core_url(asgi_server), token, "forget", {"memory_id": str(pin.id)}))
     assert forgotten["action"] == "suppressed"
     claims = ok(asgi_server, token, "claims_and_sources_context", {"query": "Lisbon"})["claims"]
     assert len(claims) == 1

@@ -103,7 +103,7 @@ def stage_statuses(job: dict[str, Any]) -> dict[str, str]:
 # === tools/list ========================================================================
 
 
-def test_it_offers_ingest_and_pipeline_readiness_after_the_core_tools_and_only_here(asgi_server, alice):
+def test_it_offers_ingest_and_readiness_after_the_core_tools_and_first_on_evidence(asgi_server, alice):
     token = rpc.pat_token(alice)
 
     async def steps(session: ClientSession) -> list[Any]:
@@ -122,10 +122,16 @@ def test_it_offers_ingest_and_pipeline_readiness_after_the_core_tools_and_only_h
     assert by_name["ingest"].annotations.read_only_hint is False
     # The same tools list twice in the same order.
     assert [t.name for t in session_run(ingest_url(asgi_server), token, steps)] == names
-    for path in ("/mcp", "/mcp/graph", "/mcp/evidence"):
+    for path in ("/mcp", "/mcp/graph"):
         others = [t.name for t in session_run(f"{asgi_server.url}{path}", token, steps)]
         assert others[:4] == CORE, path
         assert "ingest" not in others and "pipeline_readiness" not in others, path
+    # The evidence contract offers the same two write tools, with the same schemas, first.
+    evidence = session_run(f"{asgi_server.url}/mcp/evidence", token, steps)
+    assert [t.name for t in evidence[:2]] == ["ingest", "pipeline_readiness"]
+    for tool in evidence[:2]:
+        assert tool.input_schema == by_name[tool.name].input_schema
+        assert tool.output_schema == by_name[tool.name].output_schema
 
 
 # === ingest end to end =================================================================

@@ -2,7 +2,8 @@
 
 What holds for every profile: its discovery document names it exactly, a token minted for
 another profile's URL is refused there, `tools/list` is the core four then the profile's own
-tools in a stable order, tools of other profiles are unknown, and resources need memory:read.
+tools in a stable order (or, for a profile whose contract closes its namespace, exactly the
+contract's tools), tools of other profiles are unknown, and resources need memory:read.
 The tools themselves are tested per profile (test_graph_profile.py, test_evidence_profile.py,
 test_ingest_profile.py).
 """
@@ -20,6 +21,7 @@ from tests.helpers import READ, WRITE
 from tests.mcp_gateway import rpc, sdk
 from tests.mcp_gateway.oauth_browser import Browser
 from tests.mcp_gateway.rpc import LEGACY, PROTOCOLS
+from tests.mcp_gateway.test_evidence_profile import CONTRACT_TOOLS
 from tests.mcp_gateway.test_python_client import REDIRECT_URI, MemoryStorage, _session_run, oauth_provider
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -32,6 +34,8 @@ OWN = {
     "evidence": ["resolve_entity", "facts_context", "claims_and_sources_context", "combined_context"],
     "ingest": ["ingest", "pipeline_readiness"],
 }
+# A profile whose contract closes its namespace lists exactly the contract's tools.
+CLOSED = {"evidence": CONTRACT_TOOLS}
 PATHS = {"core": "/mcp", "graph": "/mcp/graph", "evidence": "/mcp/evidence", "ingest": "/mcp/ingest"}
 GRAPH_RESOURCES = ["graph://entities", "graph://memories", "graph://relations", "graph://stats"]
 
@@ -108,11 +112,14 @@ def test_tools_list_is_the_core_four_then_the_profiles_own_in_a_stable_order(asg
             assert schema["type"] == "object" and schema["additionalProperties"] is False, tool["name"]
             assert "outputSchema" in tool, tool["name"]
     for profile, names in listed.items():
+        if profile in CLOSED:
+            assert names == CLOSED[profile], (profile, names)
+            continue
         assert names[:4] == CORE, (profile, names)
         assert names[4:] == OWN[profile], (profile, names)
 
 
-@pytest.mark.parametrize("profile", ["core", "evidence", "ingest"])
+@pytest.mark.parametrize("profile", ["core", "ingest"])
 def test_a_tool_of_another_profile_is_unknown_here(asgi_server, alice, profile):
     token = rpc.pat_token(alice)
     before = rpc.row_counts()

@@ -22,6 +22,7 @@ from rest_framework.test import APIClient
 from accounts.caller import ALL_SCOPES, SCOPE_READ, SCOPE_WRITE
 from memories.api.base import SCOPED_METHODS, ApiView
 from memories.api.export import ExportView
+from memories.api.open_query import ToolRunView
 from memories.api.operations import OperationRunView
 from memories.api.tokens import TokenItemView
 from memories.checks import api_route_list, api_scope_errors, api_scopes_check, api_view_list
@@ -84,10 +85,15 @@ def test_it_derives_a_table_that_covers_reads_writes_and_every_operation():
 
 
 def test_it_declares_read_for_reads_and_write_for_changes():
-    # The rule docs/api.md states; operations declare their own scope in the registry, and the
-    # session-only token endpoints need write for reading too (a session holds every scope).
+    # The rule docs/api.md states; operations declare their own scope in the registry (also where
+    # a route runs one registry operation with its arguments as a POST body: the evidence
+    # contract's routes), and the session-only token endpoints need write for reading too (a
+    # session holds every scope).
     for _, view in api_route_list():
         if view is OperationRunView or view.session_only:
+            continue
+        if issubclass(view, ToolRunView):
+            assert view.scopes["post"] == registry.get_operation(view.tool).scope, view
             continue
         for method, scope in view.scopes.items():
             assert scope == (SCOPE_READ if method == "get" else SCOPE_WRITE), (view, method)

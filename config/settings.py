@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -306,6 +307,52 @@ OPEN_QUERY_LOCK_TIMEOUT_MS = env_int("OPEN_QUERY_LOCK_TIMEOUT_MS", 500, minimum=
 # At most this many rows and this many bytes of JSON rows per answer; what is cut is reported.
 OPEN_QUERY_MAX_ROWS = env_int("OPEN_QUERY_MAX_ROWS", 1000, minimum=1, maximum=100_000)
 OPEN_QUERY_MAX_BYTES = env_int("OPEN_QUERY_MAX_BYTES", 1024 * 1024, minimum=1024, maximum=64 * 1024 * 1024)
+
+# Images (PNG, JPEG, WebP). The pixel limit is checked from the header in the request and again
+# by the decoder, so a small file that claims a huge canvas (a decompression bomb) is refused.
+IMAGE_MAX_BYTES = env_int("IMAGE_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
+IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 50_000_000, minimum=10_000, maximum=200_000_000)
+# Reading an image (decode, clean, OCR) runs in the same kind of child as a document, with its own
+# budget: the OCR model alone needs about 800 MB of address space and a few CPU seconds.
+IMAGE_READ_CPU_SECONDS = env_int("IMAGE_READ_CPU_SECONDS", 60, minimum=1, maximum=3600)
+IMAGE_READ_MEMORY_MB = env_int("IMAGE_READ_MEMORY_MB", 2048, minimum=256, maximum=65536)
+IMAGE_READ_TIMEOUT_SECONDS = env_int("IMAGE_READ_TIMEOUT_SECONDS", 120, minimum=1, maximum=3600)
+# Text found in an image becomes memories too (RapidOCR, its models inside the wheel).
+IMAGE_OCR = env_bool("IMAGE_OCR", True)
+# Where the cleaned images live: a folder under var/ by default, an S3-compatible bucket in
+# production (django-storages). Nothing is ever served from the bucket directly: every image goes
+# out through the signed link (memories/selectors/images.py), which expires after an hour.
+IMAGE_STORAGE = env_choice("IMAGE_STORAGE", "filesystem", ("filesystem", "s3"))
+IMAGES_DIR = Path(env_str("DEEPRECALL_IMAGES_DIR") or VAR_DIR / "images").resolve()
+if IMAGE_STORAGE == "s3":
+    _images_storage: dict[str, Any] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env_str("IMAGE_S3_BUCKET"),
+            "endpoint_url": env_str("IMAGE_S3_ENDPOINT_URL") or None,
+            "region_name": env_str("IMAGE_S3_REGION") or None,
+            "access_key": env_str("IMAGE_S3_ACCESS_KEY_ID") or None,
+            "secret_key": env_str("IMAGE_S3_SECRET_ACCESS_KEY") or None,
+            "location": env_str("IMAGE_S3_PREFIX", "images"),
+            # Private objects; a name is never reused for other bytes, and never overwritten silently.
+            "default_acl": "private",
+            "querystring_auth": True,
+            "file_overwrite": False,
+        },
+    }
+    if not env_str("IMAGE_S3_BUCKET"):
+        raise ImproperlyConfigured("IMAGE_STORAGE=s3 needs IMAGE_S3_BUCKET")
+else:
+    _images_storage = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        # No base_url: these files are never served by URL from storage, only by the signed link.
+        "OPTIONS": {"location": str(IMAGES_DIR), "base_url": None, "file_permissions_mode": 0o600},
+    }
+STORAGES: dict[str, dict[str, Any]] = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "images": _images_storage,
+}
 REMEMBER_MAX_CHARS = 100_000
 SAVE_MAX_WAIT_SECONDS = 30
 # A request body outside an upload's files, and how many fields and files one request may carry

@@ -57,6 +57,12 @@ class Code(StrEnum):
     INVALID_BASE64 = "invalid_base64"
     SOURCE_REF_INCOMPLETE = "source_ref_incomplete"
     SOURCE_REF_REQUIRED = "source_ref_required"
+    # Images.
+    IMAGE_TOO_LARGE = "image_too_large"
+    IMAGE_UNREADABLE = "image_unreadable"
+    IMAGE_LINK_INVALID = "image_link_invalid"
+    IMAGE_LINK_EXPIRED = "image_link_expired"
+    IMAGE_NOT_FOUND = "image_not_found"
     # What was asked for does not exist (or is someone else's: existence is not revealed).
     NOT_FOUND = "not_found"
     MEMORY_NOT_FOUND = "memory_not_found"
@@ -207,8 +213,9 @@ CATALOGUE: dict[Code, Entry] = {
     ),
     Code.UNSUPPORTED_MEDIA_TYPE: Entry(
         415,
-        "an upload that is not .txt/.md/.pdf/.html, or whose bytes do not match its name or type",
-        "send a supported document type",
+        "a document that is not .txt/.md/.pdf/.html, an image that is not PNG/JPEG/WebP, or an "
+        "upload whose bytes do not match its name or type",
+        "send a supported document or image type",
     ),
     # The three below are also job failures: a document's text is extracted by the worker.
     Code.DOCUMENT_TOO_LARGE: Entry(
@@ -230,7 +237,7 @@ CATALOGUE: dict[Code, Entry] = {
     Code.DOCUMENT_TOO_COMPLEX: Entry(
         None,
         "reading the document's text took more than the deployment's CPU, memory or time limit "
-        "(`DOCUMENT_PARSE_*`); a crafted PDF does this on purpose",
+        "(`DOCUMENT_PARSE_*`; for an image `IMAGE_READ_*`); a crafted file does this on purpose",
         "re-save or print the document to a new PDF, or upload its text as a .txt file",
         message="This document is too complex to read within the limits of this service.",
         response=False,
@@ -251,6 +258,37 @@ CATALOGUE: dict[Code, Entry] = {
         "`versioning_mode: living` without `source_kind` + `source_ref` (they name the document "
         "across versions)",
         "send source_kind and source_ref, or use snapshot",
+    ),
+    Code.IMAGE_TOO_LARGE: Entry(
+        413,
+        "an image over `IMAGE_MAX_BYTES` (10 MB by default) or `IMAGE_MAX_PIXELS` (50,000,000 by "
+        "default; `details` says which)",
+        "scale the image down (or crop it) and upload it again",
+        job=True,
+    ),
+    Code.IMAGE_UNREADABLE: Entry(
+        422,
+        "an image whose header or pixels cannot be decoded (damaged, truncated)",
+        "export the image again and upload the new file",
+        job=True,
+    ),
+    Code.IMAGE_LINK_INVALID: Entry(
+        403,
+        "an `image_url` whose signature does not match (altered, or not one this service made)",
+        "use an image_url exactly as recall returned it",
+        message="This image link is not valid.",
+    ),
+    Code.IMAGE_LINK_EXPIRED: Entry(
+        410,
+        "an `image_url` older than one hour",
+        "recall again for a fresh image_url",
+        message="This image link has expired.",
+    ),
+    Code.IMAGE_NOT_FOUND: Entry(
+        404,
+        "a valid `image_url` whose image was deleted since",
+        "stop: the image was deleted",
+        message="This image no longer exists.",
     ),
     Code.NOT_FOUND: Entry(404, "no such path or thing", "check the URL", message="Not found."),
     Code.MEMORY_NOT_FOUND: Entry(

@@ -34,3 +34,5 @@ TITLE_MAX_LENGTH = _max_length(Source, "title")
 TAGS_MAX = 50
 # The longest question or search text (recall, the evidence tools, the dashboard's search box).
 QUERY_MAX_LENGTH = 2000
+# An image's caption: what its uploader says it shows (a sentence or a paragraph, not a document).
+CAPTION_MAX_CHARS = 4_000

@@ -66,6 +66,7 @@ class Source(models.Model):
         REST = "rest", "REST save"
         IMPORT = "import", "import"
         RELATE = "relate", "graph relate"
+        IMAGE = "image", "image upload"
 
     class VersioningMode(models.TextChoices):
         SNAPSHOT = "snapshot", "snapshot"
@@ -79,6 +80,7 @@ class Source(models.Model):
     )
     origin = models.CharField(max_length=20, choices=Origin.choices)
     content = models.TextField()
+    # An image's hash is of its bytes as uploaded followed by its caption (images.image_ingest).
     content_hash = models.CharField(max_length=64, help_text="sha256 of the saved bytes")
     session_id = models.UUIDField(null=True, blank=True)
     # Documents that are re-sent over time: (source_kind, source_ref) names the
@@ -104,6 +106,11 @@ class Source(models.Model):
     # A document upload's bytes until its job has read their text (then None); purged with the row.
     raw = models.BinaryField(null=True, editable=False)
     size_bytes = models.PositiveBigIntegerField(default=0)
+    # An image upload: the storage name (STORAGES["images"]) of the picture as it is served, encoded
+    # again without metadata by its job; "" until then, after a failure, and once purged.
+    image_name = models.CharField(max_length=300, blank=True)
+    image_width = models.PositiveIntegerField(null=True, blank=True)
+    image_height = models.PositiveIntegerField(null=True, blank=True)
     # The time the content refers to: relative dates in it resolve against this.
     refers_to = models.DateTimeField(null=True, blank=True)
     recorded_at = models.DateTimeField(default=timezone.now)

@@ -16,6 +16,7 @@ from django.utils import timezone
 from memories.models import AuditEvent, Entity, Job, Memory, Relation, Space
 from memories.selectors import evidence
 from memories.selectors.as_of import CURRENT, is_current, status_of, world_start
+from memories.selectors.images import image_url
 from memories.selectors.memories import (
     EXCERPT_LEAD_CHARS,
     SOURCE_EXCERPT_CHARS,
@@ -135,6 +136,11 @@ def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
         },
         "evidence_count": _evidence_count(memory),
     }
+    # Only for memories read from a picture (rows loaded through the memory selectors know it): a
+    # fresh link each time, valid for an hour, so nothing that caches a response keeps access.
+    image_source_id = getattr(memory, "image_source_id", None)
+    if image_source_id is not None:
+        data["image_url"] = image_url(owner_id=memory.owner_id, source_id=image_source_id)
     if detail:
         data["source_excerpt"] = _source_excerpt(memory)
         # What replaced what, from when to when each held in the world, and what said it.

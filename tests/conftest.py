@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -85,8 +86,25 @@ def test_database_url() -> str:
     return f"postgresql://{user}@/{name}?host={host}&port={port}"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def images_dir(tmp_path_factory) -> Iterator[Path]:
+    """Stored pictures go to a folder of this run, not the checkout's var/; child processes (the
+    worker, the server) get the same folder through child_env."""
+    from django.test import override_settings
+
+    folder = tmp_path_factory.mktemp("images")
+    os.environ["DEEPRECALL_IMAGES_DIR"] = str(folder)
+    images: Any = settings.STORAGES["images"]
+    storages = {
+        **settings.STORAGES,
+        "images": {**images, "OPTIONS": {**images["OPTIONS"], "location": str(folder)}},
+    }
+    with override_settings(STORAGES=storages):
+        yield folder
+
+
 @pytest.fixture(scope="session")
-def child_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str, str]:
+def child_env(django_db_setup, django_db_blocker, tmp_path_factory, images_dir) -> dict[str, str]:
     """Environment for child processes (worker, servers): the test database and a private broker."""
     from config.celery import app
 
@@ -104,6 +122,7 @@ def child_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str,
         # Low enough that the PDF bomb test fails fast; the documents of the other tests take a
         # fraction of a second to read.
         "DOCUMENT_PARSE_CPU_SECONDS": "3",
+        "DEEPRECALL_IMAGES_DIR": str(images_dir),
     }
 
 

@@ -256,7 +256,8 @@ class ApiView(APIView):
         return response
 
 
-def _json_error(request: HttpRequest, error: AppError) -> JsonResponse:
+def json_error(request: HttpRequest, error: AppError) -> JsonResponse:
+    """The error shape from a plain Django view (outside DRF), with the request id."""
     request_id = request_id_of(request)
     response = JsonResponse({"error": error.as_dict(request_id=request_id)}, status=error.http_status)
     response[REQUEST_ID_HEADER] = request_id
@@ -266,7 +267,7 @@ def _json_error(request: HttpRequest, error: AppError) -> JsonResponse:
 def handler404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """URLs that match no route: the error shape under /api/, Django's page elsewhere."""
     if request.path.startswith("/api/"):
-        return _json_error(request, AppError(Code.NOT_FOUND, "Not found.", agent_action="check the URL"))
+        return json_error(request, AppError(Code.NOT_FOUND, "Not found.", agent_action="check the URL"))
     return defaults.page_not_found(request, exception or Http404())
 
 
@@ -278,12 +279,12 @@ def handler400(request: HttpRequest, exception: Exception) -> HttpResponse:
         error = request_limit_error(exception) or AppError(
             Code.INVALID_ARGUMENTS, "The request is not valid."
         )
-        return _json_error(request, error)
+        return json_error(request, error)
     return defaults.bad_request(request, exception)
 
 
 def handler500(request: HttpRequest) -> HttpResponse:
     """An error outside DRF's handler: never a traceback, the error shape under /api/."""
     if request.path.startswith("/api/"):
-        return _json_error(request, errors.internal_error())
+        return json_error(request, errors.internal_error())
     return defaults.server_error(request)

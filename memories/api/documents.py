@@ -16,7 +16,7 @@ from memories.api.jobs import job_response, job_wait
 from memories.api.query import WAIT
 from memories.errors import AppError, Code
 from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH
-from memories.models import Source
+from memories.models import Job, Source
 from memories.operations.validation import validate_arguments
 from memories.services.documents import document_ingest
 
@@ -38,38 +38,60 @@ UPLOAD_SCHEMA: dict[str, Any] = {
 }
 
 
+def multipart_upload(
+    request: Request, schema: dict[str, Any], *, what: str, max_bytes: int, too_large: Code
+) -> tuple[dict[str, Any], Any]:
+    """The validated form fields of a multipart upload (`wait` read as a number) and its `file`,
+    refused with `too_large` when it is over `max_bytes` (before it is read into memory)."""
+    data = request.data
+    if not isinstance(data, QueryDict):
+        raise AppError(Code.UNSUPPORTED_MEDIA_TYPE, "Upload with multipart/form-data.")
+    fields: dict[str, Any] = {key: data.get(key) for key in data if key != "file"}
+    if "wait" in fields:
+        raw = str(fields["wait"])
+        if not raw.isdigit():
+            raise AppError(
+                Code.WRONG_TYPE, "wait must be a whole number of seconds.", details={"field": "wait"}
+            )
+        fields["wait"] = int(raw)
+    args = validate_arguments(schema, fields)
+    upload = request.FILES.get("file")
+    if upload is None:
+        raise AppError(
+            Code.MISSING_FIELD, f"Send the {what} in the multipart field 'file'.", details={"field": "file"}
+        )
+    if upload.size is not None and upload.size > max_bytes:
+        raise AppError(
+            too_large,
+            f"The {what} is larger than {max_bytes // (1024 * 1024)} MB.",
+            details={"max_bytes": max_bytes},
+        )
+    return args, upload
+
+
+def upload_response(*, job: Job, created: bool, source: dict[str, Any], wait: int, again: str) -> Response:
+    """The answer to an upload: its job (waited for up to `wait` seconds when it is new)."""
+    if created:
+        job = job_wait(job, wait)
+    extra: dict[str, Any] = {"created": created, "source": source}
+    if not created:
+        extra["message"] = again
+    return job_response(job, extra=extra)
+
+
 class DocumentUploadView(ApiView):
     scopes = {"post": SCOPE_WRITE}
 
     def post(self, request: Request) -> Response:
         """Upload a .txt, .md, .pdf or .html document (multipart field `file`)."""
         caller = self.caller
-        upload = request.FILES.get("file")
-        data = request.data
-        if not isinstance(data, QueryDict):
-            raise AppError(Code.UNSUPPORTED_MEDIA_TYPE, "Upload with multipart/form-data.")
-        fields: dict[str, Any] = {key: data.get(key) for key in data if key != "file"}
-        if "wait" in fields:
-            raw = str(fields["wait"])
-            if not raw.isdigit():
-                raise AppError(
-                    Code.WRONG_TYPE, "wait must be a whole number of seconds.", details={"field": "wait"}
-                )
-            fields["wait"] = int(raw)
-        args = validate_arguments(UPLOAD_SCHEMA, fields)
-        if upload is None:
-            raise AppError(
-                Code.MISSING_FIELD,
-                "Send the document in the multipart field 'file'.",
-                details={"field": "file"},
-            )
-        if upload.size is not None and upload.size > settings.DOCUMENT_MAX_BYTES:
-            # Refuse before reading it into memory.
-            raise AppError(
-                Code.DOCUMENT_TOO_LARGE,
-                f"The document is larger than {settings.DOCUMENT_MAX_BYTES // (1024 * 1024)} MB.",
-                details={"max_bytes": settings.DOCUMENT_MAX_BYTES},
-            )
+        args, upload = multipart_upload(
+            request,
+            UPLOAD_SCHEMA,
+            what="document",
+            max_bytes=settings.DOCUMENT_MAX_BYTES,
+            too_large=Code.DOCUMENT_TOO_LARGE,
+        )
         user_throttle(limit="upload", user=caller.user)
         source, job, created = document_ingest(
             caller=caller,
@@ -82,9 +104,10 @@ class DocumentUploadView(ApiView):
             source_modified_at=args.get("source_modified_at"),
             space_id=args.get("space"),
         )
-        if created:
-            job = job_wait(job, args["wait"])
-        extra = {"created": created, "source": {"id": str(source.id), "version": source.version}}
-        if not created:
-            extra["message"] = "These exact bytes were uploaded before; nothing new was stored."
-        return job_response(job, extra=extra)
+        return upload_response(
+            job=job,
+            created=created,
+            source={"id": str(source.id), "version": source.version},
+            wait=args["wait"],
+            again="These exact bytes were uploaded before; nothing new was stored.",
+        )

@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from memories.api import open_query
 from memories.api.documents import DocumentUploadView
 from memories.api.export import ExportView
+from memories.api.images import ImageUploadView, image_content
 from memories.api.jobs import JobDetailView, JobListView
 from memories.api.memories import (
     MemoryCollectionView,
@@ -50,6 +51,9 @@ urlpatterns = [
     ),
     path("v1/relations/<uuid:relation_id>", RelationItemView.as_view(), name="api-relation"),
     path("v1/documents", DocumentUploadView.as_view(), name="api-documents"),
+    path("v1/images", ImageUploadView.as_view(), name="api-images"),
+    # The signed image_url: no credentials, the link is the access (memories/selectors/images.py).
+    path("v1/images/<uuid:source_id>", image_content, name="api-image"),
     path("v1/jobs", JobListView.as_view(), name="api-jobs"),
     path("v1/jobs/<uuid:job_id>", JobDetailView.as_view(), name="api-job"),
     path("v1/export", ExportView.as_view(), name="api-export"),

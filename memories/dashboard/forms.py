@@ -15,7 +15,13 @@ from accounts.caller import SCOPE_READ, SCOPE_WRITE
 from accounts.forms import EMAIL_MAX_LENGTH
 from accounts.models import User
 from accounts.services import NAME_MAX_LENGTH
-from memories.limits import QUERY_MAX_LENGTH, SPACE_NAME_MAX_LENGTH, TAG_MAX_LENGTH, TAGS_MAX
+from memories.limits import (
+    CAPTION_MAX_CHARS,
+    QUERY_MAX_LENGTH,
+    SPACE_NAME_MAX_LENGTH,
+    TAG_MAX_LENGTH,
+    TAGS_MAX,
+)
 from memories.models import Memory
 from memories.selectors.memories import DATE_BY_OCCURRED, DATE_BY_RECORDED, STATUS_ALL, MemoryFilters
 from memories.selectors.spaces import space_list
@@ -200,12 +206,11 @@ class NoteForm(DashboardForm):
         return datetime.combine(day, time(12), tzinfo=UTC) if day else None
 
 
-class UploadForm(DashboardForm):
-    file = forms.FileField(
-        label="Document",
-        help_text="Markdown, plain text, HTML or PDF.",
-        widget=forms.ClearableFileInput(attrs={"accept": ".md,.markdown,.txt,.html,.htm,.pdf"}),
-    )
+class _FileInSpaceForm(DashboardForm):
+    """A file for one of the owner's spaces, refused here when over its size setting."""
+
+    max_bytes_setting = "DOCUMENT_MAX_BYTES"
+    what = "document"
     space = forms.ChoiceField(label="Space")
 
     def __init__(self, *args: Any, owner: User, **kwargs: Any) -> None:
@@ -216,10 +221,35 @@ class UploadForm(DashboardForm):
 
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]
-        if upload.size is not None and upload.size > settings.DOCUMENT_MAX_BYTES:
-            limit = settings.DOCUMENT_MAX_BYTES // (1024 * 1024)
-            raise forms.ValidationError(f"The document is larger than {limit} MB.")
+        max_bytes = int(getattr(settings, self.max_bytes_setting))
+        if upload.size is not None and upload.size > max_bytes:
+            raise forms.ValidationError(f"The {self.what} is larger than {max_bytes // (1024 * 1024)} MB.")
         return upload
+
+
+class UploadForm(_FileInSpaceForm):
+    file = forms.FileField(
+        label="Document",
+        help_text="Markdown, plain text, HTML or PDF.",
+        widget=forms.ClearableFileInput(attrs={"accept": ".md,.markdown,.txt,.html,.htm,.pdf"}),
+    )
+
+
+class ImageUploadForm(_FileInSpaceForm):
+    max_bytes_setting = "IMAGE_MAX_BYTES"
+    what = "image"
+    file = forms.FileField(
+        label="Image",
+        help_text="PNG, JPEG or WebP. Location and camera data are removed from what is kept.",
+        widget=forms.ClearableFileInput(attrs={"accept": "image/png,image/jpeg,image/webp"}),
+    )
+    caption = forms.CharField(
+        label="Caption",
+        required=False,
+        max_length=CAPTION_MAX_CHARS,
+        help_text="What the picture shows, in your words. Text in the picture is read too.",
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
 
 
 class SuppressForm(DashboardForm):

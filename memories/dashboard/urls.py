@@ -11,6 +11,7 @@ urlpatterns = [
     path("memories/suppressed/", views.suppressed_list, name="suppressed"),
     path("memories/new/", views.note_save, name="save"),
     path("memories/upload/", views.document_upload, name="upload"),
+    path("memories/upload/image/", views.image_upload, name="upload-image"),
     path("memories/receipts/<uuid:event_id>/", views.receipt, name="receipt"),
     path("memories/<uuid:memory_id>/", views.memory_detail, name="memory"),
     path("memories/<uuid:memory_id>/pin", views.memory_pin, {"pinned": True}, name="memory-pin"),

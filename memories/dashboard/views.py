@@ -37,6 +37,7 @@ from memories.selectors import graph as graph_selectors
 from memories.selectors import jobs as job_selectors
 from memories.selectors.audit import purge_event_get
 from memories.selectors.graph import relation_get
+from memories.selectors.images import image_link_path
 from memories.selectors.jobs import job_get, job_memory_list
 from memories.selectors.memories import (
     memory_filtered_list,
@@ -48,6 +49,7 @@ from memories.selectors.spaces import space_default, space_get, space_list_with_
 from memories.services import memories as memory_services
 from memories.services import spaces as space_services
 from memories.services.documents import document_ingest
+from memories.services.images import image_ingest
 from memories.services.memories import memory_hard_delete, memory_set_pinned, remember
 from memories.services.relations import relation_hard_delete
 from memories.services.spaces import space_create, space_set_default
@@ -128,6 +130,9 @@ def _render_memory(
         "later": [m for m in history if m.recorded_at > memory.recorded_at],
         "suppress_form": suppress_form,
     }
+    if memory.image_source_id is not None:  # type: ignore[attr-defined]
+        # Relative: the page and the picture are on this site. A fresh hour-long link per page view.
+        context["image_path"] = image_link_path(owner_id=request.user.id, source_id=memory.image_source_id)  # type: ignore[attr-defined]
     return render(request, "dashboard/memories/detail.html", context, status=status)
 
 
@@ -238,33 +243,63 @@ def note_save(request: AuthedHttpRequest) -> HttpResponse:
     return _form_page(request, "dashboard/memories/save.html", form, refusal)
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def document_upload(request: AuthedHttpRequest) -> HttpResponse:
+def _upload_page(
+    request: AuthedHttpRequest,
+    form_class: type[forms.UploadForm] | type[forms.ImageUploadForm],
+    template: str,
+    ingest: Callable[[Any, dict[str, Any]], tuple[Any, Job, bool]],
+    again: str,
+) -> HttpResponse:
+    """An upload form: on a valid post, `ingest(upload, cleaned_data)` and on to the job's page."""
     post = request.method == "POST"
     refusal: AppError | None = None
-    form = forms.UploadForm(
-        request.POST if post else None, request.FILES if post else None, owner=request.user
-    )
+    form = form_class(request.POST if post else None, request.FILES if post else None, owner=request.user)
     if post and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
             user_throttle(limit="upload", user=request.user)
-            _, job, created = document_ingest(
-                caller=_caller(request),
-                filename=upload.name or "document",
-                data=upload.read(),
-                declared_media_type=upload.content_type or "",
-                space_id=form.cleaned_data["space"],
-            )
+            _, job, created = ingest(upload, form.cleaned_data)
         except AppError as exc:
             form.add_error("file", exc.message)
             refusal = exc
         else:
             if not created:
-                messages.info(request, "These exact bytes were uploaded before; nothing new was stored.")
+                messages.info(request, again)
             return redirect("dashboard:job", job_id=job.id)
-    return _form_page(request, "dashboard/memories/upload.html", form, refusal)
+    return _form_page(request, template, form, refusal)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def document_upload(request: AuthedHttpRequest) -> HttpResponse:
+    def ingest(upload: Any, data: dict[str, Any]) -> tuple[Any, Job, bool]:
+        return document_ingest(
+            caller=_caller(request),
+            filename=upload.name or "document",
+            data=upload.read(),
+            declared_media_type=upload.content_type or "",
+            space_id=data["space"],
+        )
+
+    again = "These exact bytes were uploaded before; nothing new was stored."
+    return _upload_page(request, forms.UploadForm, "dashboard/memories/upload.html", ingest, again)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def image_upload(request: AuthedHttpRequest) -> HttpResponse:
+    def ingest(upload: Any, data: dict[str, Any]) -> tuple[Any, Job, bool]:
+        return image_ingest(
+            caller=_caller(request),
+            filename=upload.name or "image",
+            data=upload.read(),
+            declared_media_type=upload.content_type or "",
+            caption=data["caption"],
+            space_id=data["space"],
+        )
+
+    again = "This image was uploaded before with the same caption; nothing new was stored."
+    return _upload_page(request, forms.ImageUploadForm, "dashboard/memories/upload_image.html", ingest, again)
 
 
 def _form_page(

@@ -88,6 +88,11 @@ MEMORY_SCHEMA: dict[str, Any] = obj(
             closed=False,
         ),
         "evidence_count": {"type": "integer"},
+        "image_url": {
+            "type": "string",
+            "description": "Only on a memory read from an uploaded image: a private link to the "
+            "picture that works for one hour. Recall again for a fresh one; never store or share it.",
+        },
     },
     required="id content kind tags entities clocks score pinned space provenance",
     closed=False,

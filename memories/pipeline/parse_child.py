@@ -6,14 +6,17 @@ no more than its CPU seconds, its address space and its output size; the parent 
 timeout. The limits are set here rather than in a `preexec_fn`, which is unsafe in a parent with
 threads (a Celery pool process runs torch's).
 
-    argv:   media_type cpu_seconds memory_bytes output_bytes
-    stdin:  the document's bytes
-    stdout: one JSON object, {"text", "title", "pages"} or {"error": {"code", "message"}}
+    argv:   media_type cpu_seconds memory_bytes output_bytes [max_pixels ocr]  (the last two: images)
+    stdin:  the document's (or image's) bytes
+    stdout: one JSON object, {"text", "title", "pages"} for a document, {"text", "width", "height",
+            "data_base64"} for an image (`memories.pipeline.images.image_read`), or
+            {"error": {"code", "message"}}
     exit:   0 with that object; EXIT_OUT_OF_MEMORY when the address-space limit was reached
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import resource
 import signal
@@ -40,17 +43,17 @@ def main(argv: list[str]) -> int:
 
     # Imported after the limits: the reader is what the limits are for.
     from memories.errors import AppError
-    from memories.pipeline.parse import extract_detected
 
     result: dict[str, object]
     try:
-        document = extract_detected(sys.stdin.buffer.read(), media_type)
+        if media_type.startswith("image/"):
+            result = _image(sys.stdin.buffer.read(), media_type, max_pixels=int(argv[4]), ocr=argv[5] == "1")
+        else:
+            result = _document(sys.stdin.buffer.read(), media_type)
     except MemoryError:
         return EXIT_OUT_OF_MEMORY
     except AppError as error:
         result = {"error": {"code": error.code.value, "message": error.message}}
-    else:
-        result = {"text": document.text, "title": document.title, "pages": document.pages}
     try:
         encoded = json.dumps(result, ensure_ascii=False).encode()
     except MemoryError:
@@ -58,6 +61,25 @@ def main(argv: list[str]) -> int:
     sys.stdout.buffer.write(encoded)
     sys.stdout.buffer.flush()
     return 0
+
+
+def _document(data: bytes, media_type: str) -> dict[str, object]:
+    from memories.pipeline.parse import extract_detected
+
+    document = extract_detected(data, media_type)
+    return {"text": document.text, "title": document.title, "pages": document.pages}
+
+
+def _image(data: bytes, media_type: str, *, max_pixels: int, ocr: bool) -> dict[str, object]:
+    from memories.pipeline.images import image_read
+
+    image = image_read(data, media_type, max_pixels=max_pixels, ocr=ocr)
+    return {
+        "text": image.text,
+        "width": image.width,
+        "height": image.height,
+        "data_base64": base64.b64encode(image.data).decode(),
+    }
 
 
 if __name__ == "__main__":

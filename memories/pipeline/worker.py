@@ -42,6 +42,7 @@ from memories.pipeline.update import Verdict, frame_of
 from memories.selectors.graph import entity_names_known
 from memories.services.documents import document_text_store
 from memories.services.entities import entity_record
+from memories.services.images import image_store
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +125,11 @@ def _candidates(source: Source, job: Job) -> list[Candidate]:
             candidates = extract_document(
                 source.content, media_type=source.media_type, reference=reference, known=known
             )
+        elif source.origin == Source.Origin.IMAGE:
+            # Caption and text read in the picture are paragraphs of plain text (images.ocr_text).
+            candidates = extract_document(
+                source.content, media_type="text/plain", reference=reference, known=known
+            )
         else:
             _, candidates = extract(source.content, reference=reference, known=known)
     kind = job.options.get("kind")
@@ -148,9 +154,13 @@ def job_process(*, job_id: Any) -> None:
         job_fail(job_id=job_id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted).")
         return
     if source.raw is not None:
-        # An uploaded document's text is read here, in a child process, not in the upload request.
+        # An uploaded document's text (an image's pixels) is read here, in a child process, not in
+        # the upload request.
         try:
-            source = document_text_store(source=source)
+            if source.origin == Source.Origin.IMAGE:
+                source = image_store(source=source)
+            else:
+                source = document_text_store(source=source)
         except DocumentRefused as refused:
             job_fail(job_id=job_id, code=refused.code, message=refused.message)
             return

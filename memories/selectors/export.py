@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from collections.abc import Iterator
@@ -63,7 +64,30 @@ def _source(source: Source) -> dict[str, Any]:
         "source_kind source_ref version versioning_mode source_modified_at filename media_type "
         "size_bytes refers_to recorded_at purged_at"
     )
-    return {"type": "source", **_fields(source, names)}
+    record = {"type": "source", **_fields(source, names)}
+    if source.origin == Source.Origin.IMAGE:
+        record["image"] = _image(source)
+    return record
+
+
+def _image(source: Source) -> dict[str, Any] | None:
+    """The picture itself, as it is served (no metadata), in base64: an export is kept for years,
+    so it holds the bytes rather than a link that stops working in an hour. None once deleted."""
+    from memories.selectors.images import image_storage
+
+    if not source.image_name:
+        return None
+    try:
+        with image_storage().open(source.image_name, "rb") as picture:
+            data = picture.read()
+    except FileNotFoundError:
+        return None
+    return {
+        "media_type": source.media_type,
+        "width": source.image_width,
+        "height": source.image_height,
+        "data_base64": base64.b64encode(data).decode(),
+    }
 
 
 def _entity(entity: Entity) -> dict[str, Any]:

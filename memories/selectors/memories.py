@@ -18,6 +18,7 @@ from accounts.models import User
 from memories.errors import AppError, Code
 from memories.models import Entity, Evidence, Memory, Space
 from memories.selectors.as_of import View, held_q, recorded_by_q, started_q
+from memories.selectors.images import image_source_of_memory
 
 
 def memory_list(*, owner: User, status: str | None = Memory.Status.ACTIVE) -> QuerySet[Memory]:
@@ -68,6 +69,8 @@ def _memories(*, owner: User) -> QuerySet[Memory]:
             Prefetch("entities", queryset=Entity.objects.filter(owner=owner).only("id", "name", "type"))
         )
         .annotate(evidence_count=Coalesce(Subquery(distinct_sources, output_field=IntegerField()), Value(0)))
+        # The picture the memory was read from (or that said it again), for its image_url.
+        .annotate(image_source_id=image_source_of_memory())
     )
 
 

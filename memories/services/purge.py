@@ -30,6 +30,7 @@ from memories.errors import Code
 from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
 from memories.representations import purge_receipt
+from memories.selectors.images import image_storage
 from memories.services.audit import audit_record
 from memories.services.sources import content_hash
 
@@ -42,6 +43,7 @@ PURGE_COUNTS = (
     "sources_deleted",
     "sources_redacted",
     "entities_deleted",
+    "images_deleted",
 )
 # What a purged memory's words become in a source that must stay (it supports other memories).
 REDACTED = "[deleted]"
@@ -50,6 +52,22 @@ REDACTED = "[deleted]"
 def purge_counts(**counts: int) -> dict[str, int]:
     """A `purged` dict: every one of PURGE_COUNTS (zero where nothing of that kind went), then extras."""
     return {**{name: int(counts.pop(name, 0)) for name in PURGE_COUNTS}, **counts}
+
+
+def image_blobs_delete(*, names: Iterable[str]) -> int:
+    """Delete these stored pictures; return how many names there were.
+
+    Called inside the purge's transaction, before it commits: if the commit then fails, the picture
+    is gone while its rows stay (the link answers image_not_found, a retried delete finishes), which
+    is the failure the person asked for; the other order could leave a deleted image on disk.
+    """
+    storage = image_storage()
+    count = 0
+    for name in names:
+        if name:
+            storage.delete(name)
+            count += 1
+    return count
 
 
 def entities_delete_orphaned(*, owner: User, entity_ids: Iterable[Any]) -> int:
@@ -168,15 +186,22 @@ def memories_purge(*, owner: User, memories: list[Memory]) -> dict[str, int]:
     Memory.objects.filter(id__in=memory_ids).delete()  # cascades evidence and entity links
 
     sources_deleted = sources_redacted = 0
+    # Pictures of these sources: a picture that shows a deleted statement cannot be redacted (the
+    # words are pixels), so it goes even when its source stays for the other memories read from it.
+    images: list[str] = []
     for source in Source.objects.select_for_update().filter(owner=owner, id__in=source_ids):
         still_needed = (
             Memory.objects.filter(source_id=source.id).exists()
             or Evidence.objects.filter(source_id=source.id).exists()
         )
+        images.append(source.image_name)
         if not still_needed:
             source.delete()
             sources_deleted += 1
             continue
+        if source.image_name:
+            source.image_name = ""
+            source.save(update_fields=["image_name"])
         own = [(m.span_start, m.span_end) for m in memories if m.source_id == source.id]
         redacted = _redact(
             source, spans=[(a, b) for a, b in own if a is not None and b is not None], texts=contents
@@ -197,6 +222,7 @@ def memories_purge(*, owner: User, memories: list[Memory]) -> dict[str, int]:
         sources_deleted=sources_deleted,
         sources_redacted=sources_redacted,
         entities_deleted=entities_delete_orphaned(owner=owner, entity_ids=entity_ids),
+        images_deleted=image_blobs_delete(names=images),
     )
 
 
@@ -254,5 +280,8 @@ def memories_hard_delete_in_space(*, actor: Actor, space: Space) -> dict[str, An
     # Sources of the space that never produced a memory (failed jobs) go too.
     leftover = Source.objects.filter(owner=owner, space=space)
     purged["sources_deleted"] += leftover.count()
+    purged["images_deleted"] += image_blobs_delete(
+        names=leftover.exclude(image_name="").values_list("image_name", flat=True)
+    )
     leftover.delete()
     return purge_record(actor=actor, target_type="space", target_id=space.id, purged=purged)

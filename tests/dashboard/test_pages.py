@@ -75,6 +75,7 @@ class TestAccess:
         "dashboard:suppressed",
         "dashboard:save",
         "dashboard:upload",
+        "dashboard:upload-image",
         "dashboard:jobs",
         "dashboard:relations",
         "dashboard:spaces",

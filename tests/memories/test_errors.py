@@ -28,7 +28,7 @@ def test_it_describes_every_code_once():
         assert entry.meaning and entry.action, code
         assert entry.response or entry.job, code
         if entry.response:
-            assert entry.status in {400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 429, 500}, code
+            assert entry.status in {400, 401, 403, 404, 405, 406, 409, 410, 413, 415, 422, 429, 500}, code
         else:
             assert entry.status is None, code
         assert entry.retryable == (code in RETRYABLE), code

@@ -67,6 +67,7 @@ class TestRestDelete:
             "sources_deleted": 1,
             "sources_redacted": 0,
             "entities_deleted": 1,
+            "images_deleted": 0,
         }
         assert not Relation.objects.filter(id=berlin.id).exists()
         # Its claim is gone, with the contradiction it recorded on Paris; the words are nowhere.

@@ -210,10 +210,15 @@ class DeepRecallClient:
         }
 
 
+def _tool_name(operation: JsonObject) -> str:
+    # The MCP name a contract gives the operation (`tool`), else its registry name.
+    return str(operation.get("tool") or operation["name"])
+
+
 def tool_of(operation: JsonObject) -> JsonObject:
     """An MCP tool from one registry operation as `GET /api/v1/operations` describes it."""
     tool: JsonObject = {
-        "name": operation["name"],
+        "name": _tool_name(operation),
         "description": operation.get("description", ""),
         "inputSchema": operation.get("input_schema") or {"type": "object"},
     }
@@ -250,6 +255,8 @@ class StdioProxy:
         self.client = client
         self.profile = profile
         self._tools: dict[str, JsonObject] | None = None
+        # Tool name -> registry name, for the operations a contract offers under another name.
+        self._operations: dict[str, str] = {}
         self._methods: dict[str, Callable[[JsonObject], JsonObject]] = {
             "initialize": self._initialize,
             "ping": lambda params: {},
@@ -347,7 +354,7 @@ class StdioProxy:
         if not self._known(name):
             raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
         try:
-            result = self.client.run_operation(name, arguments)
+            result = self.client.run_operation(self._operations.get(name, name), arguments)
         except RemoteFailure as exc:
             if exc.error.get("code") == "unknown_operation":
                 # The list could not be read beforehand; the server is the authority.
@@ -362,7 +369,9 @@ class StdioProxy:
     def _load_tools(self, *, refresh: bool = False) -> dict[str, JsonObject]:
         if self._tools is None or refresh:
             operations = self.client.list_operations()
-            self._tools = {op["name"]: tool_of(op) for op in operations if _offered(op, self.profile)}
+            offered = [op for op in operations if _offered(op, self.profile)]
+            self._tools = {_tool_name(op): tool_of(op) for op in offered}
+            self._operations = {_tool_name(op): str(op["name"]) for op in offered}
         return self._tools
 
     def _known(self, name: str) -> bool:

@@ -249,10 +249,15 @@ class DeepRecallClient:
         }
 
 
+def _tool_name(operation: JsonObject) -> str:
+    # The MCP name a contract gives the operation (`tool`), else its registry name.
+    return str(operation.get("tool") or operation["name"])
+
+
 def tool_of(operation: JsonObject) -> JsonObject:
     """An MCP tool from one registry operation as `GET /api/v1/operations` describes it."""
     tool: JsonObject = {
-        "name": operation["name"],
+        "name": _tool_name(operation),
         "description": operation.get("description", ""),
         "inputSchema": operation.get("input_schema") or {"type": "object"},
     }
@@ -302,6 +307,8 @@ class StdioProxy:
         self._tools: dict[str, JsonObject] | None = None
         # tool name -> the route that runs it, for composed profiles.
         self._routes: dict[str, str] = {}
+        # Tool name -> registry name, for the operations a contract offers under another name.
+        self._operations: dict[str, str] = {}
         self._methods: dict[str, Callable[[JsonObject], JsonObject]] = {
             "initialize": self._initialize,
             "ping": lambda params: {},
@@ -407,7 +414,7 @@ class StdioProxy:
             result = (
                 self.client.run_route(route, arguments)
                 if route
-                else self.client.run_operation(name, arguments)
+                else self.client.run_operation(self._operations.get(name, name), arguments)
             )
         except RemoteFailure as exc:
             if composed:
@@ -428,7 +435,9 @@ class StdioProxy:
                 self._tools = self._composed_tools()
             else:
                 operations = self.client.list_operations()
-                self._tools = {op["name"]: tool_of(op) for op in operations if _offered(op, self.profile)}
+                offered = [op for op in operations if _offered(op, self.profile)]
+                self._tools = {_tool_name(op): tool_of(op) for op in offered}
+                self._operations = {_tool_name(op): str(op["name"]) for op in offered}
         return self._tools
 
     def _composed_tools(self) -> dict[str, JsonObject]:

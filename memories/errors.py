@@ -82,6 +82,7 @@ class Code(StrEnum):
     SWITCH_SPACE_UNAVAILABLE = "switch_space_unavailable"
     INVALID_ENTITY_NAME = "invalid_entity_name"
     SAME_ENTITY = "same_entity"
+    SAVE_FAILED = "save_failed"
     EMAIL_TAKEN = "email_taken"
     INVALID_TOKEN_NAME = "invalid_token_name"  # noqa: S105 - an error code, not a secret
     INVALID_SCOPE = "invalid_scope"
@@ -357,13 +358,18 @@ CATALOGUE: dict[Code, Entry] = {
     ),
     Code.SWITCH_SPACE_UNAVAILABLE: Entry(
         400,
-        "`switch_space` without a grant: only an OAuth agent or a personal token has a space to switch",
+        "graph `switch_agent` without a grant: only an OAuth agent or a personal token has a space to switch",
         "connect with an OAuth grant or a personal access token, or choose the space in the dashboard",
     ),
     Code.INVALID_ENTITY_NAME: Entry(
         400, "graph `relate`: a name with no letter or digit", "send the entity's name as it is written"
     ),
     Code.SAME_ENTITY: Entry(400, "graph `relate`: one entity at both ends", "relate two different entities"),
+    Code.SAVE_FAILED: Entry(
+        422,
+        "graph `remember`: the save was processed and stored no memory (`details.job_error` says why)",
+        "follow details.job_error.agent_action",
+    ),
     Code.EMAIL_TAKEN: Entry(
         409,
         "another account uses this email",

@@ -29,6 +29,8 @@ ENTITY_NAME_MAX_LENGTH = _max_length(Entity, "name")
 SOURCE_KIND_MAX_LENGTH = _max_length(Source, "source_kind")
 SOURCE_REF_MAX_LENGTH = _max_length(Source, "source_ref")
 TITLE_MAX_LENGTH = _max_length(Source, "title")
+# The reason in words a suppression may carry (graph `invalidate`).
+SUPPRESS_NOTE_MAX_LENGTH = _max_length(Memory, "suppressed_note")
 
 # How many tags one save or one search may carry (recall, REST save, the dashboard).
 TAGS_MAX = 50

@@ -250,11 +250,14 @@ class Memory(models.Model):
         OTHER = "other"
         # Written by the admin's bulk action only; people and agents give one of the others.
         OPERATOR = "operator"
+        # Written by the graph profile's `invalidate` only: its contract gives a reason in words
+        # (`suppressed_note`), not one of the codes above.
+        INVALIDATED = "invalidated"
 
         @classmethod
         def for_callers(cls) -> list[str]:
-            """The reasons `forget`, REST and the dashboard accept: all but `operator`."""
-            return [reason.value for reason in cls if reason is not cls.OPERATOR]
+            """The reasons `forget`, REST and the dashboard accept: all but those one writer sets."""
+            return [reason.value for reason in cls if reason not in (cls.OPERATOR, cls.INVALIDATED)]
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
@@ -291,6 +294,9 @@ class Memory(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     suppressed_at = models.DateTimeField(null=True, blank=True)
     suppressed_reason = models.CharField(max_length=50, choices=SuppressReason.choices, blank=True)
+    # Why, in the words of whoever suppressed it (graph `invalidate`'s `reason`); kept on the row,
+    # not in the audit trail, because it may repeat what the memory says and goes with a hard delete.
+    suppressed_note = models.CharField(max_length=500, blank=True)
     # World time.
     occurred_at = models.DateTimeField(null=True, blank=True)
     valid_from = models.DateTimeField(null=True, blank=True)
@@ -444,7 +450,7 @@ class Evidence(models.Model):
 class GrantSpace(models.Model):
     """The space one grant (an OAuth agent of a user, or a personal token) reads and writes.
 
-    MCP is served statelessly, so `switch_space` stores the choice here and every
+    MCP is served statelessly, so graph `switch_agent` stores the choice here and every
     later call of the same grant finds it. Keyed by (user, application) rather than
     by access token, so the choice survives token refreshes.
     """

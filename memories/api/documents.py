@@ -12,12 +12,13 @@ from rest_framework.response import Response
 from accounts.caller import SCOPE_WRITE
 from accounts.throttles import user_throttle
 from memories.api.base import ApiView
-from memories.api.jobs import job_response, job_wait
+from memories.api.jobs import job_response
 from memories.api.query import WAIT
 from memories.errors import AppError, Code
 from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH
 from memories.models import Job, Source
 from memories.operations.validation import validate_arguments
+from memories.selectors.jobs import job_wait
 from memories.services.documents import document_ingest
 
 UPLOAD_SCHEMA: dict[str, Any] = {

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any
 
-from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -63,17 +61,6 @@ class JobDetailView(ApiView):
         job = job_get(owner=caller.user, job_id=job_id)
         memories = list(job_memory_list(owner=caller.user, job=job))
         return Response(job_dict(job, memories=memories))
-
-
-def job_wait(job: Job, seconds: int) -> Job:
-    """Poll the job until it finishes or `seconds` pass (read-your-write in one call)."""
-    deadline = time.monotonic() + min(seconds, settings.SAVE_MAX_WAIT_SECONDS)
-    while job.status in (Job.Status.QUEUED, Job.Status.RUNNING) and time.monotonic() < deadline:
-        time.sleep(0.05)
-        job.refresh_from_db(
-            fields=["status", "attempts", "error_code", "error_message", "started_at", "finished_at"]
-        )
-    return job
 
 
 def job_response(job: Job, *, extra: dict[str, Any] | None = None) -> Response:

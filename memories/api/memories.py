@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from accounts.caller import SCOPE_READ, SCOPE_WRITE
 from accounts.throttles import user_throttle
 from memories.api.base import ApiView
-from memories.api.jobs import job_response, job_wait
+from memories.api.jobs import job_response
 from memories.api.query import (
     OBJECT_RESPONSE,
     PAGE,
@@ -35,13 +35,15 @@ from memories.api.query import (
     time_range,
     ts_param,
 )
-from memories.limits import ENTITY_NAME_MAX_LENGTH, QUERY_MAX_LENGTH, TAG_MAX_LENGTH
+from memories.limits import QUERY_MAX_LENGTH, TAG_MAX_LENGTH
 from memories.limits import TAGS_MAX as SAVE_TAGS_MAX
-from memories.models import Entity, Memory, Source
+from memories.models import Memory, Source
 from memories.operations.core import MATCH_NOTES
+from memories.operations.schemas import SAVE_ENTITIES
 from memories.operations.validation import validate_arguments
 from memories.representations import hit_dict, iso, memory_dict
 from memories.retrieval.recall import RecallRequest, memory_recall
+from memories.selectors.jobs import job_wait
 from memories.selectors.memories import STATUS_CHOICES, memory_get, memory_search_list
 from memories.services.memories import (
     memory_hard_delete,
@@ -242,19 +244,7 @@ SAVE_SCHEMA: dict[str, Any] = {
         "session_id": {"type": "string", "format": "uuid"},
         "wait": WAIT,
         "category": {"type": "string", "enum": [c.value for c in Memory.Category]},
-        "entities": {
-            "type": "array",
-            "maxItems": 50,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["name", "type"],
-                "properties": {
-                    "name": {"type": "string", "minLength": 1, "maxLength": ENTITY_NAME_MAX_LENGTH},
-                    "type": {"type": "string", "enum": [t.value for t in Entity.Type]},
-                },
-            },
-        },
+        "entities": SAVE_ENTITIES,
         "confidence": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.9},
         "source_text": {"type": "string", "minLength": 1, "maxLength": settings.REMEMBER_MAX_CHARS},
     },

@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 from django.contrib import messages
@@ -53,6 +53,9 @@ from memories.services.images import image_ingest
 from memories.services.memories import memory_hard_delete, memory_set_pinned, remember
 from memories.services.relations import relation_hard_delete
 from memories.services.spaces import space_create, space_set_default
+
+if TYPE_CHECKING:
+    from memories.operations.registry import Profile
 
 PAGE_SIZE = 25
 T = TypeVar("T")
@@ -484,6 +487,10 @@ def system_prompt() -> str:
     return prompt if found and fence and closed and prompt.strip() else SYSTEM_PROMPT
 
 
+def _adds_to_core(profile: Profile) -> bool:
+    return profile.name != "core" and not profile.tools
+
+
 @login_required
 @require_GET
 def connect(request: AuthedHttpRequest) -> HttpResponse:
@@ -495,8 +502,14 @@ def connect(request: AuthedHttpRequest) -> HttpResponse:
             "title": profile.title,
             "description": profile.description,
             "url": f"{settings.PUBLIC_URL}{profile.path}",
-            # Its own tools (the core four are on every URL).
-            "tools": [op.name for op in operations(profile.name) if "core" not in op.profiles],
+            # The tools under the names agents see. A profile that adds to the core four (they are on
+            # every URL no contract closes) lists what it adds; the others list all of theirs.
+            "with_core": _adds_to_core(profile),
+            "tools": [
+                op.tool_name
+                for op in operations(profile.name)
+                if not _adds_to_core(profile) or "core" not in op.profiles
+            ],
         }
         for profile in PROFILES.values()
     ]

@@ -213,6 +213,12 @@ def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     the user told you before. `at` looks at the past: what held at that time.
     """
     filters = {"kinds": args["types"], "tags": args["tags"], "expand_entities": args["expand_entities"]}
+    return recall_rendered(caller, args, **filters)
+
+
+def recall_rendered(caller: Caller, args: dict[str, Any], **filters: Any) -> dict[str, Any]:
+    """A recall of `args["query"]` (`top_k`, optional `at` and `session_id`) in the caller's space,
+    as every recall tool answers it (RECALL_OUTPUT): active, current memories only, unless `at`."""
     space, result = _recalled(caller, args, args["query"], **filters)
     return {
         "at": iso(result.at),

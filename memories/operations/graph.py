@@ -1,6 +1,9 @@
-"""The graph profile (`/mcp/graph`): entities, typed relations, the per-grant space, and the
-graph:// resources. Each tool is one registry row; handlers resolve the caller's space, call
-one service or selector, render.
+"""The graph profile (`/mcp/graph`): the context-graph contract's seven tools, in its order
+(remember, recall, get_context, list_entities, invalidate, relate, switch_agent), and the graph://
+resources. Each tool is one registry row; handlers resolve the caller's space, call one service or
+selector, render. `remember` and `recall` are operations of their own (registry names
+`graph_remember`, `graph_recall`), offered here under the contract's names: the contract's
+parameters are not the core tools'. docs/mcp.md maps each tool onto the model.
 """
 
 from __future__ import annotations
@@ -8,9 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
+
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
-from memories.limits import ENTITY_NAME_MAX_LENGTH
-from memories.models import Entity, Memory, Relation
+from accounts.throttles import user_throttle
+from memories.errors import CATALOGUE, AppError, Code
+from memories.limits import ENTITY_NAME_MAX_LENGTH, QUERY_MAX_LENGTH, SUPPRESS_NOTE_MAX_LENGTH
+from memories.models import Entity, Job, Memory, Relation
+from memories.operations.core import RECALL_OUTPUT, recall_rendered
+from memories.operations.core import REMEMBER_INPUT as CORE_REMEMBER_INPUT
 from memories.operations.registry import (
     WRITES,
     WRITES_IDEMPOTENT,
@@ -19,20 +28,26 @@ from memories.operations.registry import (
     operation,
     register_resource,
 )
-from memories.operations.schemas import ALL, NULLABLE_TIME, UUID, clocks_schema, obj
-from memories.representations import RELATION_CLOCKS, entity_ref, relation_dict, space_ref
+from memories.operations.schemas import ALL, NULLABLE_TIME, SAVE_ENTITIES, UUID, clocks_schema, obj
+from memories.representations import RELATION_CLOCKS, entity_ref, iso, relation_dict, space_ref
 from memories.selectors.graph import (
+    CONFIRMED,
     CONTEXT_MEMORIES,
+    CREATED,
     RESOURCE_LIMIT,
     entities_payload,
     entity_context,
     entity_list,
+    job_saved_memories,
     memories_payload,
     relation_get_with_evidence,
     relations_payload,
     space_health,
     stats_payload,
 )
+from memories.selectors.jobs import job_wait
+from memories.selectors.spaces import space_list
+from memories.services.memories import memory_suppress, remember
 from memories.services.relations import relation_record
 from memories.services.spaces import grant_space_switch, space_for_caller
 
@@ -78,8 +93,9 @@ MEMORY: dict[str, Any] = obj(
         "id": UUID,
         "content": {"type": "string"},
         "kind": {"type": "string", "enum": Memory.Kind.values},
-        "category": {"type": ["string", "null"]},
-        "status": {"type": "string"},
+        "category": {"type": ["string", "null"], "enum": [*Memory.Category.values, None]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "status": {"type": "string", "enum": Memory.Status.values},
         "clocks": clocks_schema(),
         "evidence_count": {"type": "integer", "minimum": 0},
         "contradiction_count": {"type": "integer", "minimum": 0},
@@ -101,7 +117,7 @@ MEMORY: dict[str, Any] = obj(
             ),
         },
     },
-    required=["id", "content", "kind", "status", "clocks", "evidence_count", "contradiction_count"],
+    required="id content kind category confidence status clocks evidence_count contradiction_count",
 )
 RELATION: dict[str, Any] = obj(
     {
@@ -124,6 +140,216 @@ RELATION: dict[str, Any] = obj(
     required="id type statement subject object current clocks evidence_count contradiction_count",
 )
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}
+
+
+# --- remember --------------------------------------------------------------------------------
+
+CATEGORIES = list(Memory.Category.values)
+
+
+REMEMBER_INPUT: dict[str, Any] = obj(
+    {
+        "content": {
+            # The core remember's limits: one content maximum for every save.
+            **CORE_REMEMBER_INPUT["properties"]["content"],
+            "description": (
+                "The memory to store: a short, self-contained statement "
+                f"(trimmed; 1-{settings.REMEMBER_MAX_CHARS:,} characters)."
+            ),
+        },
+        "category": {
+            "type": "string",
+            "enum": CATEGORIES,
+            "description": (
+                "What sort of statement it is. preference is stored as a standing fact and intent as "
+                "a plan; for fact, decision and context the words decide whether it holds, happened "
+                "or is planned."
+            ),
+        },
+        "entities": {
+            **SAVE_ENTITIES,
+            "description": (
+                "The entities this memory is about (name + type), linked to it in addition to those "
+                "found in the content; a name already in the graph is that entity."
+            ),
+        },
+        "confidence": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "default": 0.9,
+            "description": (
+                "How sure you are, 0-1: 1.0 for what the user said explicitly, 0.5-0.8 for inferences."
+            ),
+        },
+        "sourceText": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": settings.REMEMBER_MAX_CHARS,
+            "description": (
+                "The original text this memory was extracted from (what the user said), kept as its "
+                f"source; never searched itself (1-{settings.REMEMBER_MAX_CHARS:,} characters)."
+            ),
+        },
+    },
+    required=["content", "category"],
+)
+
+
+SAVED_MEMORY: dict[str, Any] = {
+    **MEMORY,
+    "properties": {
+        **MEMORY["properties"],
+        "outcome": {
+            "type": "string",
+            "enum": [CREATED, CONFIRMED],
+            "description": (
+                "created: a new memory; confirmed: the same fact (or a rewording) was already stored "
+                "and gained this save as evidence."
+            ),
+        },
+    },
+    "required": [*MEMORY["required"], "entities", "replaced", "outcome"],
+}
+
+
+STORED, PENDING = "stored", "pending"
+
+
+REMEMBER_OUTPUT: dict[str, Any] = obj(
+    {
+        "status": {
+            "type": "string",
+            "enum": [STORED, PENDING],
+            "description": "stored: the memories are recallable now; pending: still being processed.",
+        },
+        "memory_id": {
+            "type": ["string", "null"],
+            "description": "The id of the (first) stored memory, for invalidate; null while pending.",
+        },
+        "memories": {
+            "type": "array",
+            "items": SAVED_MEMORY,
+            "description": "Every memory the content gave (one per statement), oldest first.",
+        },
+        "job_id": UUID,
+        "space": SPACE_REF,
+        "note": {"type": "string"},
+    },
+    required=ALL,
+)
+
+
+def _save_failed(job: Job) -> AppError:
+    # A job's failure code is not an error response of its own; the save's answer wraps it.
+    try:
+        code = Code(job.error_code)
+    except ValueError:
+        code = Code.INTERNAL_ERROR
+    action = CATALOGUE[code].action
+    return AppError(
+        Code.SAVE_FAILED,
+        f"Nothing was stored: {job.error_message or CATALOGUE[code].meaning}",
+        details={
+            "job_id": str(job.id),
+            "job_error": {"code": code.value, "message": job.error_message, "agent_action": action},
+        },
+        agent_action=action,
+    )
+
+
+def _saved_note(memories: list[dict[str, Any]]) -> str:
+    notes = ["Stored; pass memory_id to invalidate to retract it."]
+    if any(m["outcome"] == CONFIRMED for m in memories):
+        notes.append("Part of it was already known: that memory gained this save as evidence.")
+    if any(m["replaced"] for m in memories):
+        notes.append("It replaces an older memory, which is kept as history (see replaced).")
+    if any(m["status"] != Memory.Status.ACTIVE for m in memories):
+        notes.append(
+            "It repeats a memory that was invalidated; that memory stays hidden until the user restores it."
+        )
+    return " ".join(notes)
+
+
+@operation(
+    "graph_remember",
+    PROFILES,
+    SCOPE_WRITE,
+    WRITES,
+    REMEMBER_INPUT,
+    REMEMBER_OUTPUT,
+    tool="remember",
+    wait=settings.SAVE_MAX_WAIT_SECONDS,
+)
+def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Store a fact, preference, intent, decision or context in the user's memory, with the entities it is
+    about (name + type). Waits until it is stored (usually under a second, at most {wait} s) and returns
+    the memory with its id. A changed fact replaces the older memory, which is kept as history; the same
+    fact again, or in other words, adds evidence to the memory already there instead of a copy.
+    """
+    user_throttle(limit="save", user=caller.user)
+    job = remember(
+        caller=caller,
+        content=args["content"],
+        category=args["category"],
+        entities=args.get("entities"),
+        confidence=args["confidence"],
+        source_text=args.get("sourceText", ""),
+    )
+    job = job_wait(job, settings.SAVE_MAX_WAIT_SECONDS)
+    if job.status == Job.Status.FAILED:
+        raise _save_failed(job)
+    if job.status != Job.Status.SUCCEEDED:
+        return {
+            "status": PENDING,
+            "memory_id": None,
+            "memories": [],
+            "job_id": str(job.id),
+            "space": space_ref(job.space),
+            "note": "The save is accepted and still being processed; recall it in a moment. It is not lost.",
+        }
+    memories = job_saved_memories(owner=caller.user, job=job)
+    return {
+        "status": STORED,
+        "memory_id": memories[0]["id"] if memories else None,
+        "memories": memories,
+        "job_id": str(job.id),
+        "space": space_ref(job.space),
+        "note": _saved_note(memories),
+    }
+
+
+# --- recall ----------------------------------------------------------------------------------
+
+
+RECALL_INPUT: dict[str, Any] = obj(
+    {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": QUERY_MAX_LENGTH,
+            "description": f"Search query: keywords or a topic (trimmed; 1-{QUERY_MAX_LENGTH:,} characters).",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 50,
+            "default": 10,
+            "description": "Max results (1-50).",
+        },
+    },
+    required=["query"],
+)
+
+
+@operation("graph_recall", PROFILES, SCOPE_READ, READ_ONLY, RECALL_INPUT, RECALL_OUTPUT, tool="recall")
+def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Search the user's memories by keyword or topic: the best matches first, active and current ones only
+    (invalidated or replaced memories are left out), each with its id, category, confidence, entities and
+    dates. `match` says whether anything really matches. Always search before answering fact-based
+    questions.
+    """
+    return recall_rendered(caller, {"query": args["query"], "top_k": args["limit"]})
 
 
 # --- get_context ---------------------------------------------------------------------------
@@ -228,6 +454,56 @@ def _list_entities(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+# --- invalidate ------------------------------------------------------------------------------
+
+
+INVALIDATE_INPUT: dict[str, Any] = obj(
+    {
+        "memory_id": {**UUID, "description": "ID of the memory to invalidate (from remember or recall)."},
+        "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": SUPPRESS_NOTE_MAX_LENGTH,
+            "description": f"Why it is being invalidated (1-{SUPPRESS_NOTE_MAX_LENGTH} characters).",
+        },
+    },
+    required=["memory_id"],
+)
+
+
+INVALIDATE_OUTPUT: dict[str, Any] = obj(
+    {
+        "memory_id": UUID,
+        "status": {"type": "string", "enum": [Memory.Status.SUPPRESSED.value]},
+        "reason": {"type": ["string", "null"], "description": "The reason given when it was invalidated."},
+        "invalidated_at": {"type": "string"},
+        "message": {"type": "string"},
+    },
+    required=ALL,
+)
+
+
+@operation("invalidate", PROFILES, SCOPE_WRITE, WRITES_IDEMPOTENT, INVALIDATE_INPUT, INVALIDATE_OUTPUT)
+def _invalidate(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Mark one of the user's memories as outdated or incorrect. It is kept for history but no longer
+    recalled or listed; the user can restore it from the dashboard. To correct a fact, invalidate the old
+    memory and remember the new one. Invalidating it again changes nothing.
+    """
+    memory = memory_suppress(
+        actor=caller.actor(),
+        memory_id=args["memory_id"],
+        reason=Memory.SuppressReason.INVALIDATED,
+        note=args.get("reason", ""),
+    )
+    return {
+        "memory_id": str(memory.id),
+        "status": memory.status,
+        "reason": memory.suppressed_note or None,
+        "invalidated_at": iso(memory.suppressed_at),
+        "message": "The memory is kept for history but excluded from recall; the user can restore it.",
+    }
+
+
 # --- relate ----------------------------------------------------------------------------------
 
 
@@ -309,16 +585,30 @@ def _relate(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# --- switch_space ----------------------------------------------------------------------------
+# --- switch_agent ----------------------------------------------------------------------------
+
+# An agent's context graph, in the contract's words, is a space here: `agent_id` is a space id.
+SPACES_SHOWN = 50
 
 
 SWITCH_INPUT: dict[str, Any] = obj(
-    {"space_id": {**UUID, "description": "The id of one of the user's spaces."}}, required=ALL
+    {
+        "agent_id": {
+            **UUID,
+            "description": (
+                "The agent ID to switch to: the id of one of the user's spaces (each space is a "
+                "separate context graph; graph://stats names the current one)."
+            ),
+        }
+    },
+    required=ALL,
 )
 
 
 SWITCH_OUTPUT: dict[str, Any] = obj(
     {
+        "previous_agent_id": {**UUID, "description": "The space this connection used before."},
+        "agent_id": {**UUID, "description": "The space it uses now."},
         "previous": SPACE_REF,
         "current": SPACE_REF,
         "changed": {"type": "boolean"},
@@ -344,15 +634,35 @@ SWITCH_OUTPUT: dict[str, Any] = obj(
 )
 
 
-@operation("switch_space", PROFILES, SCOPE_READ, WRITES_IDEMPOTENT, SWITCH_INPUT, SWITCH_OUTPUT)
-def _switch_space(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    """Switch the space (a separate memory: work, personal, a project) this connection reads and writes.
-    Every later call of this grant (this agent's OAuth authorization, or this personal token) uses the new
-    space, on every endpoint, until switched again; other agents keep theirs. Returns the previous and the
-    new space and a health check of the new one.
+def _no_such_agent(caller: Caller, agent_id: Any) -> AppError:
+    # The caller's own spaces are the agent ids it may use: naming them is no leak, and it saves
+    # the agent a round trip to the user.
+    spaces = list(space_list(owner=caller.user).order_by("-is_default", "name")[:SPACES_SHOWN])
+    return AppError(
+        Code.SPACE_NOT_FOUND,
+        "No agent graph with this agent_id exists in your account: an agent_id is the id of one of "
+        "your spaces.",
+        details={"agent_id": str(agent_id), "spaces": [space_ref(space) for space in spaces]},
+        agent_action="use the id of one of details.spaces, or ask the user which space to use",
+    )
+
+
+@operation("switch_agent", PROFILES, SCOPE_READ, WRITES_IDEMPOTENT, SWITCH_INPUT, SWITCH_OUTPUT)
+def _switch_agent(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """Switch to a different agent's context graph: here, another of the user's spaces (a separate memory:
+    work, personal, a project). All later calls of this connection (this agent's OAuth authorization, or
+    this personal token) use it, on every endpoint, until switched again; other agents keep theirs.
+    Returns the previous and the new agent id and a health check of the new graph.
     """
-    switched = grant_space_switch(caller=caller, space_id=args["space_id"])
+    try:
+        switched = grant_space_switch(caller=caller, space_id=args["agent_id"])
+    except AppError as refused:
+        if refused.code != Code.SPACE_NOT_FOUND:
+            raise
+        raise _no_such_agent(caller, args["agent_id"]) from None
     return {
+        "previous_agent_id": str(switched.previous.id),
+        "agent_id": str(switched.current.id),
         "previous": space_ref(switched.previous),
         "current": space_ref(switched.current),
         "changed": switched.previous.id != switched.current.id,
@@ -366,7 +676,7 @@ PayloadSelector = Callable[..., dict[str, Any]]
 
 
 def _in_current_space(selector: PayloadSelector) -> ResourceReader:
-    # Resources read the caller's current space (switch_space applies), owner-scoped.
+    # Resources read the caller's current space (switch_agent applies), owner-scoped.
     def read(caller: Caller) -> dict[str, Any]:
         return selector(owner=caller.user, space=space_for_caller(caller=caller))
 

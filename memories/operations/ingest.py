@@ -19,7 +19,7 @@ Decisions (docs/mcp.md):
   the decoded document;
 - `living` needs `source_kind` + `source_ref`: they are what names the document across
   versions, and without them there is no "next version" to supersede anything;
-- the document goes to the caller's current space (`switch_space` honoured), like every write.
+- the document goes to the caller's current space (`switch_agent` honoured), like every write.
 """
 
 from __future__ import annotations

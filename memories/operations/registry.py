@@ -78,8 +78,19 @@ PROFILES: dict[str, Profile] = {
             "graph",
             "/mcp/graph",
             "Memory graph",
-            "Entities and typed relations (get_context, list_entities, relate), switch_space, and "
-            "graph:// resources, for agents that keep a context graph.",
+            "The context-graph contract's seven tools (remember with a category and entities, recall, "
+            "get_context, list_entities, invalidate, relate, switch_agent) and graph:// resources, for "
+            "agents that keep a context graph.",
+            # The contract's closed namespace, in its order (memories.operations.graph).
+            tools=(
+                "graph_remember",
+                "graph_recall",
+                "get_context",
+                "list_entities",
+                "invalidate",
+                "relate",
+                "switch_agent",
+            ),
         ),
         Profile(
             "evidence",
@@ -142,8 +153,8 @@ class Operation:
         }
 
 
-# The core tools are on every endpoint whose contract leaves its namespace open, so one URL is all
-# an agent needs; a profile that fixes its tools (a closed namespace) lists exactly those.
+# The core tools are on every endpoint whose tools no contract fixes, so one URL is all an agent
+# needs; a profile with its own closed namespace (Profile.tools) offers exactly its contract's.
 EVERY_PROFILE: tuple[str, ...] = tuple(name for name, profile in PROFILES.items() if not profile.tools)
 
 # MCP tool annotations (hints to clients: what a call may change).

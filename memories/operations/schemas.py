@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from memories.limits import ENTITY_NAME_MAX_LENGTH
+from memories.models import Entity
 from memories.representations import MEMORY_CLOCKS
 
 # `obj(..., required=ALL)`: every property is required (most outputs always carry every field).
@@ -36,6 +38,25 @@ def obj(
 UUID: dict[str, Any] = {"type": "string", "format": "uuid"}
 # A datetime (ISO 8601 with offset) or null, in output schemas.
 NULLABLE_TIME: dict[str, Any] = {"type": ["string", "null"]}
+
+
+# The entities a saver names (REST save, graph `remember`): linked in addition to the extracted ones.
+SAVE_ENTITIES_MAX = 50
+
+
+SAVE_ENTITIES: dict[str, Any] = {
+    "type": "array",
+    "maxItems": SAVE_ENTITIES_MAX,
+    "items": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["name", "type"],
+        "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": ENTITY_NAME_MAX_LENGTH},
+            "type": {"type": "string", "enum": list(Entity.Type.values)},
+        },
+    },
+}
 
 
 def clocks_schema(names: tuple[str, ...] = MEMORY_CLOCKS) -> dict[str, Any]:

@@ -46,6 +46,19 @@ EPISODE = "episode"
 FORESIGHT = "foresight"
 
 
+# The kind a saver's stated category implies (REST save, graph `remember`). A preference is a
+# standing statement and an intent a plan, whatever the grammar; a `fact`, a `decision` or a
+# `context` says what sort of statement it is, not how it relates to time ("we decided yesterday"
+# happened; "the budget is 50k" holds), so their kind is the one the words show.
+CATEGORY_KINDS: dict[str, str] = {"preference": FACT, "intent": FORESIGHT}
+
+
+def stated_kind(*, kind: str | None, category: str | None) -> str | None:
+    """The kind a save fixes for its memories: the one it names, else its category's, else none
+    (the rules classify each statement)."""
+    return kind or CATEGORY_KINDS.get(category or "")
+
+
 @dataclass
 class Candidate:
     """One memory the rules propose; the worker embeds, deduplicates and supersedes it."""
@@ -69,7 +82,7 @@ class Candidate:
 
 
 def extract(
-    text: str, *, reference: datetime, known: Set[str] = frozenset()
+    text: str, *, reference: datetime, known: Set[str] = frozenset(), kind: str | None = None
 ) -> tuple[datetime, list[Candidate]]:
     """Run the whole rule pipeline over `text` saved at `reference` (timezone-aware).
 
@@ -77,7 +90,8 @@ def extract(
     everything that follows, and a paragraph that starts with its own date (a journal entry) uses that
     date. Returns (effective reference, candidates); all datetimes are in `reference`'s timezone, and
     each candidate's span points into `text`. `known`: names the space already has as entities
-    (`entities.extract_entities`).
+    (`entities.extract_entities`). `kind`: the kind the saver stated, instead of the rules' (the
+    clocks follow it: a stated plan gets a due date, not a start).
     Clocks: a fact is valid from the time of a "since ..." mention, else from the reference; an episode
     occurred at its first mentioned time that is not after the reference's day, else at the reference;
     a foresight is due at its first mentioned time that is not before the reference's day, else None.
@@ -102,7 +116,7 @@ def extract(
     known = set(known) | names_in(body)
     candidates = []
     for piece in segment_spans(body):
-        candidate = candidate_of(piece.text, reference=effective, tags=line_tags, known=known)
+        candidate = candidate_of(piece.text, reference=effective, tags=line_tags, known=known, kind=kind)
         candidate.span_start, candidate.span_end = offset + piece.start, offset + piece.end
         candidates.append(candidate)
     return effective, candidates
@@ -152,6 +166,7 @@ def candidate_of(
     tags: list[str] | None = None,
     speakers: bool = True,
     known: Set[str] = frozenset(),
+    kind: str | None = None,
 ) -> Candidate:
     """One statement as a memory candidate: its kind, clocks, entities, tags and slot.
 
@@ -169,7 +184,7 @@ def candidate_of(
     anchor = text if speaker else (split_sentences(utterance) or [utterance])[0]
     if anchor is not text:
         times = [(phrase, moment) for phrase, moment in times if phrase.lower() in anchor.lower()]
-    kind = classify(anchor, reference=piece_reference, times=times)
+    kind = kind or classify(anchor, reference=piece_reference, times=times)
     slot, slot_value = slot_of(text, speakers=speakers)
     candidate = Candidate(
         content=text,

@@ -27,7 +27,7 @@ from memories.errors import Code, job_code
 from memories.models import Entity, Evidence, Job, Memory, Source
 from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.entities import capitalised_words, normalize_entity_name
-from memories.pipeline.extract import Candidate, extract, extract_document
+from memories.pipeline.extract import Candidate, extract, extract_document, stated_kind
 from memories.pipeline.judge_llm import llm_judge
 from memories.pipeline.parse_sandbox import DocumentRefused
 from memories.pipeline.supersede import (
@@ -110,6 +110,7 @@ def job_fail(*, job_id: Any, code: Code, message: str) -> None:
 
 def _candidates(source: Source, job: Job) -> list[Candidate]:
     reference = source.refers_to or source.recorded_at
+    kind = stated_kind(kind=job.options.get("kind"), category=job.options.get("category"))
     if settings.LLM_BASE_URL:
         from memories.pipeline.extract_llm import llm_extract
 
@@ -131,12 +132,12 @@ def _candidates(source: Source, job: Job) -> list[Candidate]:
                 source.content, media_type="text/plain", reference=reference, known=known
             )
         else:
-            _, candidates = extract(source.content, reference=reference, known=known)
-    kind = job.options.get("kind")
+            _, candidates = extract(source.content, reference=reference, known=known, kind=kind)
     tags = job.options.get("tags") or []
     for candidate in candidates:
         candidate.stated_at = candidate.stated_at or reference
         if kind:
+            # Where the rules did not take the stated kind (the LLM, a Markdown note), it wins here.
             candidate.kind = kind
         if tags:
             candidate.tags = list(dict.fromkeys([*candidate.tags, *tags]))

@@ -108,7 +108,7 @@ def _memory(memory: Memory) -> dict[str, Any]:
         "content": memory.content,
         "tags": list(memory.tags),
         "entity_ids": sorted(str(entity.id) for entity in memory.entities.all()),
-        **_fields(memory, "confidence pinned status suppressed_at suppressed_reason"),
+        **_fields(memory, "confidence pinned status suppressed_at suppressed_reason suppressed_note"),
         "clocks": clocks(memory),
         "provenance": _fields(memory, "source_id job_id agent_id session_id"),
         "evidence": _evidence(memory.evidence.all()),

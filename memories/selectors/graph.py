@@ -34,7 +34,7 @@ from memories.pipeline.entities import normalize_entity_name
 from memories.representations import entity_dict, iso, memory_compact, relation_dict, replaced_ref, space_ref
 from memories.selectors.as_of import View, expired_q, memory_visible, relation_visible, superseded_q
 from memories.selectors.cursor import cursor_decode, cursor_encode
-from memories.selectors.jobs import pending_saves
+from memories.selectors.jobs import job_memory_list, pending_saves
 
 # get_context: how many linked memories and relations one answer carries at most.
 CONTEXT_MEMORIES = 20
@@ -199,7 +199,9 @@ def entity_context(*, owner: User, space: Space, name: str, at: datetime | None 
     }
 
 
-def _with_replaced(*, owner: User, memories: list[Memory]) -> list[dict[str, Any]]:
+def _with_replaced(
+    *, owner: User, memories: list[Memory], with_entities: bool = False
+) -> list[dict[str, Any]]:
     """Each memory with what it replaced (its history), in one query for the page."""
     replaced: dict[Any, list[dict[str, Any]]] = {}
     older_rows = (
@@ -209,7 +211,34 @@ def _with_replaced(*, owner: User, memories: list[Memory]) -> list[dict[str, Any
     )
     for older in older_rows:
         replaced.setdefault(older.superseded_by_id, []).append(replaced_ref(older))
-    return [{**memory_compact(m), "replaced": replaced.get(m.id, [])} for m in memories]
+    shown = [memory_compact(m, with_entities=with_entities) for m in memories]
+    return [{**row, "replaced": replaced.get(m.id, [])} for m, row in zip(memories, shown, strict=True)]
+
+
+# How a save met each memory it is about (graph `remember`).
+CREATED = "created"
+
+
+CONFIRMED = "confirmed"
+
+
+def job_saved_memories(*, owner: User, job: Job) -> list[dict[str, Any]]:
+    """What one save stored, as the graph shows memories, oldest first: each memory its job
+    created (`outcome` created) or confirmed (the same fact or a rewording of it: evidence for
+    a memory that was there, `outcome` confirmed), with its entities and what it replaced."""
+    produced = job_memory_list(owner=owner, job=job).values("id")
+    memories = list(
+        _memories(owner=owner, space=job.space)
+        .filter(id__in=produced)
+        .prefetch_related(
+            Prefetch("entities", queryset=Entity.objects.filter(owner=owner).only("id", "name", "type"))
+        )
+        .order_by("recorded_at", "id")
+    )
+    rendered = _with_replaced(owner=owner, memories=memories, with_entities=True)
+    for memory, row in zip(memories, rendered, strict=True):
+        row["outcome"] = CREATED if memory.job_id == job.id else CONFIRMED
+    return rendered
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ job is in the pipeline (`job_readiness_list`, behind `pipeline_readiness`). Noth
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db.models import (
     BooleanField,
     ExpressionWrapper,
@@ -63,6 +65,18 @@ def job_memory_list(*, owner: User, job: Job) -> QuerySet[Memory]:
         )
         produced |= Q(id__in=confirmed.values("memory_id"))
     return _memories(owner=owner).filter(produced).order_by("recorded_at", "id")
+
+
+def job_wait(job: Job, seconds: float) -> Job:
+    """Poll the job until it finishes or `seconds` pass (at most SAVE_MAX_WAIT_SECONDS): a
+    save's read-your-write in one call (REST `wait`, graph `remember`)."""
+    deadline = time.monotonic() + min(seconds, settings.SAVE_MAX_WAIT_SECONDS)
+    while job.status in (Job.Status.QUEUED, Job.Status.RUNNING) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        job.refresh_from_db(
+            fields=["status", "attempts", "error_code", "error_message", "started_at", "finished_at"]
+        )
+    return job
 
 
 def pending_saves(*, owner: User, space: Space) -> int:

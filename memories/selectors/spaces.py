@@ -27,7 +27,7 @@ def space_default(*, owner: User) -> Space | None:
 
 
 def grant_space_id(*, user: User, application_id: Any = None, personal_token_id: Any = None) -> UUID | None:
-    """The space a grant switched to (switch_space), or None for the user's default space."""
+    """The space a grant switched to (graph `switch_agent`), or None for the user's default space."""
     if application_id is None and personal_token_id is None:
         return None
     choice = GrantSpace.objects.filter(owner=user, space__owner=user)

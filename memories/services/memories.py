@@ -32,7 +32,7 @@ def _memory_for_update(*, owner: User, memory_id: Any) -> Memory:
     return memory
 
 
-_STATUS_FIELDS = ["status", "suppressed_at", "suppressed_reason"]
+_STATUS_FIELDS = ["status", "suppressed_at", "suppressed_reason", "suppressed_note"]
 
 
 def _audit(actor: Actor, memory: Memory, action: str, **detail: Any) -> None:
@@ -40,14 +40,17 @@ def _audit(actor: Actor, memory: Memory, action: str, **detail: Any) -> None:
 
 
 @transaction.atomic
-def memory_suppress(*, actor: Actor, memory_id: Any, reason: str = "other") -> Memory:
-    """Hide a memory from recall and answer, restorably. Idempotent."""
+def memory_suppress(*, actor: Actor, memory_id: Any, reason: str = "other", note: str = "") -> Memory:
+    """Hide a memory from recall and answer, restorably, with a reason code and optionally the
+    reason in words (`note`). Idempotent: an already suppressed memory keeps its first reason."""
     memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
     if memory.status != Memory.Status.SUPPRESSED:
         memory.status = Memory.Status.SUPPRESSED
         memory.suppressed_at = timezone.now()
         memory.suppressed_reason = reason[:50]
+        memory.suppressed_note = note.strip()
         memory.save(update_fields=_STATUS_FIELDS)
+        # The note stays on the row: an audit row never holds words that may repeat a memory.
         _audit(actor, memory, AuditEvent.Action.SUPPRESSED, reason=memory.suppressed_reason)
     return memory
 
@@ -57,7 +60,8 @@ def memory_restore(*, actor: Actor, memory_id: Any) -> Memory:
     """Bring a suppressed memory back into recall. Idempotent."""
     memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
     if memory.status != Memory.Status.ACTIVE:
-        memory.status, memory.suppressed_at, memory.suppressed_reason = Memory.Status.ACTIVE, None, ""
+        memory.status, memory.suppressed_at = Memory.Status.ACTIVE, None
+        memory.suppressed_reason = memory.suppressed_note = ""
         memory.save(update_fields=_STATUS_FIELDS)
         _audit(actor, memory, AuditEvent.Action.RESTORED)
     return memory

@@ -1,6 +1,6 @@
 """Writes for spaces: create (and the default), rename, switch the default, delete (moving or
 destroying the contents), and which space a caller's write lands in (`space_for_caller`), including
-the per-grant choice of `switch_space`.
+the per-grant choice of `switch_agent`.
 
 Every function is keyword-only, takes the owner explicitly, runs in one transaction and leaves an
 audit row.
@@ -59,7 +59,7 @@ def space_for_caller(*, caller: Caller, space_id: Any = None) -> Space:
 
     1. the space the request names (REST `space`); it must be one of the caller's, else
        `space_not_found` (404);
-    2. else the space the caller's grant chose with `switch_space` (per OAuth application or
+    2. else the space the caller's grant chose with `switch_agent` (per OAuth application or
        personal access token, kept across token refreshes; on every endpoint, MCP and REST);
     3. else the user's default space, created if the account has none yet.
     The dashboard (a session) has no grant: it uses the default unless a page names a space.
@@ -272,7 +272,8 @@ def _grant_key(caller: Caller) -> dict[str, Any]:
         return grant
     raise AppError(
         Code.SWITCH_SPACE_UNAVAILABLE,
-        "switch_space stores the choice per OAuth grant or personal access token; this caller has neither.",
+        "Switching spaces (switch_agent) stores the choice per OAuth grant or personal access token; this "
+        "caller has neither.",
         agent_action="connect with an OAuth grant or a personal access token, or choose the space in the "
         "dashboard",
     )

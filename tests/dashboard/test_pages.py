@@ -685,20 +685,32 @@ class TestConnect:
         assert 'data-copy="system-prompt"' in html
         assert "You have long-term memory through the Deep Recall tools." in html
 
-    def test_it_explains_each_tool_profile_with_its_url_and_its_own_tools(self, alice_client, settings):
-        from memories.operations.registry import PROFILES, operations
+    def test_it_explains_each_tool_profile_with_its_url_and_the_tools_agents_see(
+        self, alice_client, settings
+    ):
+        from mcp_gateway.tools import tool_definitions
+        from memories.operations.registry import PROFILES
+        from tests.mcp_gateway.test_graph_contract import CONTRACT_TOOLS
 
         html = _html(alice_client.get(reverse("dashboard:connect")))
         assert "Which URL? Tool profiles" in html
+        core = [tool.name for tool in tool_definitions("core")]
         for profile in PROFILES.values():
-            row = html.split(f'id="profile-url-{profile.name}">', 1)
-            assert len(row) == 2, profile.name
-            assert row[1].startswith(f"{settings.PUBLIC_URL}{profile.path}<"), profile.name
-            own = [op.name for op in operations(profile.name) if "core" not in op.profiles]
-            if profile.name != "core":
-                assert own, profile.name  # every extra profile adds tools
-            for name in own:
-                assert f"<code>{name}</code>" in html, (profile.name, name)
+            before, found, after = html.partition(f'id="profile-url-{profile.name}">')
+            assert found, profile.name
+            assert after.startswith(f"{settings.PUBLIC_URL}{profile.path}<"), profile.name
+            row = before.rpartition("<tr>")[2]
+            listed = re.findall(r"<code>([a-z_]+)</code>", row)
+            # What MCP tools/list gives at that URL, under the same names: the core four shown once
+            # as "the core four" where a profile adds to them, and a contract's tools exactly.
+            offered = [tool.name for tool in tool_definitions(profile.name)]
+            if "the core four, and" in row:
+                assert offered[: len(core)] == core and listed == offered[len(core) :], profile.name
+            else:
+                assert listed == offered, profile.name
+        graph_row = html.partition('id="profile-url-graph">')[0].rpartition("<tr>")[2]
+        assert re.findall(r"<code>([a-z_]+)</code>", graph_row) == CONTRACT_TOOLS
+        assert "the core four" not in graph_row
 
     def test_the_built_in_prompt_is_the_one_in_the_docs(self):
         dashboard_views.system_prompt.cache_clear()

@@ -1,5 +1,6 @@
 """The graph profile at /mcp/graph through the official Python MCP SDK: get_context,
-list_entities, relate, switch_space and the graph:// resources.
+list_entities, relate, switch_agent and the graph:// resources (the contract as a whole, and
+remember, recall and invalidate, are in test_graph_contract.py).
 
 Alice owns the graph; Bob has a graph of his own in the same database; Charlie is the
 outsider whose tokens must never see or change anything of Alice's.
@@ -36,14 +37,15 @@ from memories.models import (
 )
 from memories.operations import registry
 from memories.services.spaces import space_create, space_create_default
-from tests.helpers import READ, WRITE, wait_for_job
+from tests.helpers import READ, WRITE
 from tests.mcp_gateway import rpc
 from tests.mcp_gateway.sdk import call, error_code, session_run, structured
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 CORE_TOOLS = ["recall", "answer", "remember", "forget"]
-GRAPH_TOOLS = ["get_context", "list_entities", "relate", "switch_space"]
+# The contract's seven, in its order.
+GRAPH_TOOLS = ["remember", "recall", "get_context", "list_entities", "invalidate", "relate", "switch_agent"]
 RESOURCES = ["graph://entities", "graph://memories", "graph://relations", "graph://stats"]
 ALICE_WORDS = ("Novak", "Paris", "Berlin", "Acme")
 
@@ -97,8 +99,11 @@ def grant(
     return rpc.oauth_token(user, graph_url(server), app_name=app_name, scopes=scopes)
 
 
-def remembered(url: str, token: str, content: str) -> Job:
-    job = wait_for_job(ok(url, token, "remember", {"content": content})["job_id"])
+def remembered(url: str, token: str, content: str, category: str = "fact") -> Job:
+    """Save through the graph `remember`, which answers once the job has finished."""
+    saved = ok(url, token, "remember", {"content": content, "category": category})
+    assert saved["status"] == "stored", saved
+    job = Job.objects.get(id=saved["job_id"])
     assert job.status == Job.Status.SUCCEEDED, job.error_message
     return job
 
@@ -131,7 +136,7 @@ def lives_in(context: dict[str, Any]) -> list[str]:
 # === discovery ==========================================================================
 
 
-def test_it_lists_the_core_tools_then_the_graph_tools_in_a_stable_order(asgi_server, alice):
+def test_it_lists_the_contracts_tools_only_in_a_stable_order(asgi_server, alice):
     token = rpc.pat_token(alice)
 
     async def listing(session: ClientSession) -> tuple[list[Any], list[Any]]:
@@ -140,7 +145,7 @@ def test_it_lists_the_core_tools_then_the_graph_tools_in_a_stable_order(asgi_ser
         return tools, resources
 
     tools, resources = session_run(graph_url(asgi_server), token, listing)
-    assert [t.name for t in tools] == CORE_TOOLS + GRAPH_TOOLS
+    assert [t.name for t in tools] == GRAPH_TOOLS
     again, _ = session_run(graph_url(asgi_server), token, listing)
     assert [t.name for t in again] == [t.name for t in tools]
     for tool in tools:
@@ -155,10 +160,14 @@ def test_it_lists_the_core_tools_then_the_graph_tools_in_a_stable_order(asgi_ser
     core_tools, core_resources = session_run(core_url(asgi_server), token, listing)
     assert [t.name for t in core_tools] == CORE_TOOLS
     assert core_resources == []
-    # A graph tool is unknown on the core endpoint.
+    # A graph tool is unknown on the core endpoint, and a core tool the contract lacks here.
     with pytest.raises(BaseExceptionGroup) as raised:
         call(core_url(asgi_server), token, "list_entities", {})
     assert mcp_error(raised.value).message == "Unknown tool: list_entities"
+    for core_only in ("answer", "forget", "switch_space"):
+        with pytest.raises(BaseExceptionGroup) as raised:
+            call(graph_url(asgi_server), token, core_only, {})
+        assert mcp_error(raised.value).message == f"Unknown tool: {core_only}"
 
 
 # === relate and get_context ==============================================================
@@ -387,17 +396,18 @@ def test_it_pages_list_entities_by_name_and_type(asgi_server, alice):
         assert err(url, token, "list_entities", {"cursor": cursor})["code"] == "invalid_cursor"
 
 
-# === switch_space =======================================================================
+# === switch_agent =======================================================================
 
 
-def test_switch_space_moves_one_grant_and_later_calls_use_it(asgi_server, alice):
+def test_switch_agent_moves_one_grant_and_later_calls_use_it(asgi_server, alice):
     default = space_create_default(owner=alice)
     work = space_create(actor=Actor.owner_acting(alice), name="Work")
     url = graph_url(asgi_server)
     first, first_app = grant(asgi_server, alice, "Work Agent")
     second, _ = grant(asgi_server, alice, "Home Agent")
 
-    switched = ok(url, first, "switch_space", {"space_id": str(work.id)})
+    switched = ok(url, first, "switch_agent", {"agent_id": str(work.id)})
+    assert switched["previous_agent_id"] == str(default.id) and switched["agent_id"] == str(work.id)
     assert switched["previous"] == {"id": str(default.id), "name": "Personal"}
     assert switched["current"] == {"id": str(work.id), "name": "Work"}
     assert switched["changed"] is True and switched["health"]["database"]["reachable"] is True
@@ -434,13 +444,13 @@ def test_switch_space_moves_one_grant_and_later_calls_use_it(asgi_server, alice)
 
     # A personal token is a grant of its own; its health check sees Work's memory.
     pat = rpc.pat_token(alice)
-    seen = ok(url, pat, "switch_space", {"space_id": str(work.id)})
+    seen = ok(url, pat, "switch_agent", {"agent_id": str(work.id)})
     assert seen["health"]["active_memories"] == 1 and seen["health"]["pending_saves"] == 0
     assert seen["health"]["entities"] == Entity.objects.filter(owner=alice, space=work).count() > 0
     assert GrantSpace.objects.filter(owner=alice).count() == 2
 
-    back = ok(url, first, "switch_space", {"space_id": str(default.id)})
-    assert back["previous"]["id"] == str(work.id) and back["current"]["id"] == str(default.id)
+    back = ok(url, first, "switch_agent", {"agent_id": str(default.id)})
+    assert back["previous_agent_id"] == str(work.id) and back["agent_id"] == str(default.id)
     # Asked for both, recall finds only what the current space holds (the review is in Work).
     after = ok(url, first, "recall", {"query": "quarterly review Malia, or my bicycle"})["memories"]
     assert after and {m["space"]["id"] for m in after} == {str(default.id)}
@@ -453,7 +463,7 @@ def test_it_reads_ids_and_times_in_every_spelling_the_contracts_allow(asgi_serve
     token = rpc.pat_token(alice)
     url = graph_url(asgi_server)
 
-    switched = ok(url, token, "switch_space", {"space_id": str(work.id).upper()})
+    switched = ok(url, token, "switch_agent", {"agent_id": str(work.id).upper()})
     assert switched["current"] == {"id": str(work.id), "name": "Work"} and switched["changed"] is True
 
     # Lower-case t and an offset: stored as the instant they name.
@@ -490,17 +500,20 @@ def charlie_token(request, asgi_server, charlie) -> str:
     return rpc.pat_token(charlie)
 
 
-def test_switch_space_to_a_space_not_of_the_caller_changes_nothing(
+def test_switch_agent_to_a_space_not_of_the_caller_changes_nothing(
     asgi_server, alice, charlie, charlie_token
 ):
     alice_space = space_create(actor=Actor.owner_acting(alice), name="Secret Project")
     space_create_default(owner=alice)
     url = graph_url(asgi_server)
     before = graph_rows()
+    charlies = space_create_default(owner=charlie)
     for space_id in (str(alice_space.id), str(uuid.uuid4())):
-        error = err(url, charlie_token, "switch_space", {"space_id": space_id})
+        error = err(url, charlie_token, "switch_agent", {"agent_id": space_id})
         assert error["code"] == "space_not_found", error
-        assert "Secret Project" not in json.dumps(error)
+        assert "Secret Project" not in json.dumps(error) and error["details"]["agent_id"] == space_id
+        # The ids Charlie may use instead: his own spaces, none of Alice's.
+        assert error["details"]["spaces"] == [{"id": str(charlies.id), "name": "Personal"}]
     assert graph_rows() == before
     # Charlie still works in his own default space.
     assert ok(url, charlie_token, "list_entities", {})["space"]["id"] == str(
@@ -508,11 +521,11 @@ def test_switch_space_to_a_space_not_of_the_caller_changes_nothing(
     )
 
 
-def test_switch_space_needs_a_grant(alice):
+def test_switch_agent_needs_a_grant(alice):
     work = space_create(actor=Actor.owner_acting(alice), name="Work")
     session = Caller(user=alice, scopes=ALL_SCOPES, via="session")
     with pytest.raises(AppError) as raised:
-        registry.run("switch_space", session, {"space_id": str(work.id)})
+        registry.run("switch_agent", session, {"agent_id": str(work.id)})
     assert raised.value.code == "switch_space_unavailable"
     assert not GrantSpace.objects.exists()
 
@@ -647,13 +660,13 @@ def test_graph_stats_match_the_database_for_that_user_and_space_only(asgi_server
     remembered(url, token, "Alice Novak lives in Paris.")
     remembered(url, token, "Alice Novak lives in Berlin.")
     private = remembered(url, token, "My locker code is 4471.")
-    ok(url, token, "forget", {"memory_id": str(Memory.objects.get(job=private).id)})
+    ok(url, token, "invalidate", {"memory_id": str(Memory.objects.get(job=private).id)})
     ok(url, token, "relate", {"source": "Alice Novak", "target": "Acme Corp", "relation_type": "works_at"})
     ok(url, token, "relate", {"source": "Alice Novak", "target": "Globex", "relation_type": "works_at"})
     # Alice's other space and Bob's graph are in the same database.
     pat = rpc.pat_token(alice)
     work = space_create(actor=Actor.owner_acting(alice), name="Work")
-    ok(url, pat, "switch_space", {"space_id": str(work.id)})
+    ok(url, pat, "switch_agent", {"agent_id": str(work.id)})
     ok(url, pat, "relate", {"source": "Team Alpha", "target": "Project Kite", "relation_type": "has"})
     remembered(url, pat, "Project Kite ships in May.")
     bob_token, _ = grant(asgi_server, bob, "Bob's Agent")
@@ -743,12 +756,13 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
     ("list_entities", {"limit": True}, "wrong_type"),
     ("list_entities", {"cursor": "x" * 601}, "value_too_long"),
     ("list_entities", {"space_id": str(uuid.uuid4())}, "unknown_field"),
-    ("switch_space", {}, "missing_field"),
-    ("switch_space", {"space_id": "not-a-uuid"}, "invalid_format"),
-    ("switch_space", {"space_id": f"urn:uuid:{uuid.uuid4()}"}, "invalid_format"),
-    ("switch_space", {"space_id": f"{{{uuid.uuid4()}}}"}, "invalid_format"),
-    ("switch_space", {"space_id": 42}, "wrong_type"),
-    ("switch_space", {"space_id": str(uuid.uuid4()), "persist": True}, "unknown_field"),
+    ("switch_agent", {}, "missing_field"),
+    ("switch_agent", {"agent_id": "not-a-uuid"}, "invalid_format"),
+    ("switch_agent", {"agent_id": f"urn:uuid:{uuid.uuid4()}"}, "invalid_format"),
+    ("switch_agent", {"agent_id": f"{{{uuid.uuid4()}}}"}, "invalid_format"),
+    ("switch_agent", {"agent_id": 42}, "wrong_type"),
+    ("switch_agent", {"agent_id": str(uuid.uuid4()), "persist": True}, "unknown_field"),
+    ("switch_agent", {"space_id": str(uuid.uuid4())}, "unknown_field"),
 ]
 
 
@@ -805,7 +819,7 @@ def test_a_read_only_token_gets_403_on_relate_and_may_read(asgi_server, alice, k
     assert lives_in(ok(url, token, "get_context", {"entity_name": "Alice Novak"})) == ["Paris"]
     assert [e["name"] for e in ok(url, token, "list_entities", {})["entities"]] == ["Alice Novak", "Paris"]
     assert read_resources(url, token, ["graph://relations"])["graph://relations"]["count"] == 1
-    switched = ok(url, token, "switch_space", {"space_id": str(Space.objects.get(owner=alice).id)})
+    switched = ok(url, token, "switch_agent", {"agent_id": str(Space.objects.get(owner=alice).id)})
     assert switched["changed"] is False
 
 

@@ -2,8 +2,8 @@
 
 What holds for every profile: its discovery document names it exactly, a token minted for
 another profile's URL is refused there, `tools/list` is the core four then the profile's own
-tools in a stable order (or, for a profile whose contract closes its namespace, exactly the
-contract's tools), tools of other profiles are unknown, and resources need memory:read.
+tools in a stable order (or exactly a contract's tools, for a profile whose contract fixes them:
+graph and evidence), tools of other profiles are unknown, and resources need memory:read.
 The tools themselves are tested per profile (test_graph_profile.py, test_evidence_profile.py,
 test_ingest_profile.py).
 """
@@ -30,12 +30,15 @@ CORE = ["recall", "answer", "remember", "forget"]
 # What the issue asks each profile to add, in the order it lists them.
 OWN = {
     "core": [],
-    "graph": ["get_context", "list_entities", "relate", "switch_space"],
+    # The graph contract's closed namespace, in its order: its own remember and recall, no core four.
+    "graph": ["remember", "recall", "get_context", "list_entities", "invalidate", "relate", "switch_agent"],
     "evidence": ["resolve_entity", "facts_context", "claims_and_sources_context", "combined_context"],
     "ingest": ["ingest", "pipeline_readiness"],
 }
 # A profile whose contract closes its namespace lists exactly the contract's tools.
-CLOSED = {"evidence": CONTRACT_TOOLS}
+CLOSED = {"evidence": CONTRACT_TOOLS, "graph": OWN["graph"]}
+# Profiles whose contract fixes their tools: without the core four.
+CONTRACTED = set(CLOSED)
 PATHS = {"core": "/mcp", "graph": "/mcp/graph", "evidence": "/mcp/evidence", "ingest": "/mcp/ingest"}
 GRAPH_RESOURCES = ["graph://entities", "graph://memories", "graph://relations", "graph://stats"]
 
@@ -97,7 +100,9 @@ def test_an_oauth_token_works_only_at_the_profile_it_was_minted_for(asgi_server,
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_tools_list_is_the_core_four_then_the_profiles_own_in_a_stable_order(asgi_server, alice, protocol):
+def test_tools_list_is_the_core_four_then_the_profiles_own_or_its_contracts_in_a_stable_order(
+    asgi_server, alice, protocol
+):
     token = rpc.pat_token(alice, scopes=(READ,))
     listed = {}
     for profile, path in PATHS.items():
@@ -123,7 +128,7 @@ def test_tools_list_is_the_core_four_then_the_profiles_own_in_a_stable_order(asg
 def test_a_tool_of_another_profile_is_unknown_here(asgi_server, alice, profile):
     token = rpc.pat_token(alice)
     before = rpc.row_counts()
-    for foreign in ("relate", "switch_space", "ingest", "facts_context"):
+    for foreign in ("relate", "switch_agent", "invalidate", "ingest", "facts_context"):
         if foreign in OWN[profile]:
             continue
         response = _post(
@@ -184,7 +189,7 @@ def test_a_client_signs_in_with_oauth_for_a_profile_url_and_gets_a_token_for_it(
         return [tool.name for tool in (await session.list_tools()).tools]
 
     names = asyncio.run(_session_run(asgi_server.url, auth, steps, path="/mcp/graph"))
-    assert names == CORE + OWN["graph"]
+    assert names == OWN["graph"]
     assert storage.tokens is not None
     access = get_access_token_model().objects.get(user=browser_user, application__name="Test Agent")
     assert access.resource == [f"{asgi_server.url}/mcp/graph"]
@@ -201,7 +206,7 @@ def test_a_client_signs_in_with_oauth_for_a_profile_url_and_gets_a_token_for_it(
     from memories.services.spaces import space_create
 
     work = space_create(actor=Actor.owner_acting(browser_user), name="Work")
-    switched = sdk.call(asgi_server.url + "/mcp/graph", raw, "switch_space", {"space_id": str(work.id)})
+    switched = sdk.call(asgi_server.url + "/mcp/graph", raw, "switch_agent", {"agent_id": str(work.id)})
     assert sdk.structured(switched)["current"]["name"] == "Work"
     assert storage.client is not None
     query = {

@@ -19,10 +19,9 @@ from memories.selectors.spaces import space_default
 from tests.helpers import wait_for_job
 from tests.mcp_gateway import rpc
 from tests.mcp_gateway.node import node_tools
+from tests.mcp_gateway.test_graph_contract import CONTRACT_TOOLS
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-CORE = ["recall", "answer", "remember", "forget"]
 
 
 def run_steps(url: str, token: str, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -72,11 +71,21 @@ def test_the_graph_profile_tools_and_resources_through_the_typescript_sdk(asgi_s
                 "call": "relate",
                 "arguments": {"source": "Mara Lind", "target": "Oslo", "relation_type": "lives"},
             },
-            {"call": "forget", "arguments": {"memory_id": "00000000-0000-0000-0000-000000000000"}},
+            {"call": "invalidate", "arguments": {"memory_id": "00000000-0000-0000-0000-000000000000"}},
+            {
+                "call": "remember",
+                "arguments": {
+                    "content": "Mara Lind prefers the night train.",
+                    "category": "preference",
+                    "entities": [{"name": "Mara Lind", "type": "Person"}],
+                    "confidence": 1,
+                },
+            },
         ],
     )
     names = [tool["name"] for tool in lines[0]["result"]["tools"]]
-    assert names == [*CORE, "get_context", "list_entities", "relate", "switch_space"]
+    # The contract's seven, in its order.
+    assert names == CONTRACT_TOOLS
     oslo, bergen, context = structured(lines[1]), structured(lines[2]), structured(lines[3])
     assert bergen["superseded"] == [oslo["relation"]["id"]]
     relation = Relation.objects.get(id=bergen["relation"]["id"])
@@ -101,6 +110,9 @@ def test_the_graph_profile_tools_and_resources_through_the_typescript_sdk(asgi_s
     assert refused["structuredContent"]["agent_action"]
     assert "result" in lines[8], lines[8]
     assert lines[8]["result"]["structuredContent"]["code"] == "memory_not_found"
+    saved = structured(lines[9])
+    assert saved["status"] == "stored" and saved["memories"][0]["category"] == "preference"
+    assert Memory.objects.get(id=saved["memory_id"]).owner == alice
     assert Relation.objects.filter(owner=alice).count() == 2
 
     # The outsider, through the same SDK: none of it is there for him.

@@ -46,6 +46,7 @@ from accounts.models import PersonalAccessToken, User
 from accounts.services import pat_create
 from memories.api import urls as api_urls
 from memories.api.documents import UPLOAD_SCHEMA
+from memories.api.images import UPLOAD_SCHEMA as IMAGE_UPLOAD_SCHEMA
 from memories.api.memories import MEMORY_LIST_PARAMS, MEMORY_SEARCH_PARAMS, SAVE_SCHEMA
 from memories.api.open_query import OPEN_QUERY_ROUTES, WRITE_ROUTES
 from memories.api.query import REASON_SCHEMA
@@ -85,7 +86,9 @@ HANDLERS = ("get", "post", "put", "patch", "delete")
 def served(template: str) -> list[str]:
     """The HTTP methods the route's view implements (upper case)."""
     pattern = next(p for p in api_urls.urlpatterns if "/api/" + str(p.pattern) == template)
-    view = pattern.callback.cls  # a DRF view function carries its class
+    view = getattr(pattern.callback, "cls", None)  # a DRF view function carries its class
+    if view is None:
+        return ["GET"]  # a plain Django view: the signed image link, which serves GET and HEAD
     return [name.upper() for name in HANDLERS if hasattr(view, name)]
 
 
@@ -146,6 +149,8 @@ def world(alice, bob, charlie, settings, no_worker_broker, paused_worker) -> Wor
         "relation_id": [str(relate(alice, "Mara Lind", "Oslo").id)],
         "token_id": [str(pat_create(user=alice, name="spare", scopes=[READ])[0].id)],
     }
+    # The signed image link's path takes a source id (a note's here: no picture, so a 403 or 404).
+    own["source_id"] = [str(Memory.objects.get(id=own["memory_id"][0]).source_id)]
     outsider = [
         str(make_memory(bob, "Bob's secret").id),
         str(default_space(bob).id),
@@ -323,6 +328,7 @@ BODY_FIELDS = sorted(
     {
         *SAVE_SCHEMA["properties"],
         *UPLOAD_SCHEMA["properties"],
+        *IMAGE_UPLOAD_SCHEMA["properties"],
         *CREATE_SCHEMA["properties"],
         *REASON_SCHEMA["properties"],
         "name",
@@ -550,6 +556,14 @@ BODIES: list[tuple[str, str, tuple[dict[str, Any], list[str]]]] = [
         "POST",
         "/api/v1/documents",
         ({"source_kind": "notes", "source_ref": "a"}, sorted(UPLOAD_SCHEMA["properties"])),
+    ),
+    (
+        "POST",
+        "/api/v1/images",
+        (
+            {"caption": "The whiteboard after the planning meeting."},
+            sorted(IMAGE_UPLOAD_SCHEMA["properties"]),
+        ),
     ),
     ("POST", "/api/v1/operations/<str:name>", ({}, [])),  # per operation: VALID_ARGUMENTS
     # The evidence contract's write and open-query tools, one route each, the body their arguments.

@@ -250,8 +250,8 @@ class TestProfileTools:
     @pytest.fixture
     def isolated(self, monkeypatch):
         monkeypatch.setattr(registry, "_REGISTRY", {})
-        # Only the profiles that fix no tools of their own: the real closed ones (evidence) would
-        # report their real operations missing from this empty registry.
+        # Only the profiles that fix no tools of their own: the real closed ones (graph, evidence)
+        # would report their real operations missing from this empty registry.
         profiles = {
             **{name: profile for name, profile in registry.PROFILES.items() if not profile.tools},
             "contract": registry.Profile(

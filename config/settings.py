@@ -305,7 +305,7 @@ if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", OPEN_QUERY_ROLE):
 OPEN_QUERY_TIMEOUT_MS = env_int("OPEN_QUERY_TIMEOUT_MS", 3000, minimum=100, maximum=60_000)
 OPEN_QUERY_LOCK_TIMEOUT_MS = env_int("OPEN_QUERY_LOCK_TIMEOUT_MS", 500, minimum=10, maximum=10_000)
 # At most this many rows and this many bytes of JSON rows per answer; what is cut is reported.
-OPEN_QUERY_MAX_ROWS = env_int("OPEN_QUERY_MAX_ROWS", 1000, minimum=1, maximum=100_000)
+OPEN_QUERY_MAX_ROWS = env_int("OPEN_QUERY_MAX_ROWS", 1000, minimum=1, maximum=50_000)
 OPEN_QUERY_MAX_BYTES = env_int("OPEN_QUERY_MAX_BYTES", 1024 * 1024, minimum=1024, maximum=64 * 1024 * 1024)
 
 # Images (PNG, JPEG, WebP). The pixel limit is checked from the header in the request and again

@@ -161,6 +161,9 @@ CLOCK_COMPARISON = re.compile(
 )
 NOT_READERS = (
     "memories/selectors/as_of.py",
+    # The open query's published example SQL over the documented views (what an agent could write
+    # itself, e.g. "what changed since T": a change log, not a reading as of a time).
+    "memories/open_query/saved.py",
     "memories/pipeline/",
     "memories/models.py",
     "memories/migrations/",

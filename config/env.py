@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import uuid
 from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -77,6 +78,22 @@ def env_url(name: str, default: str, *, schemes: tuple[str, ...]) -> str:
             f"{name}={raw!r} is not a valid URL; expected {' or '.join(schemes)}://host[:port]"
         )
     return raw.rstrip("/")
+
+
+def env_uuid(name: str) -> uuid.UUID | None:
+    """A UUID in its canonical hyphenated form, or None when unset."""
+    raw = env_str(name)
+    if not raw:
+        return None
+    try:
+        value = uuid.UUID(raw)
+    except ValueError:
+        value = None
+    if value is None or str(value) != raw.lower():
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} is not a UUID; use the hyphenated form (8-4-4-4-12 hex digits)"
+        )
+    return value
 
 
 _RATE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}

@@ -8,6 +8,7 @@ non-zero exit. docs/configuration.md lists every variable.
 from __future__ import annotations
 
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +26,7 @@ from config.env import (
     env_secret,
     env_str,
     env_url,
+    env_uuid,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -44,6 +46,11 @@ PORT = env_int("PORT", 8000, minimum=1, maximum=65535)
 PUBLIC_URL = env_url("PUBLIC_URL", f"http://127.0.0.1:{PORT}", schemes=("http", "https"))
 if PRODUCTION and not PUBLIC_URL.startswith("https://"):
     raise ImproperlyConfigured("PUBLIC_URL must be https:// in production (it is the OAuth issuer)")
+# Names this deployment in what it hands out (the evidence contract's `deployment_id`): set it to keep
+# the id when PUBLIC_URL changes; by default derived from PUBLIC_URL, so it is stable without a stored row.
+DEPLOYMENT_ID = str(
+    env_uuid("DEEPRECALL_DEPLOYMENT_ID") or uuid.uuid5(uuid.NAMESPACE_URL, PUBLIC_URL.rstrip("/"))
+)
 _public = urlsplit(PUBLIC_URL)
 _public_host = _public.hostname or "127.0.0.1"
 ALLOWED_HOSTS = env_list(

@@ -45,6 +45,7 @@ from mcp_gateway.tools import (
     tool_scope,
 )
 from memories.errors import Code
+from memories.limits import document_request_max_bytes
 from memories.operations import registry
 
 logger = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def body_limit(profile: str) -> int:
     """The largest request body a profile accepts. A profile with `ingest` carries whole documents
     (base64 in JSON: 4/3 of the bytes), so it takes the document limit plus room for the rest."""
     if registry.operation_for_tool("ingest", profile) is not None:
-        return max(MAX_BODY_BYTES, settings.DOCUMENT_MAX_BYTES * 4 // 3 + 64 * 1024)
+        return max(MAX_BODY_BYTES, document_request_max_bytes())
     return MAX_BODY_BYTES
 
 

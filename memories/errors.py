@@ -67,6 +67,7 @@ class Code(StrEnum):
     NOT_FOUND = "not_found"
     MEMORY_NOT_FOUND = "memory_not_found"
     JOB_NOT_FOUND = "job_not_found"
+    VERSION_NOT_FOUND = "version_not_found"
     SPACE_NOT_FOUND = "space_not_found"
     RELATION_NOT_FOUND = "relation_not_found"
     ENTITY_NOT_FOUND = "entity_not_found"
@@ -303,6 +304,12 @@ CATALOGUE: dict[Code, Entry] = {
         f"job: {_NOT_YOURS}",
         "check the job_id; it is returned by remember and document uploads",
         message="No job with this id exists in your account.",
+    ),
+    Code.VERSION_NOT_FOUND: Entry(
+        404,
+        f"document version: {_NOT_YOURS}",
+        "check the version_id; ingest returns it (pipeline.poll_with.version_ids)",
+        message="No document version with this id exists in your account.",
     ),
     Code.SPACE_NOT_FOUND: Entry(
         404,

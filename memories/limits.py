@@ -8,6 +8,7 @@ there; a token's name length belongs to the accounts app (accounts.services.NAME
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from memories.models import Entity, Memory, Source, Space
@@ -38,3 +39,13 @@ TAGS_MAX = 50
 QUERY_MAX_LENGTH = 2000
 # An image's caption: what its uploader says it shows (a sentence or a paragraph, not a document).
 CAPTION_MAX_CHARS = 4_000
+
+
+# Any request body elsewhere (REST: DATA_UPLOAD_MAX_MEMORY_SIZE; MCP: mcp_gateway.app.MAX_BODY_BYTES).
+_JSON_ROOM_BYTES = 64 * 1024
+
+
+def document_request_max_bytes() -> int:
+    """The largest request body that carries one whole document as JSON (the `ingest` tool, over MCP
+    or REST): base64 is 4/3 of the bytes, plus room for the other arguments."""
+    return settings.DOCUMENT_MAX_BYTES * 4 // 3 + _JSON_ROOM_BYTES

@@ -133,6 +133,20 @@ class Source(models.Model):
     def __str__(self) -> str:
         return f"{self.origin} {self.id}"
 
+    @property
+    def document_id(self) -> uuid.UUID:
+        """The document this is a version of, stable across versions: derived from what names the
+        document (its owner, space and source_kind + source_ref), so no row has to hold it and a purged
+        version does not change it. A source without a name is a document of one version: its own id."""
+        if not (self.source_kind and self.source_ref):
+            return self.id
+        name = f"{self.owner_id}\n{self.space_id}\n{self.source_kind}\n{self.source_ref}"
+        return uuid.uuid5(DOCUMENT_NAMESPACE, name)
+
+
+# The namespace of derived document ids (Source.document_id); fixed, so the ids never change.
+DOCUMENT_NAMESPACE = uuid.UUID("6f1d2a7c-3b0e-5c58-9a41-2d7e0c9b8f13")
+
 
 class Entity(models.Model):
     """Something the memories mention: a person, organisation, place, product, concept."""

@@ -83,6 +83,27 @@ def error_response(error: AppError, request_id: str, headers: dict[str, str] | N
     return response
 
 
+def body_read(request: HttpRequest, *, max_bytes: int) -> bytes:
+    """The request body under a limit of its own (for the one route whose body is a document), read
+    before anything else touches it: later reads (`request.body`, DRF's parsers) get these bytes and do
+    not apply the global DATA_UPLOAD_MAX_MEMORY_SIZE again."""
+    if hasattr(request, "_body"):
+        return request._body
+    declared = request.META.get("CONTENT_LENGTH") or ""
+    if (declared.isdigit() and int(declared) > max_bytes) or (
+        len(data := request.read(max_bytes + 1)) > max_bytes
+    ):
+        raise AppError(
+            Code.PAYLOAD_TOO_LARGE,
+            f"The request body is larger than {max_bytes:,} bytes, which carries one document of the "
+            f"{settings.DOCUMENT_MAX_BYTES:,}-byte document limit.",
+            details={"max_bytes": max_bytes},
+            agent_action="split the document into smaller parts and ingest them separately",
+        )
+    request._body = data
+    return data
+
+
 def request_limit_error(exc: Exception | None) -> AppError | None:
     """Django's refusal of a request over its limits (raised where the body or the query is first
     read: a parser, the CSRF check, the view) as our error; None for anything else."""

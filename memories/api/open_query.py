@@ -16,8 +16,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.caller import SCOPE_READ
-from memories.api.base import ApiView
+from memories.api.base import ApiView, body_read
 from memories.api.query import json_body
+from memories.limits import document_request_max_bytes
 from memories.operations import registry
 
 # tool -> (URL under /api/, URL name). POST runs the tool with its arguments as the body.
@@ -53,10 +54,17 @@ class ToolRunView(ApiView):
 
 
 class WriteToolsView(ToolRunView):
-    """GET lists the write tools; POST runs `ingest`."""
+    """GET lists the write tools; POST runs `ingest`, whose body may carry a whole document: larger than
+    any other REST body (DATA_UPLOAD_MAX_MEMORY_SIZE), up to what MCP's ingest takes."""
 
     def get(self, request: Request) -> Response:
         return Response({"tools": _tools(WRITE_ROUTES)})
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        # Before authentication, which reads the body too (an OAuth token may travel in it).
+        if request.method == "POST":
+            body_read(request._request, max_bytes=document_request_max_bytes())
+        super().initial(request, *args, **kwargs)
 
 
 class QuerySpaceView(ToolRunView):

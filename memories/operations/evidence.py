@@ -442,23 +442,45 @@ def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
 COMBINED_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
 
 
+# The contract's ContextBundle/v2: the two authorities as two complete envelopes, side by side,
+# never merged into one list; the outer envelope says what the bundle as a whole was asked about.
+CONTEXT_BUNDLE = "ContextBundle/v2"
+
+
 COMBINED_OUTPUT: dict[str, Any] = _envelope_schema(
     "composite",
     {
-        "facts": {"type": "array", "items": FACT_SCHEMA},
-        "claims": {"type": "array", "items": CLAIM_SCHEMA},
+        "schema": {"type": "string", "enum": [CONTEXT_BUNDLE]},
+        "claims_and_sources": CLAIMS_OUTPUT,
+        "facts": FACTS_OUTPUT,
     },
 )
 
 
 @operation("combined_context", PROFILES, SCOPE_READ, READ_ONLY, COMBINED_INPUT, COMBINED_OUTPUT)
 def _combined_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    """Facts and claims together for one query, in two separate lists: `facts` (what holds, with evidence and
-    contradiction counts) and `claims` (what sources asserted, by whom, when). Use it when you must both
-    answer and justify the answer.
+    """Facts and claims together for one query (a ContextBundle/v2): `claims_and_sources` is the complete
+    evidence envelope (what sources asserted, by whom, when) and `facts` the complete fact envelope (what
+    holds, with evidence and contradiction counts), each with its own grain, validity, freshness and
+    negative. Use it when you must both answer and justify the answer.
     """
     space = space_for_caller(caller=caller)
     result = selectors.evidence_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
-    return _envelope("composite", result, facts=_facts_part(result), claims=_claims_part(result, caller))
+    facts = _facts_part(result)
+    claims = _claims_part(result, caller)
+    return _envelope(
+        "composite",
+        result,
+        schema=CONTEXT_BUNDLE,
+        claims_and_sources=_side(_envelope("evidence", result, claims=claims, total=len(claims)), claims),
+        facts=_side(_envelope("fact", result, facts=facts, total=len(facts)), facts),
+    )
+
+
+def _side(envelope: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
+    """One authority of a bundle: the search's negative only where this side came back empty."""
+    if items:
+        envelope["negative"] = None
+    return envelope

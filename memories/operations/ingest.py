@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import uuid
 from typing import Any
 
 from django.conf import settings
@@ -38,7 +39,21 @@ from memories.models import Job, Source, Space
 from memories.operations.registry import READ_ONLY, WRITES_IDEMPOTENT, operation
 from memories.operations.schemas import ALL, NULLABLE_TIME, UUID, obj
 from memories.representations import iso
-from memories.selectors.jobs import FAILED_STAGES, STAGE_STATUSES, STAGES, JobReadiness, job_readiness_list
+from memories.selectors.jobs import (
+    DONE,
+    FAILED,
+    FAILED_STAGES,
+    IN_PROGRESS,
+    NOT_REACHED,
+    NOT_SEARCHABLE,
+    PENDING,
+    STAGE_STATUSES,
+    STAGES,
+    UNKNOWN,
+    JobReadiness,
+    job_readiness_list,
+    version_job_ids,
+)
 from memories.services.documents import document_ingest
 from memories.services.spaces import space_for_caller
 
@@ -58,6 +73,22 @@ POLL_AFTER_MS = 500
 RETRY_POLL_AFTER_MS = 2000
 MAX_JOB_IDS = 50
 JOB_STATUSES = [*Job.Status.values, "not_found"]
+# The contract's readiness requirements. pipeline: the job finished; p1: its memories are stored and
+# found by search; live_graph: its entities and relations are linked (the same commit as p1 here);
+# p3: a published corpus tree, which this service does not build: reported `not_offered`, never waited on.
+REQUIREMENTS = ("pipeline", "p1", "live_graph", "p3")
+NOT_OFFERED = frozenset({"p3"})
+DEFAULT_REQUIRE = {"pipeline": True, "p1": True, "live_graph": True, "p3": False}
+REQUIREMENT_STATUSES = [
+    "done",
+    "pending",
+    "in_progress",
+    "failed",
+    "not_searchable",
+    "not_found",
+    "not_offered",
+]
+REQUIRE_OUTPUT = obj({name: {"type": "boolean"} for name in REQUIREMENTS}, required=ALL, closed=False)
 
 
 def _base64_length(size: int) -> int:
@@ -157,26 +188,37 @@ def _filename(*, title: str, source_ref: str, mime: str) -> str:
     return base.strip()[:200] + _EXTENSIONS[mime]
 
 
-def _polling(job: Job, *, created: bool) -> dict[str, Any]:
+def _pipeline(job: Job, source: Source, *, created: bool) -> dict[str, Any]:
+    """The contract's async guidance: where the version is, and the exact pipeline_readiness call to make."""
     finished = job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED)
-    arguments = {"job_ids": [str(job.id)]}
+    if job.status == Job.Status.SUCCEEDED:
+        status = "processed"
+    elif job.status == Job.Status.FAILED:
+        status = "failed"
+    else:
+        status = "accepted_not_ready"
     if finished:
-        message = (
-            f"The job has already {job.status}. Call pipeline_readiness once to see its stages and "
-            "whether its memories are searchable; there is no need to poll."
+        outcome = "processed" if status == "processed" else "refused by the pipeline"
+        guidance = (
+            f"The version has already been {outcome}. "
+            "Call pipeline_readiness once with poll_with to see its stages and whether it is ready; there is "
+            "no need to poll."
         )
-        return {"tool": "pipeline_readiness", "arguments": arguments, "poll_after_ms": 0, "message": message}
-    message = (
-        "Call pipeline_readiness with this job id after poll_after_ms, and again at that pace until it "
-        "says stop_polling; once the job is searchable, recall finds what was ingested."
-    )
-    if not created:
-        message = "The earlier job is still being processed. " + message
+    else:
+        guidance = (
+            "Ingest accepted. Wait until pipeline_readiness.ready is true before relying on what was "
+            "ingested: call it with poll_with after poll_after_ms, and again at that pace while ready "
+            "is false and stop_polling is false; on a failed stage stop and report it."
+        )
+        if not created:
+            guidance = "The earlier version is still being processed. " + guidance
+    poll_after_ms = 0 if finished else POLL_AFTER_MS if job.attempts <= 1 else RETRY_POLL_AFTER_MS
     return {
-        "tool": "pipeline_readiness",
-        "arguments": arguments,
-        "poll_after_ms": POLL_AFTER_MS if job.attempts <= 1 else RETRY_POLL_AFTER_MS,
-        "message": message,
+        "status": status,
+        "next_tool": "pipeline_readiness",
+        "poll_with": {"version_ids": [str(source.id)], "require": dict(DEFAULT_REQUIRE)},
+        "poll_after_ms": poll_after_ms,
+        "guidance": guidance,
     }
 
 
@@ -251,15 +293,35 @@ INGEST_INPUT: dict[str, Any] = obj(
 
 INGEST_OUTPUT: dict[str, Any] = obj(
     {
+        # The contract's IngestedVersion.
+        "deployment_id": UUID,
+        "doc_id": UUID,
+        "version_id": UUID,
+        "content_hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "created": {"type": "boolean"},
+        "pipeline": obj(
+            {
+                "status": {"type": "string", "enum": ["accepted_not_ready", "processed", "failed"]},
+                "next_tool": {"type": "string", "enum": ["pipeline_readiness"]},
+                "poll_with": obj(
+                    {"version_ids": {"type": "array", "items": UUID}, "require": REQUIRE_OUTPUT},
+                    required=ALL,
+                    closed=False,
+                ),
+                "poll_after_ms": {"type": "integer", "minimum": 0},
+                "guidance": {"type": "string"},
+            },
+            required=ALL,
+            closed=False,
+        ),
+        # Ours beside it: the job (what remember also returns), the version's number and document.
         "job_id": UUID,
         "status": {"type": "string", "enum": list(Job.Status.values)},
-        "created": {"type": "boolean"},
         "version": obj(
             {"source_id": UUID, "number": {"type": "integer", "minimum": 1}},
             required=ALL,
             closed=False,
         ),
-        "content_hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
         "document": obj(
             {
                 "source_kind": {"type": ["string", "null"]},
@@ -274,16 +336,6 @@ INGEST_OUTPUT: dict[str, Any] = obj(
         ),
         "space_id": UUID,
         "message": {"type": "string"},
-        "polling": obj(
-            {
-                "tool": {"type": "string"},
-                "arguments": {"type": "object"},
-                "poll_after_ms": {"type": "integer", "minimum": 0},
-                "message": {"type": "string"},
-            },
-            required=ALL,
-            closed=False,
-        ),
     },
     required=ALL,
 )
@@ -323,11 +375,15 @@ def _ingest(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
             "stored. The job, version and hash are the earlier ones."
         )
     return {
+        "deployment_id": settings.DEPLOYMENT_ID,
+        "doc_id": str(source.document_id),
+        "version_id": str(source.id),
+        "content_hash": source.content_hash,
+        "created": created,
+        "pipeline": _pipeline(job, source, created=created),
         "job_id": str(job.id),
         "status": job.status,
-        "created": created,
         "version": {"source_id": str(source.id), "number": source.version},
-        "content_hash": source.content_hash,
         "document": {
             "source_kind": source.source_kind or None,
             "source_ref": source.source_ref or None,
@@ -339,18 +395,18 @@ def _ingest(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         },
         "space_id": str(source.space_id),
         "message": message,
-        "polling": _polling(job, created=created),
     }
 
 
 # --- pipeline_readiness ------------------------------------------------------------------
 
 
-def _next_step(item: JobReadiness, *, in_current_space: bool) -> str:
+def _next_step(item: JobReadiness, *, in_current_space: bool, version_id: uuid.UUID | None) -> str:
     job = item.job
     if job is None:
+        what = "version" if version_id is not None else "job"
         return (
-            "No job with this id exists in your account. Check the id (ingest and remember return it); "
+            f"No {what} with this id exists in your account. Check the id (ingest returns it); "
             "asking again will not change this."
         )
     if job.status == Job.Status.QUEUED:
@@ -381,21 +437,50 @@ def _next_step(item: JobReadiness, *, in_current_space: bool) -> str:
     return f"Searchable: {counts.searchable} of its {counts.total} memories are; {where}"
 
 
-def _readiness_dict(item: JobReadiness, *, current_space: Space) -> dict[str, Any]:
+def _requirements(item: JobReadiness) -> dict[str, str]:
+    """Each contract requirement's status for one job."""
+    job = item.job
+    if job is None:
+        pipeline = "not_found"
+    else:
+        pipeline = {
+            Job.Status.QUEUED: "pending",
+            Job.Status.RUNNING: "in_progress",
+            Job.Status.SUCCEEDED: "done",
+            Job.Status.FAILED: "failed",
+        }[Job.Status(job.status)]
+    # Searchable is a further step only once the job has finished; before that it shares its status.
+    p1 = ("done" if item.searchable else "not_searchable") if pipeline == "done" else pipeline
+    # Entities and relations are linked in the job's own commit: live with it.
+    return {"pipeline": pipeline, "p1": p1, "live_graph": pipeline, "p3": "not_offered"}
+
+
+def _ready(requirements: dict[str, str], require: dict[str, bool]) -> bool:
+    return all(
+        requirements[name] == "done" for name, wanted in require.items() if wanted and name not in NOT_OFFERED
+    )
+
+
+def _readiness_dict(
+    item: JobReadiness, *, current_space: Space, require: dict[str, bool], version_id: uuid.UUID | None
+) -> dict[str, Any]:
     job = item.job
     error: dict[str, Any] | None = None
     if job is None:
-        error = {
-            "code": Code.JOB_NOT_FOUND.value,
-            "message": CATALOGUE[Code.JOB_NOT_FOUND].message,
-            "failed_stage": None,
-        }
+        missing = Code.VERSION_NOT_FOUND if version_id is not None else Code.JOB_NOT_FOUND
+        error = {"code": missing.value, "message": CATALOGUE[missing].message, "failed_stage": None}
     elif job.status == Job.Status.FAILED:
         error = {"code": job.error_code, "message": job.error_message, "failed_stage": item.failed_stage}
     in_current_space = job is not None and job.space_id == current_space.id
+    source = job.source if job is not None else None
+    requirements = _requirements(item)
     return {
-        "job_id": str(item.job_id),
+        "job_id": str(item.job_id) if job is not None or version_id is None else None,
+        "version_id": str(source.id) if source is not None else str(version_id) if version_id else None,
+        "doc_id": str(source.document_id) if source is not None else None,
         "status": item.status,
+        "ready": _ready(requirements, require),
+        "requirements": requirements,
         "kind": job.kind if job is not None else None,
         "attempts": job.attempts if job is not None else None,
         "stages": [{"name": s.name, "status": s.status, "at": iso(s.at)} for s in item.stages],
@@ -404,19 +489,35 @@ def _readiness_dict(item: JobReadiness, *, current_space: Space) -> dict[str, An
         "searchable_count": item.counts.searchable if job is not None else None,
         "space_id": str(job.space_id) if job is not None else None,
         "in_current_space": in_current_space,
-        "version": (
-            {"source_id": str(job.source_id), "number": job.source.version}
-            if job is not None and job.source is not None
-            else None
-        ),
+        "version": ({"source_id": str(source.id), "number": source.version} if source is not None else None),
         "created_at": iso(job.created_at) if job is not None else None,
         "started_at": iso(job.started_at) if job is not None else None,
         "finished_at": iso(job.finished_at) if job is not None else None,
         "error": error,
         "done": item.done,
         "stop_polling": item.stop_polling,
-        "next": _next_step(item, in_current_space=in_current_space),
+        "next": _next_step(item, in_current_space=in_current_space, version_id=version_id),
     }
+
+
+# How far a stage has got, least first: a report's stage is its least advanced across the jobs, so
+# `done` there means done for every one (and one failure shows, whatever the others did).
+_STAGE_ORDER = {
+    s: i for i, s in enumerate([FAILED, UNKNOWN, NOT_REACHED, PENDING, IN_PROGRESS, NOT_SEARCHABLE, DONE])
+}
+
+
+def _report_stages(items: list[JobReadiness]) -> list[dict[str, Any]]:
+    stages = []
+    for position, name in enumerate(STAGES):
+        of_jobs = [item.stages[position] for item in items if item.job is not None]
+        if not of_jobs:
+            stages.append({"name": name, "status": UNKNOWN, "at": None})
+            continue
+        least = min(of_jobs, key=lambda stage: _STAGE_ORDER[stage.status])
+        times = [stage.at for stage in of_jobs if stage.status == least.status and stage.at is not None]
+        stages.append({"name": name, "status": least.status, "at": iso(max(times)) if times else None})
+    return stages
 
 
 _STAGE = obj(
@@ -430,8 +531,16 @@ _STAGE = obj(
 )
 _JOB_READINESS = obj(
     {
-        "job_id": UUID,
+        "job_id": NULLABLE_UUID,
+        "version_id": NULLABLE_UUID,
+        "doc_id": NULLABLE_UUID,
         "status": {"type": "string", "enum": JOB_STATUSES},
+        "ready": {"type": "boolean"},
+        "requirements": obj(
+            {name: {"type": "string", "enum": REQUIREMENT_STATUSES} for name in REQUIREMENTS},
+            required=ALL,
+            closed=False,
+        ),
         "kind": {"type": ["string", "null"]},
         "attempts": {"type": ["integer", "null"]},
         "stages": {"type": "array", "items": _STAGE},
@@ -457,27 +566,62 @@ _JOB_READINESS = obj(
         "stop_polling": {"type": "boolean"},
         "next": {"type": "string"},
     },
-    required="job_id status stages searchable memory_count error done stop_polling next",
+    required="job_id version_id status ready requirements stages searchable memory_count error done "
+    "stop_polling next",
     closed=False,
 )
 
+_IDS = {"type": "array", "minItems": 1, "maxItems": MAX_JOB_IDS, "uniqueItems": True, "items": UUID}
 READINESS_INPUT: dict[str, Any] = obj(
     {
+        "version_ids": {
+            **_IDS,
+            "description": (
+                f"Version ids returned by ingest (1-{MAX_JOB_IDS}, unique): pipeline.poll_with.version_ids. "
+                "Exclusive with job_ids."
+            ),
+        },
         "job_ids": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": MAX_JOB_IDS,
-            "uniqueItems": True,
-            "items": UUID,
-            "description": f"Job ids returned by ingest or remember (1-{MAX_JOB_IDS}, unique).",
-        }
+            **_IDS,
+            "description": (
+                f"Job ids returned by ingest or remember (1-{MAX_JOB_IDS}, unique). "
+                "Exclusive with version_ids."
+            ),
+        },
+        "require": obj(
+            {
+                "pipeline": {"type": "boolean", "description": "The job has finished (default true)."},
+                "p1": {
+                    "type": "boolean",
+                    "description": "Its memories are stored and found by search (default true).",
+                },
+                "live_graph": {
+                    "type": "boolean",
+                    "description": "Its entities and relations are linked (default true).",
+                },
+                "p3": {
+                    "type": "boolean",
+                    "description": (
+                        "A published corpus tree: not built by this service, so always reported "
+                        "not_offered and never waited on (default false)."
+                    ),
+                },
+            },
+            description="Which stages `ready` requires; left-out ones take their defaults.",
+        ),
     },
-    required=ALL,
 )
 
 
 READINESS_OUTPUT: dict[str, Any] = obj(
     {
+        "ready": {
+            "type": "boolean",
+            "description": "Every requested version or job meets every required stage this service offers.",
+        },
+        "require": REQUIRE_OUTPUT,
+        "not_offered": {"type": "array", "items": {"type": "string", "enum": sorted(NOT_OFFERED)}},
+        "stages": {"type": "array", "items": _STAGE},
         "jobs": {"type": "array", "items": _JOB_READINESS},
         "summary": obj(
             {name: {"type": "integer", "minimum": 0} for name in [*JOB_STATUSES, "searchable"]}, closed=False
@@ -493,18 +637,53 @@ READINESS_OUTPUT: dict[str, Any] = obj(
 )
 
 
+def _requested(caller: Caller, args: dict[str, Any]) -> tuple[list[JobReadiness], list[uuid.UUID | None]]:
+    """The readiness of each requested id, in order, and the version id each was asked by (if any)."""
+    if "job_ids" in args and "version_ids" in args:
+        raise AppError(
+            Code.CONFLICTING_FIELDS,
+            "Send either version_ids (from ingest's pipeline.poll_with) or job_ids, not both.",
+            details={"fields": ["version_ids", "job_ids"]},
+            agent_action="send the version_ids ingest returned in pipeline.poll_with",
+        )
+    if "job_ids" not in args and "version_ids" not in args:
+        raise AppError(
+            Code.MISSING_FIELD,
+            "Send version_ids (from ingest's pipeline.poll_with) or job_ids.",
+            details={"field": "version_ids", "one_of": ["version_ids", "job_ids"]},
+            agent_action="send the version_ids ingest returned in pipeline.poll_with",
+        )
+    if "job_ids" in args:
+        return job_readiness_list(owner=caller.user, job_ids=args["job_ids"]), [None] * len(args["job_ids"])
+    versions: list[uuid.UUID] = args["version_ids"]
+    jobs = version_job_ids(owner=caller.user, version_ids=versions)
+    # A version with no job of the caller's is reported not found under an id that matches nothing.
+    known = [job_id for job_id in jobs.values() if job_id is not None]
+    found = {item.job_id: item for item in job_readiness_list(owner=caller.user, job_ids=known)}
+    items = [
+        found[job_id] if job_id is not None else JobReadiness(job_id=version, job=None)
+        for version, job_id in jobs.items()
+    ]
+    return items, list(versions)
+
+
 @operation("pipeline_readiness", PROFILES, SCOPE_READ, READ_ONLY, READINESS_INPUT, READINESS_OUTPUT)
 def _pipeline_readiness(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    """Where ingested or remembered content is in the pipeline (queued -> extract -> embed -> store ->
-    searchable), for up to 50 job ids: each job's status, attempts and stages, whether its memories are
-    searchable now, and on failure the error and the stage that failed. Poll it after poll_after_ms until
-    stop_polling is true; a failed job has failed for good. An id that is not one of the user's jobs is
-    reported as not_found.
+    """Whether ingested (or remembered) content is ready, for up to 50 version ids (from ingest's
+    `pipeline.poll_with`) or job ids: `ready` when every one meets the required stages (`require`:
+    pipeline, p1 = searchable, live_graph; p3 is not offered here), the stages (queued -> extract -> embed
+    -> store -> searchable), and per version or job its status, attempts, stages and, on failure, the error
+    and the stage that failed. Poll after poll_after_ms while ready and stop_polling are false; a failed
+    stage has failed for good. An id that is not one of the user's is reported as not_found.
     """
+    require = {**DEFAULT_REQUIRE, **args.get("require", {})}
     # Typed and unique by the validator: the same id in another letter case is a duplicate there.
-    items = job_readiness_list(owner=caller.user, job_ids=args["job_ids"])
+    items, versions = _requested(caller, args)
     current_space = space_for_caller(caller=caller)
-    jobs = [_readiness_dict(item, current_space=current_space) for item in items]
+    jobs = [
+        _readiness_dict(item, current_space=current_space, require=require, version_id=version)
+        for item, version in zip(items, versions, strict=True)
+    ]
     waiting = [item for item in items if not item.stop_polling]
     poll_after_ms = None
     if waiting:
@@ -515,6 +694,10 @@ def _pipeline_readiness(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         summary[item.status] += 1
     summary["searchable"] = sum(1 for item in items if item.searchable)
     return {
+        "ready": all(job["ready"] for job in jobs),
+        "require": require,
+        "not_offered": sorted(name for name in NOT_OFFERED if require[name]),
+        "stages": _report_stages(items),
         "jobs": jobs,
         "summary": summary,
         "done": all(item.done for item in items),

@@ -219,6 +219,21 @@ def job_readiness_list(
     return results
 
 
+def version_job_ids(*, owner: User, version_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID | None]:
+    """The job that processes each version (a Source id) of `owner`: its newest, since a version re-run
+    by an operator gets a new job. None: not one of the owner's versions, or purged with its job."""
+    found: dict[uuid.UUID, uuid.UUID | None] = dict.fromkeys(version_ids)
+    rows = (
+        Job.objects.filter(owner=owner, source_id__in=list(version_ids))
+        .order_by("source_id", "-created_at", "-id")
+        .distinct("source_id")
+        .values_list("source_id", "id")
+    )
+    for source_id, job_id in rows:
+        found[source_id] = job_id
+    return found
+
+
 def _failed_stage(job: Job) -> str:
     if job.started_at is None:
         return "queued"  # failed before any worker claimed it

@@ -12,6 +12,7 @@ from config.env import (
     env_rate,
     env_secret,
     env_url,
+    env_uuid,
 )
 from tests.conftest import run_manage
 
@@ -62,6 +63,20 @@ class TestEnvHelpers:
         monkeypatch.setenv("X_PROXIES", "proxy.internal")
         with pytest.raises(ImproperlyConfigured, match="not an IP address"):
             env_networks("X_PROXIES")
+
+    def test_it_reads_only_canonical_uuids(self, monkeypatch):
+        monkeypatch.setenv("X_ID", "0B0C6C39-5D5C-4A57-8D0A-6E1F1BDE0C51")
+        assert str(env_uuid("X_ID")) == "0b0c6c39-5d5c-4a57-8d0a-6e1f1bde0c51"
+        monkeypatch.delenv("X_ID")
+        assert env_uuid("X_ID") is None
+        for bad in (
+            "0b0c6c395d5c4a578d0a6e1f1bde0c51",
+            "urn:uuid:0b0c6c39-5d5c-4a57-8d0a-6e1f1bde0c51",
+            "abc",
+        ):
+            monkeypatch.setenv("X_ID", bad)
+            with pytest.raises(ImproperlyConfigured, match=r"X_ID.*not a UUID"):
+                env_uuid("X_ID")
 
     def test_it_keeps_a_development_secret_across_reads(self, tmp_path, monkeypatch):
         monkeypatch.delenv("X_SECRET", raising=False)

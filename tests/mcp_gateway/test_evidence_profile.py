@@ -13,6 +13,7 @@ profile's `relate`, tested there).
 from __future__ import annotations
 
 import hashlib
+import time
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
@@ -63,7 +64,7 @@ ITEMS = {
     "resolve_entity": ("entities",),
     "facts_context": ("facts",),
     "claims_and_sources_context": ("claims",),
-    "combined_context": ("facts", "claims"),
+    "combined_context": ("facts", "claims_and_sources"),
 }
 
 
@@ -98,7 +99,12 @@ def remember(server: Any, token: str, content: str) -> Job:
 
 
 def items(answer: dict[str, Any]) -> list[dict[str, Any]]:
-    return [item for key in ("entities", "facts", "claims") for item in answer.get(key, [])]
+    """Every entity, fact and claim of an answer; a bundle's from both of its envelopes."""
+    found: list[dict[str, Any]] = []
+    for key in ("entities", "facts", "claims", "claims_and_sources"):
+        part = answer.get(key, [])
+        found.extend(items(part) if isinstance(part, dict) else part)
+    return found
 
 
 def by_content(facts: list[dict[str, Any]], content: str) -> dict[str, Any]:
@@ -219,24 +225,97 @@ def test_write_tool_failures_carry_the_contracts_error_object(asgi_server, alice
 
 
 def test_ingest_then_pipeline_readiness_then_facts_on_the_one_url(asgi_server, alice, charlie):
+    """The contract's agent poll algorithm, step by step: ingest, read version_id and created, poll
+    pipeline_readiness with the exhaustive request it hands back until ready, then an assured operation."""
     token = agent_token(alice, asgi_server, "Importer")
 
     ingested = ok(asgi_server, token, "ingest", {"content": "The boiler was serviced in May."})
-    assert ingested["created"] is True and ingested["polling"]["tool"] == "pipeline_readiness"
-    wait_for_job(ingested["job_id"])
-    ready = ok(asgi_server, token, "pipeline_readiness", ingested["polling"]["arguments"])
-    assert ready["stop_polling"] is True and ready["jobs"][0]["searchable"] is True
+    assert ingested["created"] is True
+    # Named after the server's public URL (no DEEPRECALL_DEPLOYMENT_ID is set), the same on every call.
+    assert ingested["deployment_id"] == str(uuid.uuid5(uuid.NAMESPACE_URL, asgi_server.url.rstrip("/")))
+    assert ingested["version_id"] == str(Source.objects.get(owner=alice, id=ingested["version_id"]).id)
+    # An unnamed ingest is a document of one version.
+    assert ingested["doc_id"] == ingested["version_id"]
+    pipeline = ingested["pipeline"]
+    assert pipeline["next_tool"] == "pipeline_readiness" and pipeline["status"] == "accepted_not_ready"
+    assert pipeline["poll_with"] == {
+        "version_ids": [ingested["version_id"]],
+        "require": {"pipeline": True, "p1": True, "live_graph": True, "p3": False},
+    }
+    deadline = time.monotonic() + 60
+    while True:
+        report = ok(asgi_server, token, "pipeline_readiness", pipeline["poll_with"])
+        if report["ready"] or report["stop_polling"]:
+            break
+        assert not any(stage["status"] == "failed" for stage in report["stages"]), report
+        assert time.monotonic() < deadline, report
+        time.sleep(report["poll_after_ms"] / 1000)
+    assert report["ready"] is True and report["not_offered"] == []
+    assert [stage["name"] for stage in report["stages"]] == [
+        "queued",
+        "extract",
+        "embed",
+        "store",
+        "searchable",
+    ]
+    assert {stage["status"] for stage in report["stages"]} == {"done"}
+    (version,) = report["jobs"]
+    assert version["version_id"] == ingested["version_id"] and version["job_id"] == ingested["job_id"]
+    assert version["requirements"] == {
+        "pipeline": "done",
+        "p1": "done",
+        "live_graph": "done",
+        "p3": "not_offered",
+    }
+    # Asking for the corpus tree this service does not build is said, not waited on.
+    with_p3 = ok(asgi_server, token, "pipeline_readiness", {**pipeline["poll_with"], "require": {"p3": True}})
+    assert with_p3["ready"] is True and with_p3["not_offered"] == ["p3"]
+    assert with_p3["require"] == {"pipeline": True, "p1": True, "live_graph": True, "p3": True}
+    # Ingesting the same bytes again is the content-hash no-op: one readiness call says it is ready.
+    again = ok(asgi_server, token, "ingest", {"content": "The boiler was serviced in May."})
+    assert again["created"] is False and again["version_id"] == ingested["version_id"]
+    assert again["deployment_id"] == ingested["deployment_id"] and again["doc_id"] == ingested["doc_id"]
+    assert again["pipeline"]["status"] == "processed" and again["pipeline"]["poll_after_ms"] == 0
+    assert ok(asgi_server, token, "pipeline_readiness", again["pipeline"]["poll_with"])["ready"] is True
+
     facts = ok(asgi_server, token, "facts_context", {"query": "When was the boiler serviced?"})
     memory = Memory.objects.get(owner=alice, job_id=ingested["job_id"])
     assert str(memory.id) in [fact["id"] for fact in facts["facts"]]
-    # The outsider cannot poll Alice's job from the same URL.
-    outsider = call(
-        evidence_url(asgi_server),
-        rpc.pat_token(charlie),
-        "pipeline_readiness",
-        {"job_ids": [ingested["job_id"]]},
+    # The outsider cannot poll Alice's version or job from the same URL.
+    for arguments in ({"job_ids": [ingested["job_id"]]}, {"version_ids": [ingested["version_id"]]}):
+        outsider = structured(
+            call(evidence_url(asgi_server), rpc.pat_token(charlie), "pipeline_readiness", arguments)
+        )
+        assert outsider["ready"] is False and outsider["stop_polling"] is True
+        (unknown,) = outsider["jobs"]
+        assert unknown["status"] == "not_found" and unknown["doc_id"] is None
+        assert unknown["error"]["code"] in ("job_not_found", "version_not_found")
+        assert "boiler" not in str(outsider)
+
+
+def test_pipeline_readiness_takes_version_ids_or_job_ids_but_not_both(asgi_server, alice):
+    token = agent_token(alice, asgi_server, "Importer")
+    ingested = ok(asgi_server, token, "ingest", {"content": "The gutter was cleared in October."})
+    wait_for_job(ingested["job_id"])
+    by_version = ok(asgi_server, token, "pipeline_readiness", {"version_ids": [ingested["version_id"]]})
+    by_job = ok(asgi_server, token, "pipeline_readiness", {"job_ids": [ingested["job_id"]]})
+    assert by_version["ready"] is by_job["ready"] is True
+    assert by_version["jobs"][0]["job_id"] == by_job["jobs"][0]["job_id"] == ingested["job_id"]
+    both = structured(
+        call(
+            evidence_url(asgi_server),
+            token,
+            "pipeline_readiness",
+            {"version_ids": [ingested["version_id"]], "job_ids": [ingested["job_id"]]},
+        )
     )
-    assert structured(outsider)["jobs"][0]["status"] == "not_found"
+    assert both["code"] == "conflicting_fields" and both["retryable"] is False
+    neither = structured(call(evidence_url(asgi_server), token, "pipeline_readiness", {}))
+    assert neither["code"] == "missing_field" and set(neither) >= ERROR_OBJECT
+    unknown_key = structured(
+        call(evidence_url(asgi_server), token, "pipeline_readiness", {**by_version["require"], "job_ids": []})
+    )
+    assert unknown_key["retryable"] is False and set(unknown_key) >= ERROR_OBJECT
 
 
 # === evidence counts ======================================================================
@@ -366,19 +445,26 @@ def test_combined_context_keeps_facts_and_claims_in_separate_fields(asgi_server,
 
     both = ok(asgi_server, token, "combined_context", {"query": "where do I live", "k": 5})
     assert both["grain"] == "composite" and both["negative"] is None
-    assert set(both) == ENVELOPE | {"facts", "claims"}
-    assert [f["content"] for f in both["facts"]] == ["I live in Berlin."]
-    assert all({"claimant", "excerpt", "supports", "contradicts"} <= set(c) for c in both["claims"])
-    assert not any("claimant" in f for f in both["facts"])
-    assert not any("fact_type" in c for c in both["claims"])
-    # The same two layers as the single-layer tools give.
+    assert both["schema"] == "ContextBundle/v2"
+    assert set(both) == ENVELOPE | {"schema", "facts", "claims_and_sources"}
+    # Each authority is a complete envelope of its own grain, never one flattened list.
+    facts_side, claims_side = both["facts"], both["claims_and_sources"]
+    assert set(facts_side) == ENVELOPE | {"facts", "total"} and facts_side["grain"] == "fact"
+    assert set(claims_side) == ENVELOPE | {"claims", "total"} and claims_side["grain"] == "evidence"
+    assert [f["content"] for f in facts_side["facts"]] == ["I live in Berlin."]
+    assert facts_side["total"] == 1 and claims_side["total"] == len(claims_side["claims"])
+    assert all({"claimant", "excerpt", "supports", "contradicts"} <= set(c) for c in claims_side["claims"])
+    assert not any("claimant" in f for f in facts_side["facts"])
+    assert not any("fact_type" in c for c in claims_side["claims"])
+    # The same two envelopes as the single-layer tools give.
     facts = ok(asgi_server, token, "facts_context", {"query": "where do I live", "k": 5})
     claims = ok(asgi_server, token, "claims_and_sources_context", {"query": "where do I live", "k": 5})
-    assert [f["id"] for f in both["facts"]] == [f["id"] for f in facts["facts"]]
-    assert [c["source_id"] for c in both["claims"]] == [c["source_id"] for c in claims["claims"]]
+    assert [f["id"] for f in facts_side["facts"]] == [f["id"] for f in facts["facts"]]
+    assert [c["source_id"] for c in claims_side["claims"]] == [c["source_id"] for c in claims["claims"]]
+    assert facts_side["validity"]["view"] == facts["validity"]["view"] == "current"
     # k bounds each list.
     one = ok(asgi_server, token, "combined_context", {"query": "where do I live", "k": 1})
-    assert len(one["claims"]) == 1 and len(one["facts"]) == 1
+    assert len(one["claims_and_sources"]["claims"]) == 1 and len(one["facts"]["facts"]) == 1
 
 
 # === entities =============================================================================
@@ -655,8 +741,8 @@ def test_an_outsider_sees_none_of_alices_facts_claims_or_entities(asgi_server, a
     charlies = agent_token(charlie, asgi_server, "Charlie's Agent")
     remember(asgi_server, charlies, "I live in Berlin.")
     facts = ok(asgi_server, charlies, "combined_context", {"query": "Berlin"})
-    assert [f["content"] for f in facts["facts"]] == ["I live in Berlin."]
-    assert [c["excerpt"] for c in facts["claims"]] == ["I live in Berlin."]
+    assert [f["content"] for f in facts["facts"]["facts"]] == ["I live in Berlin."]
+    assert [c["excerpt"] for c in facts["claims_and_sources"]["claims"]] == ["I live in Berlin."]
     entities = ok(asgi_server, charlies, "resolve_entity", {"query": "Alice"})
     assert entities["entities"] == [] and entities["negative"]["code"] == "no_match"
 

@@ -47,11 +47,11 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-async def poll(session: ClientSession, job_ids: list[str]) -> dict[str, Any]:
+async def poll(session: ClientSession, arguments: dict[str, Any]) -> dict[str, Any]:
     """Poll pipeline_readiness the way its answer says to, until it says stop_polling."""
     deadline = time.monotonic() + POLL_DEADLINE_SECONDS
     while True:
-        answer = structured(await session.call_tool("pipeline_readiness", {"job_ids": job_ids}))
+        answer = structured(await session.call_tool("pipeline_readiness", arguments))
         if answer["stop_polling"]:
             return answer
         assert time.monotonic() < deadline, answer
@@ -66,7 +66,8 @@ def ingest_ready(url: str, token: str, arguments: dict[str, Any]) -> tuple[dict[
         result = await session.call_tool("ingest", arguments)
         assert result.is_error is False, result
         ingested = structured(result)
-        answer = await poll(session, [ingested["job_id"]])
+        # As ingest's guidance says: the exhaustive request it hands back.
+        answer = await poll(session, ingested["pipeline"]["poll_with"])
         (job,) = answer["jobs"]
         return ingested, job
 
@@ -152,7 +153,7 @@ def test_it_ingests_text_polls_until_searchable_and_recall_finds_it(asgi_server,
                 "ingest", {"content": text, "mime": "text/markdown", "title": "Kitchen notes"}
             )
         )
-        answer = await poll(session, [ingested["job_id"]])
+        answer = await poll(session, {"job_ids": [ingested["job_id"]]})
         found = structured(
             await session.call_tool("recall", {"query": "When is the espresso machine descaled?"})
         )
@@ -165,9 +166,11 @@ def test_it_ingests_text_polls_until_searchable_and_recall_finds_it(asgi_server,
     assert ingested["content_hash"] == hashlib.sha256(text.encode()).hexdigest()
     assert ingested["document"]["mime"] == "text/markdown"
     assert ingested["document"]["title"] == "Kitchen notes"
-    polling = ingested["polling"]
-    assert polling["tool"] == "pipeline_readiness" and polling["poll_after_ms"] > 0
-    assert polling["arguments"] == {"job_ids": [ingested["job_id"]]}
+    pipeline = ingested["pipeline"]
+    assert pipeline["next_tool"] == "pipeline_readiness" and pipeline["poll_after_ms"] > 0
+    assert (
+        pipeline["poll_with"]["version_ids"] == [ingested["version_id"]] == [ingested["version"]["source_id"]]
+    )
 
     assert answer["stop_polling"] is True and answer["done"] is True and answer["poll_after_ms"] is None
     assert answer["summary"]["succeeded"] == 1 and answer["summary"]["searchable"] == 1
@@ -233,7 +236,8 @@ def test_the_same_bytes_again_store_nothing_new_whatever_the_input_form(asgi_ser
     assert again["job_id"] == first["job_id"] and again["version"] == first["version"]
     assert again["content_hash"] == first["content_hash"]
     # The earlier job has finished: no polling needed.
-    assert again["status"] == "succeeded" and again["polling"]["poll_after_ms"] == 0
+    assert again["status"] == "succeeded" and again["pipeline"]["poll_after_ms"] == 0
+    assert again["pipeline"]["status"] == "processed"
     assert (Source.objects.filter(owner=alice).count(), Job.objects.filter(owner=alice).count()) == counts
 
     # The same bytes as a named document are another document, not the same one again.
@@ -266,6 +270,9 @@ def test_a_new_version_of_a_living_document_supersedes_what_it_no_longer_says(as
     assert job1["searchable"] is True and job1["memory_count"] == 2
     assert (v1["version"]["number"], v2["version"]["number"]) == (1, 2)
     assert v2["created"] is True and v2["version"]["source_id"] != v1["version"]["source_id"]
+    # Two versions of one document: one doc_id, two version_ids.
+    assert v1["doc_id"] == v2["doc_id"] not in (v1["version_id"], v2["version_id"])
+    assert v1["version_id"] != v2["version_id"]
     assert v2["document"]["versioning_mode"] == "living"
     assert v2["document"]["source_modified_at"].startswith("2024-06-01T09:00:00")
     assert job2["searchable"] is True and job2["version"] == v2["version"]
@@ -458,6 +465,19 @@ def test_charlie_never_sees_alices_jobs_and_his_ingest_lands_in_his_own_space(as
     assert found["memories"] and {m["space"]["id"] for m in found["memories"]} == {his["space_id"]}
     (back,) = readiness(url, alice_token, [his["job_id"]])["jobs"]
     assert back["status"] == "not_found"
+    # The same document name in two accounts is two documents: doc_ids never meet across owners.
+    named = {
+        "content": "The cellar light switch is behind the door.",
+        "source_kind": "notes",
+        "source_ref": "cellar",
+    }
+    hers_named = ok(url, alice_token, "ingest", named)
+    his_named = ok(url, charlie_token, "ingest", named)
+    assert hers_named["doc_id"] != his_named["doc_id"]
+    (not_his,) = ok(url, charlie_token, "pipeline_readiness", {"version_ids": [hers_named["version_id"]]})[
+        "jobs"
+    ]
+    assert not_his["status"] == "not_found" and not_his["doc_id"] is None and not_his["job_id"] is None
 
 
 # === strict schemas ====================================================================
@@ -619,6 +639,55 @@ def test_the_ingest_endpoint_carries_documents_larger_than_other_mcp_requests(as
         timeout=60,
     )
     assert core.status_code == 413
+    assert rpc.row_counts() == before
+
+
+def test_rest_ingest_carries_a_document_larger_than_other_rest_bodies(asgi_server, alice):
+    # POST /api/v1/ingest is the stdio proxy's route for `ingest`: it must take what /mcp/ingest takes,
+    # although every other REST body stops at 2 MB; the next route, with the same body, still does.
+    token = rpc.pat_token(alice)
+    document = b"%PDF-1.7\n" + b"0" * 2_400_000  # 3.2 MB once in base64
+    headers = {"Authorization": f"Bearer {token}"}
+    response = httpx.post(
+        f"{asgi_server.url}/api/v1/ingest",
+        json={"document_base64": b64(document), "mime": "application/pdf"},
+        headers=headers,
+        timeout=120,
+    )
+    assert response.status_code == 200, response.text[:500]
+    assert response.json()["document"]["size_bytes"] == len(document)
+    assert wait_for_job(response.json()["job_id"]).error_code == "document_unreadable"
+    before = rpc.row_counts()
+    other = httpx.post(
+        f"{asgi_server.url}/api/v1/readiness",
+        json={"job_ids": [str(uuid.uuid4())], "padding": "x" * 2_400_000},
+        headers=headers,
+        timeout=120,
+    )
+    assert other.status_code == 413 and other.json()["error"]["code"] == "payload_too_large"
+    assert rpc.row_counts() == before
+
+
+def test_rest_ingest_refuses_a_body_beyond_the_document_limit(small_limit_server, alice):
+    before = rpc.row_counts()
+    response = httpx.post(
+        f"{small_limit_server.url}/api/v1/ingest",
+        json={"document_base64": b64(b"c" * 900_000)},
+        headers={"Authorization": f"Bearer {rpc.pat_token(alice)}"},
+        timeout=120,
+    )
+    assert response.status_code == 413, response.text[:500]
+    error = response.json()["error"]
+    assert error["code"] == "payload_too_large" and error["retryable"] is False
+    assert error["details"]["max_bytes"] < 900_000
+    assert rpc.row_counts() == before
+    # The limit comes before authentication (which reads the body too); within it, no token is a 401.
+    anonymous = httpx.post(
+        f"{small_limit_server.url}/api/v1/ingest", json={"document_base64": b64(b"c" * 900_000)}, timeout=120
+    )
+    assert anonymous.status_code == 413
+    small = httpx.post(f"{small_limit_server.url}/api/v1/ingest", json={"content": "hello"}, timeout=120)
+    assert small.status_code == 401
     assert rpc.row_counts() == before
 
 

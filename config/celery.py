@@ -8,7 +8,11 @@ from pathlib import Path
 from celery import Celery
 from django.conf import settings
 
+from config.cli import settings_load
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# A configuration mistake is one line and exit status 2 under `celery -A config ...` as well.
+settings_load()
 
 app = Celery("deeprecall")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -30,10 +30,13 @@ class CreateVectorExtension(VectorExtension):
             available = cursor.fetchone() is not None
         database = conn.settings_dict["NAME"]
         if not available:
+            # The package is named after the server's major version (server_version 150018: 15).
+            major = conn.pg_version // 10000
             raise ServiceConfigError(
-                "pgvector is not installed on the PostgreSQL server; install it "
-                "(postgresql-<major>-pgvector from apt.postgresql.org, docs/deploy.md), run "
-                f"CREATE EXTENSION vector; as a superuser in database {database}, then migrate again"
+                f"pgvector is not installed on the PostgreSQL {major} server; install "
+                f"postgresql-{major}-pgvector (from apt.postgresql.org on Debian and Ubuntu, "
+                f"docs/deploy.md), run CREATE EXTENSION vector; as a superuser in database "
+                f"{database}, then migrate again"
             )
         try:
             # A savepoint, so the refusal leaves the migration's transaction usable for the rollback.

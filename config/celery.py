@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -36,6 +37,10 @@ app.conf.beat_schedule = {
 # Beat's own default is ./celerybeat-schedule, wherever it was started (a home folder, say);
 # it belongs with the service's other state.
 app.conf.beat_schedule_filename = str(settings.VAR_DIR / "celerybeat-schedule")
+# Beat opens the file without creating its folder: a fresh DEEPRECALL_VAR_DIR killed beat at start.
+# Unwritable is left for beat to report (the unit's state folder is the usual answer).
+with contextlib.suppress(OSError):
+    settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 
 def ensure_broker_folders() -> None:

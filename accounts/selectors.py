@@ -28,3 +28,13 @@ def oauth_consent_given(*, user: User, application: Any, scopes: set[str], resou
         token.allow_scopes(scopes) and all(audience_allows(token.resource, r) for r in resources)
         for token in live
     )
+
+
+def user_list() -> QuerySet[User]:
+    """Every account, by email: the operator's list (`manage.py user_list`), not a tenant's read."""
+    return User.objects.order_by("email")
+
+
+def user_get_by_email(*, email: str) -> User | None:
+    """The account with this email (stored lower-cased, as the sign-up form writes it), or None."""
+    return User.objects.filter(email=email.strip().lower()).first()

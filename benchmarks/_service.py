@@ -46,7 +46,9 @@ def running_service(*, keep: bool = False) -> Iterator[tuple[str, str]]:
             if proc.poll() is not None:
                 raise RuntimeError(f"the service exited; see {var_dir / 'service.log'}")
             try:
-                if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                health = httpx.get(f"{url}/healthz", timeout=10)
+                # The web process's readiness, and the worker `up` started (saves wait for it).
+                if health.status_code == 200 and health.json()["checks"]["worker"]["ready"]:
                     break
             except httpx.HTTPError:
                 pass

@@ -17,7 +17,12 @@ import django
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.handlers.asgi import ASGIHandler, ASGIRequest
 
+from config.cli import settings_load
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# Under uvicorn or gunicorn a configuration mistake is one line and exit status 2, as under
+# manage.py, instead of a traceback through the server's import machinery.
+settings_load()
 
 
 class Request(ASGIRequest):

@@ -5,11 +5,17 @@ machine has. `manage.py` calls `ensure_venv()` first; when the running
 interpreter is not the project's `.venv`, it creates the venv, installs the
 project with its dev extra (once, and again whenever pyproject.toml changes),
 and re-executes the same command with the venv's Python.
+
+That is the embedded development path only. A deployment installs the project
+itself (`pip install .`, docs/deploy.md) and must never see its venv rebuilt
+or its packages replaced by an editable install with dev extras, so
+`bootstrap_skip_reason()` says when to leave the interpreter alone.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import platform
 import subprocess
@@ -52,6 +58,55 @@ def _torch_requirement() -> list[str]:
     return []
 
 
+def _editable_source(direct_url: str | None) -> str | None:
+    """The folder of an editable install from its direct_url.json (PEP 610), else None."""
+    if not direct_url:
+        return None
+    try:
+        info = json.loads(direct_url)
+    except ValueError:
+        return None
+    if not info.get("dir_info", {}).get("editable"):
+        return None
+    url = str(info.get("url", ""))
+    return url.removeprefix("file://") or None
+
+
+def _installed_here_not_editable() -> bool:
+    """Whether the running interpreter has Deep Recall from a plain `pip install .` (or a wheel)."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("deeprecall")
+    except metadata.PackageNotFoundError:
+        return False
+    return _editable_source(dist.read_text("direct_url.json")) is None
+
+
+def _venv_belongs_elsewhere() -> bool:
+    """Whether the venv holds an editable install of another checkout (a git worktree sharing it).
+
+    Reinstalling would point that checkout's venv at this one; the worktree uses it as it is.
+    """
+    pattern = "Lib/site-packages" if os.name == "nt" else "lib/python*/site-packages"
+    for direct in VENV.glob(f"{pattern}/deeprecall-*.dist-info/direct_url.json"):
+        source = _editable_source(direct.read_text())
+        if source is not None and Path(source).resolve() != ROOT:
+            return True
+    return False
+
+
+def bootstrap_skip_reason() -> str | None:
+    """Why this interpreter must be left as it is, or None for the development path."""
+    if os.environ.get("DEEPRECALL_ENV", "").strip().lower() == "production":
+        return "DEEPRECALL_ENV=production: the operator installs the project (docs/deploy.md)"
+    if sys.prefix != sys.base_prefix and not _in_venv():
+        return f"running inside another virtual environment ({sys.prefix})"
+    if not _in_venv() and _installed_here_not_editable():
+        return "Deep Recall is installed in this interpreter (pip install .)"
+    return None
+
+
 def install() -> None:
     """Create .venv if missing and install the project (idempotent, stamped)."""
     python = _venv_python()
@@ -59,6 +114,8 @@ def install() -> None:
         _say(f"creating the virtual environment in {VENV}")
         venv.EnvBuilder(with_pip=True).create(VENV)
     if STAMP.exists() and STAMP.read_text() == _wanted_stamp():
+        return
+    if _venv_belongs_elsewhere():
         return
     _say("installing Deep Recall and its dependencies (first run takes a few minutes)")
     pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
@@ -71,7 +128,9 @@ def install() -> None:
 
 
 def ensure_venv() -> None:
-    """Install if needed and re-exec this command under the venv's Python."""
+    """Install if needed and re-exec this command under the venv's Python (development only)."""
+    if bootstrap_skip_reason() is not None:
+        return
     if _in_venv() and STAMP.exists() and STAMP.read_text() == _wanted_stamp():
         return
     try:

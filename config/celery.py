@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 from celery import Celery
 from django.conf import settings
 
+from config.cli import settings_load
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# A configuration mistake is one line and exit status 2 under `celery -A config ...` as well.
+settings_load()
 
 app = Celery("deeprecall")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -32,6 +37,10 @@ app.conf.beat_schedule = {
 # Beat's own default is ./celerybeat-schedule, wherever it was started (a home folder, say);
 # it belongs with the service's other state.
 app.conf.beat_schedule_filename = str(settings.VAR_DIR / "celerybeat-schedule")
+# Beat opens the file without creating its folder: a fresh DEEPRECALL_VAR_DIR killed beat at start.
+# Unwritable is left for beat to report (the unit's state folder is the usual answer).
+with contextlib.suppress(OSError):
+    settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 
 def ensure_broker_folders() -> None:

@@ -24,6 +24,20 @@ def fail(message: str) -> None:
     raise SystemExit(EXIT_CONFIG)
 
 
+def settings_load() -> None:
+    """Load the settings behind the same boundary, for entry points Django's command line does not
+    run: the ASGI application (uvicorn, gunicorn) and the Celery app (`celery -A config`)."""
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    try:
+        # Reading any setting loads (and validates) all of them.
+        settings.INSTALLED_APPS  # noqa: B018
+    except ImproperlyConfigured as exc:
+        fail(str(exc))
+
+
 def run_django(argv: Sequence[str]) -> None:
     """Run a Django management command behind the configuration error boundary."""
     from django.core.exceptions import ImproperlyConfigured

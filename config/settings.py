@@ -112,6 +112,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # /healthz, /healthz/live and /healthz/ready answer whatever the Host header: a load balancer
+    # probes by address. Placed before everything that validates the host (memories/views.py).
+    "memories.views.HealthProbeMiddleware",
     # Content-Security-Policy on every response: scripts and styles from this site only.
     "memories.dashboard.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -403,8 +406,24 @@ elif PRODUCTION:
     )
 else:
     CELERY_BROKER_URL = "filesystem://localhost/"
+if PRODUCTION and CELERY_BROKER_URL.startswith("filesystem"):
+    # Message files in a local folder reach only workers on this machine, and nothing else runs
+    # several web processes and workers correctly on them (docs/decisions.md).
+    raise ImproperlyConfigured(
+        "CELERY_BROKER_URL=filesystem:// is for development only; production needs Redis "
+        "(redis://host:6379/0)"
+    )
 BROKER_DIR = Path(env_str("DEEPRECALL_BROKER_DIR") or VAR_DIR / "broker").resolve()
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+# Redis hands an unacknowledged message (acks_late: acknowledged when the job is done) to another
+# worker after this long. It must exceed the longest job (document and image reads stop after a
+# few minutes), or a slow job is delivered twice; a worker killed mid-job is covered sooner by the
+# recovery sweep, not by this timeout.
+CELERY_VISIBILITY_TIMEOUT_SECONDS = env_int(
+    "CELERY_VISIBILITY_TIMEOUT_SECONDS", 3600, minimum=300, maximum=7 * 86400
+)
+if urlsplit(CELERY_BROKER_URL).scheme in ("redis", "rediss"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT_SECONDS}
 if CELERY_BROKER_URL.startswith("filesystem"):
     # No broker server to install: messages are files under var/broker, shared by the
     # web process and the worker on this machine (docs/decisions.md says why).
@@ -423,6 +442,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 2, minimum=1, maximum=64)
+# How long GET /healthz waits for the workers' answers to its ping. A worker busy with a job answers
+# late on a loaded machine; a late answer only makes the report say "did not answer", never a 503.
+HEALTH_PING_TIMEOUT_SECONDS = env_int("HEALTH_PING_TIMEOUT_SECONDS", 3, minimum=1, maximum=30)
 
 # --- embeddings -----------------------------------------------------------------------
 

@@ -15,7 +15,10 @@ admin.site.login_form = AdminSignInForm
 
 urlpatterns = [
     path("", memory_views.home, name="home"),
+    # Answered by memories.views.HealthProbeMiddleware before host validation; listed for reverse().
     path("healthz", memory_views.healthz, name="healthz"),
+    path("healthz/live", memory_views.healthz_live, name="healthz-live"),
+    path("healthz/ready", memory_views.healthz_ready, name="healthz-ready"),
     path("accounts/", include("accounts.urls")),
     path("", include("memories.dashboard.urls")),
     path("", include("memories.dashboard.account_urls")),

@@ -277,3 +277,28 @@ def asgi_server(child_env, celery_worker, tmp_path_factory) -> Iterator[LiveServ
     server = start_live_server(child_env, tmp_path_factory.mktemp("server"))
     yield server
     stop_live_server(server)
+
+
+_NOT_SHIPPED = ("*.egg-info", ".venv", ".git", "var", "node_modules", "build", "__pycache__")
+
+
+@pytest.fixture(scope="session")
+def installed_wheel(tmp_path_factory) -> Path:
+    """This checkout as `pip install .` installs it: a wheel built from a copy (so the checkout
+    gets no build/ folder), installed with `--target` into a folder of its own (the dependencies
+    are this venv's). Put the folder first on PYTHONPATH and run from anywhere but the checkout."""
+    import shutil
+
+    source = tmp_path_factory.mktemp("source") / "deeprecall"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*_NOT_SHIPPED))
+    wheels = tmp_path_factory.mktemp("wheels")
+    site = tmp_path_factory.mktemp("site")
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run(
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", str(source), "-w", str(wheels)],
+        check=True,
+        timeout=300,
+    )
+    (wheel,) = wheels.glob("deeprecall-*.whl")
+    subprocess.run([*pip, "install", "--no-deps", "--target", str(site), str(wheel)], check=True, timeout=300)
+    return site

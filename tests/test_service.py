@@ -40,9 +40,10 @@ def _wait_ready(proc: subprocess.Popen[str], url: str, timeout: float = 180) -> 
     while time.monotonic() < deadline:
         assert proc.poll() is None, "manage.py up exited early"
         try:
-            response = httpx.get(f"{url}/healthz", timeout=5)
+            response = httpx.get(f"{url}/healthz", timeout=10)
             body = response.json()
-            if response.status_code == 200:
+            # Ready is the web process's readiness; `up` started a worker too, so wait for it.
+            if response.status_code == 200 and body["checks"]["worker"]["ready"]:
                 return body
         except httpx.HTTPError:
             pass

@@ -12,7 +12,7 @@ import django.db.models.deletion
 import django.utils.timezone
 import pgvector.django.indexes
 import pgvector.django.vector
-from pgvector.django import VectorExtension
+from memories.db_extensions import CreateVectorExtension
 import uuid
 from django.conf import settings
 from django.db import migrations, models
@@ -40,7 +40,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        VectorExtension(),
+        CreateVectorExtension(),
         migrations.CreateModel(
             name='Entity',
             fields=[

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.db import models
 from django.db.models import (
     BooleanField,
     ExpressionWrapper,
@@ -346,3 +347,38 @@ def _memory_counts(*, owner: User, jobs: list[Job], now: datetime) -> dict[Any, 
             superseded=sum(1 for s in present if s[2]),
         )
     return result
+
+
+@dataclass(frozen=True)
+class PipelineSummary:
+    """The whole pipeline for an operator (`manage.py pipeline_status`), across every account."""
+
+    counts: dict[str, int]
+    oldest_queued_at: datetime | None
+    stuck: list[Job]
+    recent_failures: list[Job]
+
+
+def pipeline_summary(*, failures: int = 10) -> PipelineSummary:
+    """Jobs by status, the oldest still queued, the stuck ones and the latest failures.
+
+    Stuck is the recovery sweep's own rule (`jobs_to_recover`: queued too long, or running for a
+    claim that is gone or stale), so this shows exactly what the next sweep will re-send.
+    """
+    from memories.pipeline.worker import jobs_to_recover
+
+    counts = {status: 0 for status in Job.Status.values}
+    for row in Job.objects.values("status").annotate(n=models.Count("id")):
+        counts[row["status"]] = row["n"]
+    oldest = (
+        Job.objects.filter(status=Job.Status.QUEUED)
+        .order_by("created_at")
+        .values_list("created_at", flat=True)
+    ).first()
+    stuck = list(Job.objects.filter(id__in=jobs_to_recover()).select_related("owner").order_by("created_at"))
+    recent = list(
+        Job.objects.filter(status=Job.Status.FAILED)
+        .select_related("owner")
+        .order_by("-finished_at")[:failures]
+    )
+    return PipelineSummary(counts=counts, oldest_queued_at=oldest, stuck=stuck, recent_failures=recent)

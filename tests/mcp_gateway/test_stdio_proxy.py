@@ -666,7 +666,9 @@ def service() -> Iterator[tuple[str, str, str]]:
         while True:
             assert proc.poll() is None, (var_dir / "service.log").read_text()[-3000:]
             try:
-                if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                health = httpx.get(f"{url}/healthz", timeout=10)
+                # The web process's readiness, and the worker `up` started (saves wait for it).
+                if health.status_code == 200 and health.json()["checks"]["worker"]["ready"]:
                     break
             except httpx.HTTPError:
                 pass

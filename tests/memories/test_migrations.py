@@ -3,10 +3,14 @@ replace is up to date without running anything again."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.recorder import MigrationRecorder
+
+from tests.conftest import run_manage
 
 OLD = {
     "accounts": ["0001_initial", "0002_personal_access_tokens"],
@@ -164,3 +168,37 @@ def test_0011_merges_the_entities_one_name_now_stands_for(before_one_entity_per_
     assert Entity.objects.get(id=bob.id).attributes == {"type_votes": {"Person": 1}}
     constraints = connection.introspection.get_constraints(connection.cursor(), Entity._meta.db_table)
     assert "entity_unique_name_per_space" in constraints and "entity_unique_per_space" not in constraints
+
+
+@pytest.fixture
+def plain_role_database(django_db_setup, django_db_blocker) -> Iterator[str]:
+    """A database owned by a role that is no superuser, without pgvector: a DATABASE_URL for it."""
+    import psycopg
+
+    with django_db_blocker.unblock():
+        params = connection.get_connection_params()
+    params.pop("pool", None)
+    admin = psycopg.connect(**params, autocommit=True)
+    admin.execute("CREATE ROLE dr_plain LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE")
+    admin.execute("CREATE DATABASE dr_plain_db OWNER dr_plain")
+    host, port = params.get("host") or "localhost", params.get("port") or 5432
+    try:
+        yield f"postgresql://dr_plain@/dr_plain_db?host={host}&port={port}"
+    finally:
+        admin.execute("DROP DATABASE dr_plain_db WITH (FORCE)")
+        admin.execute("DROP ROLE dr_plain")
+        admin.close()
+
+
+def test_it_says_in_one_line_who_must_create_the_vector_extension(plain_role_database, tmp_path):
+    result = run_manage(
+        "migrate", env={"DATABASE_URL": plain_role_database, "DEEPRECALL_VAR_DIR": str(tmp_path)}
+    )
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == [
+        "deeprecall: error: the database user dr_plain may not create the vector extension; as a "
+        "PostgreSQL superuser run CREATE EXTENSION vector; in database dr_plain_db (docs/deploy.md), "
+        "then migrate again"
+    ], result.stderr[-3000:]

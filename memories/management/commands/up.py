@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import io
+import json
 import os
 import signal
 import socket
@@ -205,9 +206,12 @@ class Command(BaseCommand):
 
     def _report_ready(self, url: str, started: float) -> bool:
         try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=5) as resp:  # noqa: S310
-                ready = resp.status == 200
-        except (urllib.error.URLError, OSError):
+            with urllib.request.urlopen(f"{url}/healthz", timeout=10) as resp:  # noqa: S310
+                report = json.loads(resp.read())
+            # The web process is ready without a worker (recall needs none), but this command
+            # started one and says so only when it answers too.
+            ready = bool(report["ready"] and report["checks"]["worker"]["ready"])
+        except (urllib.error.URLError, OSError, ValueError, KeyError):
             ready = False
         if ready:
             self.stdout.write(f"Deep Recall is ready at {url}  (health: {url}/healthz)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models.functions import Now
 from kombu.exceptions import OperationalError as BrokerError
 
@@ -43,7 +43,12 @@ def job_enqueue(*, job_id: Any) -> bool:
     except (BrokerError, OSError) as exc:
         logger.warning("job %s: publish failed (%s); the sweep sends it", job_id, exc.__class__.__name__)
         return False
-    Job.objects.filter(id=job_id).update(published_at=Now())
+    try:
+        Job.objects.filter(id=job_id).update(published_at=Now())
+    except DatabaseError:
+        # Sent, but not marked: the sweep sends it once more, which the claim makes harmless. The
+        # save itself committed, so it must not fail now.
+        logger.warning("job %s: published, but the mark was not stored", job_id)
     return True
 
 

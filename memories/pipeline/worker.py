@@ -376,9 +376,10 @@ def _link_entities(*, job: Job, memory: Memory, entities: list[tuple[str, str]])
 UNPUBLISHED_AFTER = timedelta(seconds=5)
 
 # A published job still queued after this long may have lost its message (a broker restarted
-# without persistence, a message file removed): it is sent again. Longer than a busy queue's wait,
-# so a backlog is not sent twice over; a second message is harmless anyway (the claim).
-REPUBLISH_AFTER = timedelta(minutes=2)
+# without persistence, a message left unacknowledged by a connection that died): it is sent again,
+# and marked published again, so a long backlog is sent at most once per this long. A second
+# message is harmless (the claim runs a job once).
+REPUBLISH_AFTER = timedelta(seconds=30)
 
 
 def jobs_to_recover() -> list[Any]:

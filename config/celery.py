@@ -19,8 +19,10 @@ app = Celery("deeprecall")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["memories"])
 
-# How often the recovery sweep (`memories.recover_jobs`) re-sends jobs whose message may be lost.
-RECOVERY_INTERVAL_SECONDS = 60.0
+# How often the recovery sweep (`memories.recover_jobs`) sends the jobs the database says need a
+# worker. Often, so a save whose publish failed waits seconds, not minutes; the sweep is one indexed
+# query when there is nothing to send.
+RECOVERY_INTERVAL_SECONDS = 15.0
 
 # Expired tokens, unused anonymous registrations and old code records (accounts.oauth).
 OAUTH_HOUSEKEEPING_INTERVAL_SECONDS = 3600.0

@@ -85,9 +85,9 @@ async def read_resource(caller: Caller, uri: str, *, profile: str = "core") -> t
     except AppError as exc:
         code = RESOURCE_NOT_FOUND if exc.code == Code.UNKNOWN_RESOURCE else INVALID_PARAMS
         raise MCPError(code, exc.message, data=exc.as_dict(request_id=request_id)) from None
-    except Exception:
+    except Exception as exc:
         logger.exception("resource %s failed [request_id=%s]", uri[:200], request_id)
-        error = errors.internal_error()
+        error = errors.unexpected_error(exc)
         raise MCPError(INTERNAL_ERROR, error.message, data=error.as_dict(request_id=request_id)) from None
     text = json.dumps(payload, ensure_ascii=False, default=str)
     return types.ReadResourceResult(
@@ -128,9 +128,9 @@ async def call_tool(
         result = await sync_to_async(_run_sync, thread_sensitive=False)(caller, operation.name, arguments)
     except AppError as exc:
         return _error(exc, request_id, with_status=as_results)
-    except Exception:
+    except Exception as exc:
         logger.exception("tool %s failed [request_id=%s]", name, request_id)
-        return _error(errors.internal_error(), request_id, with_status=as_results)
+        return _error(errors.unexpected_error(exc), request_id, with_status=as_results)
     return _result(result, is_error=False)
 
 

@@ -97,6 +97,7 @@ class Code(StrEnum):
     # Too much, or our side.
     RATE_LIMITED = "rate_limited"
     INTERNAL_ERROR = "internal_error"
+    DATABASE_UNAVAILABLE = "database_unavailable"
     # Job failures.
     SOURCE_MISSING = "source_missing"
     NOTHING_TO_REMEMBER = "nothing_to_remember"
@@ -441,6 +442,14 @@ CATALOGUE: dict[Code, Entry] = {
         message="Something went wrong on our side. It has been logged.",
         job=True,
     ),
+    Code.DATABASE_UNAVAILABLE: Entry(
+        503,
+        "the database could not be reached (restarting, failing over); saving again is safe: the same"
+        " content again is one memory",
+        "retry in a few seconds",
+        retryable=True,
+        message="The service's database is briefly unavailable. Retry in a few seconds.",
+    ),
     Code.SOURCE_MISSING: Entry(
         None,
         "the saved content was deleted before the job ran",
@@ -533,6 +542,30 @@ def name_checked(value: object, *, max_length: int, code: Code, what: str) -> st
 
 def internal_error() -> AppError:
     return AppError(Code.INTERNAL_ERROR)
+
+
+def unexpected_error(exc: BaseException) -> AppError:
+    """What an exception no handler expected becomes: `database_unavailable` when the database
+    could not be reached (a retry is safe: a save said again is evidence for the same memory, not a
+    second one), else `internal_error`."""
+    from django.db import InterfaceError, OperationalError
+
+    if isinstance(exc, (OperationalError, InterfaceError)) and _connection_lost(exc):
+        return AppError(Code.DATABASE_UNAVAILABLE)
+    return internal_error()
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    # A lost or refused connection, not a statement the database refused (a deadlock, a timeout,
+    # which are OperationalErrors too and may follow writes of the same request).
+    from django.db import InterfaceError
+
+    if isinstance(exc, InterfaceError):
+        return True
+    cause = exc.__cause__
+    sqlstate = getattr(cause, "sqlstate", None)
+    # Class 08: connection exceptions; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
+    return sqlstate is None or sqlstate.startswith("08") or sqlstate in ("57P01", "57P02", "57P03")
 
 
 def markdown_table() -> str:

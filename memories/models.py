@@ -217,8 +217,14 @@ class Job(models.Model):
     error_message = models.CharField(max_length=500, blank=True)
     # What the caller asked for beyond the content (REST save: kind, tags).
     options = models.JSONField(default=dict, blank=True)
-    # "host:pid" of the worker process running it, so a dead worker's job can be reclaimed.
+    # "host:pid" of the worker process running it (who holds the lease; for operators and logs).
     claimed_by = models.CharField(max_length=200, blank=True)
+    # The claim is a lease: the claimer's heartbeat pushes this forward while it works, in the
+    # database's clock (valid across hosts); once it passes, any process may take the job over.
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # The outbox mark: when the job's message last reached the broker. Null for a job whose publish
+    # failed after its commit (or never ran); the recovery sweep sends those from here.
+    published_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -13,7 +13,8 @@ from accounts.oauth import oauth_housekeeping as oauth_housekeeping_run
 from config.celery import app
 from memories.errors import Code
 from memories.outbound import OutboundError
-from memories.pipeline.worker import job_fail, job_process, jobs_to_recover
+from memories.pipeline.worker import LeaseHeld, job_fail, job_process, jobs_to_recover
+from memories.services.jobs import job_enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +50,12 @@ class JobTask(Task):
 def process_job(self: Task, job_id: str) -> None:
     try:
         job_process(job_id=job_id)
+    except LeaseHeld as held:
+        # Another process holds the job. Ask again once its lease would have run out: if the holder
+        # died (or its attempt failed and it could not let go), this message takes the job over then.
+        # Out of retries, the sweep takes over an expired lease; never fail a job someone runs.
+        if self.request.retries < (self.max_retries or 0):
+            raise self.retry(countdown=held.seconds) from None
     except (OperationalError, InterfaceError) as exc:
         raise TransientError(f"database: {exc.__class__.__name__}") from exc
     except OutboundError as exc:
@@ -65,14 +72,15 @@ def process_job(self: Task, job_id: str) -> None:
 
 @app.task(name="memories.recover_jobs", ignore_result=True)
 def recover_jobs() -> int:
-    """Re-send jobs whose message may have been lost (a killed worker, a lost broker file).
+    """Send the jobs the database says need a worker (memories.pipeline.worker.jobs_to_recover): a
+    publish that failed after its commit, a lost message, an expired lease.
 
     Celery beat sends it every RECOVERY_INTERVAL_SECONDS (config/celery.py); it runs in a pool
     process like any task.
     """
     ids = jobs_to_recover()
     for job_id in ids:
-        process_job.delay(str(job_id))
+        job_enqueue(job_id=job_id)
     if ids:
         logger.info("re-sent %d jobs", len(ids))
     return len(ids)

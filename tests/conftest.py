@@ -218,7 +218,9 @@ class LiveServer:
         self.log = log
 
 
-def start_live_server(env: dict[str, str], log_dir: Path, name: str = "server") -> LiveServer:
+def start_live_server(
+    env: dict[str, str], log_dir: Path, name: str = "server", *, timeout: float = 60
+) -> LiveServer:
     import socket
 
     import httpx
@@ -249,7 +251,7 @@ def start_live_server(env: dict[str, str], log_dir: Path, name: str = "server") 
         stderr=subprocess.STDOUT,
         text=True,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(log.read_text()[-3000:])

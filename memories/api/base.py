@@ -181,7 +181,7 @@ def _translate(exc: Exception) -> AppError:
     if isinstance(exc, drf_exceptions.APIException) and exc.status_code < 500:
         # Another framework refusal: our code, never the framework's, reaches the client.
         return AppError(Code.INVALID_ARGUMENTS, "The request is not valid.")
-    return errors.internal_error()
+    return errors.unexpected_error(exc)
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:

@@ -1,9 +1,10 @@
 """The worker's side of remember and document ingest: from a Source to Memory rows.
 
 job_process() is idempotent and crash-safe:
-1. claim the job (a short transaction; a job another live process holds is left alone);
+1. claim the job: a lease in the database (a short transaction). A job whose lease another process
+   holds is left to it; an expired lease (its holder died, or lost the database) is taken over;
 2. extract candidates (rules, or the LLM when configured) and embed them, outside
-   any transaction, since this is the slow part;
+   any transaction, since this is the slow part, while a heartbeat thread extends the lease;
 3. write every row and mark the job succeeded in ONE transaction, after checking
    that the claim is still ours. A crash before step 3 commits leaves nothing
    behind, and a re-run starts again from the Source.
@@ -14,12 +15,17 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from memories import embeddings
@@ -47,8 +53,10 @@ from memories.services.images import image_store
 logger = logging.getLogger(__name__)
 
 
-# A running job whose claimer has not finished within this long is taken over.
-STALE_AFTER = timedelta(minutes=15)
+# How long a claim holds without a heartbeat. A job whose holder stopped (killed, cut off from the
+# database) is taken over this long after its last beat; the holder beats every third of it.
+LEASE = timedelta(seconds=30)
+HEARTBEAT_EVERY = LEASE / 3
 
 
 @dataclass(frozen=True)
@@ -57,44 +65,94 @@ class Claim:
     attempt: int
 
 
+@dataclass(frozen=True)
+class LeaseHeld(Exception):
+    """Another process holds a live lease on the job; it may be asked again after `seconds`."""
+
+    seconds: float
+
+
 def _me() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _claimer_alive(claimed_by: str) -> bool:
-    host, _, pid = claimed_by.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return True  # another machine: only the stale timeout can tell
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _lease_end() -> Any:
+    # The database's clock, not this host's: leases are compared across machines.
+    return Now() + LEASE
 
 
 def job_claim(*, job_id: Any) -> Claim | None:
-    """Mark the job running for this process, unless it is finished or held by a live worker."""
+    """Take the job's lease for this process: None when it is finished or gone.
+
+    Raises LeaseHeld when another process holds a lease that has not expired: the job is in hand,
+    and the caller may ask again once the lease would have run out.
+    """
     with transaction.atomic():
-        job = Job.objects.select_for_update().filter(id=job_id).first()
+        # One row lock: two processes claiming at once see each other's lease, never both win.
+        job = (
+            Job.objects.select_for_update()
+            .filter(id=job_id)
+            .annotate(
+                leased=ExpressionWrapper(Q(lease_expires_at__gt=Now()), output_field=BooleanField()),
+            )
+            .first()
+        )
         if job is None or job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED):
             return None
-        now = timezone.now()
-        if (
-            job.status == Job.Status.RUNNING
-            and job.claimed_by != _me()
-            and _claimer_alive(job.claimed_by)
-            and job.started_at is not None
-            and job.started_at > now - STALE_AFTER
-        ):
-            return None
-        job.status = Job.Status.RUNNING
-        job.attempts += 1
-        job.started_at = now
-        job.claimed_by = _me()
-        job.save(update_fields=["status", "attempts", "started_at", "claimed_by"])
-        return Claim(job.id, job.attempts)
+        if job.status == Job.Status.RUNNING and job.leased and job.claimed_by != _me():
+            remaining = (job.lease_expires_at - timezone.now()).total_seconds() if job.lease_expires_at else 0
+            raise LeaseHeld(max(1.0, min(remaining, LEASE.total_seconds())) + 1.0)
+        Job.objects.filter(id=job.id).update(
+            status=Job.Status.RUNNING,
+            attempts=job.attempts + 1,
+            started_at=Now(),
+            claimed_by=_me(),
+            lease_expires_at=_lease_end(),
+        )
+        return Claim(job.id, job.attempts + 1)
+
+
+def job_lease_extend(*, claim: Claim) -> bool:
+    """Push the lease forward; False when the job is no longer this claim's (taken over, finished)."""
+    updated = Job.objects.filter(
+        id=claim.job_id, status=Job.Status.RUNNING, attempts=claim.attempt, claimed_by=_me()
+    ).update(lease_expires_at=_lease_end())
+    return bool(updated)
+
+
+def job_lease_release(*, claim: Claim) -> None:
+    """Let the lease go at once (the attempt failed and will be retried), so the retry, wherever it
+    lands, takes the job over without waiting for the lease to run out."""
+    Job.objects.filter(
+        id=claim.job_id, status=Job.Status.RUNNING, attempts=claim.attempt, claimed_by=_me()
+    ).update(lease_expires_at=Now())
+
+
+@contextmanager
+def _heartbeat(claim: Claim) -> Iterator[None]:
+    """Extend the lease from a thread while the body runs (extracting and embedding take seconds
+    to minutes). A beat that fails (the database is away) is tried again at the next one; if
+    the lease expires meanwhile, another process may take over and this attempt's commit is refused."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(HEARTBEAT_EVERY.total_seconds()):
+                try:
+                    if not job_lease_extend(claim=claim):
+                        return
+                except Exception:
+                    logger.warning("job %s: heartbeat failed; trying again", claim.job_id, exc_info=True)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=beat, name=f"lease-{claim.job_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=HEARTBEAT_EVERY.total_seconds())
 
 
 def job_fail(*, job_id: Any, code: Code, message: str) -> None:
@@ -102,6 +160,7 @@ def job_fail(*, job_id: Any, code: Code, message: str) -> None:
     is safe to show the owner)."""
     Job.objects.filter(id=job_id).exclude(status=Job.Status.SUCCEEDED).update(
         status=Job.Status.FAILED,
+        lease_expires_at=None,
         error_code=job_code(code),
         error_message=message[:500],
         finished_at=timezone.now(),
@@ -149,6 +208,19 @@ def job_process(*, job_id: Any) -> None:
     claim = job_claim(job_id=job_id)
     if claim is None:
         return
+    try:
+        with _heartbeat(claim):
+            _job_run(job_id=job_id, claim=claim)
+    except BaseException:
+        try:
+            job_lease_release(claim=claim)
+        except Exception:
+            # The database is away: the lease runs out on its own, LEASE after the last beat.
+            logger.info("job %s: could not release the lease", job_id)
+        raise
+
+
+def _job_run(*, job_id: Any, claim: Claim) -> None:
     job = Job.objects.select_related("source").get(id=job_id)
     source = job.source
     if source is None:
@@ -186,7 +258,8 @@ def job_process(*, job_id: Any) -> None:
         job.status = Job.Status.SUCCEEDED
         job.finished_at = timezone.now()
         job.error_code = job.error_message = ""
-        job.save(update_fields=["status", "finished_at", "error_code", "error_message"])
+        job.lease_expires_at = None
+        job.save(update_fields=["status", "finished_at", "error_code", "error_message", "lease_expires_at"])
 
 
 def _model_advice(
@@ -298,16 +371,25 @@ def _link_entities(*, job: Job, memory: Memory, entities: list[tuple[str, str]])
         memory.entities.add(entity)
 
 
-def jobs_to_recover(*, queued_older_than: timedelta = timedelta(seconds=30)) -> list[Any]:
-    """Jobs whose message may be lost: long queued, or running for a dead or stale worker."""
-    now = timezone.now()
-    ids = list(
-        Job.objects.filter(status=Job.Status.QUEUED, created_at__lt=now - queued_older_than).values_list(
-            "id", flat=True
-        )
-    )
-    for job in Job.objects.filter(status=Job.Status.RUNNING).only("id", "claimed_by", "started_at"):
-        stale = job.started_at is None or job.started_at < now - STALE_AFTER
-        if stale or not _claimer_alive(job.claimed_by):
-            ids.append(job.id)
+# A job committed but not yet marked published is given this long for its publish to finish (it
+# runs right after the commit) before the sweep sends it from the database.
+UNPUBLISHED_AFTER = timedelta(seconds=5)
+
+# A published job still queued after this long may have lost its message (a broker restarted
+# without persistence, a message left unacknowledged by a connection that died): it is sent again,
+# and marked published again, so a long backlog is sent at most once per this long. A second
+# message is harmless (the claim runs a job once).
+REPUBLISH_AFTER = timedelta(seconds=30)
+
+
+def jobs_to_recover() -> list[Any]:
+    """Jobs to send to the workers from the database: queued ones whose publish failed after their
+    commit (the outbox), queued ones whose message may be lost, and running ones whose lease expired
+    (the holder died or lost the database)."""
+    queued = Job.objects.filter(status=Job.Status.QUEUED)
+    unpublished = Q(published_at__isnull=True, created_at__lt=Now() - UNPUBLISHED_AFTER)
+    lost = Q(published_at__lt=Now() - REPUBLISH_AFTER)
+    ids = list(queued.filter(unpublished | lost).values_list("id", flat=True))
+    expired = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=Now())
+    ids += list(Job.objects.filter(status=Job.Status.RUNNING).filter(expired).values_list("id", flat=True))
     return ids

@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -27,6 +25,7 @@ from django.utils import timezone
 
 from tests.conftest import LiveServer
 from tests.dashboard.conftest import SCREENSHOT_DIR, record_screenshot
+from tests.debian import debian_ensure
 from tests.helpers import oauth_app
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -53,26 +52,7 @@ TIMEOUT_MS = 60_000
 
 def ensure_chromium() -> str:
     """Debian's Chromium, installed with apt-get when missing; fail (never skip) if that fails."""
-    if CHROMIUM.exists():
-        return str(CHROMIUM)
-    if shutil.which("apt-get") is None:
-        pytest.fail(f"{CHROMIUM} is missing and there is no apt-get to install Debian's chromium package")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
-        try:
-            result = subprocess.run(
-                command, env=env, capture_output=True, text=True, timeout=1200, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            pytest.fail(f"installing Chromium: `{' '.join(command)}` did not finish: {exc}")
-        if result.returncode != 0:
-            pytest.fail(
-                f"installing Chromium: `{' '.join(command)}` exited {result.returncode}:\n"
-                f"{(result.stdout + result.stderr)[-3000:]}"
-            )
-    if not CHROMIUM.exists():
-        pytest.fail(f"apt-get installed chromium but {CHROMIUM} is still missing")
-    return str(CHROMIUM)
+    return debian_ensure(package="chromium", executable=CHROMIUM)
 
 
 @pytest.fixture(scope="session")

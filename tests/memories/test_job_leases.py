@@ -1,0 +1,124 @@
+"""Job claims are leases in the database: an expiry the holder's heartbeat extends, respected while
+live and taken over once expired, whichever host holds it; the sweep finds expired leases and the
+outbox's unpublished jobs from the database alone."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from memories.models import Job, Memory
+from memories.pipeline import worker
+from memories.pipeline.worker import LeaseHeld, job_claim, job_process, jobs_to_recover
+from memories.tasks import process_job
+from tests.helpers import pat_client
+from tests.memories.test_worker_crash import _long_text
+
+# A broker folder no worker reads: the jobs here are run by this process only.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("no_worker_broker")]
+
+OTHER_HOST = "worker-2.internal:4242"
+
+
+def _saved(alice: Any, content: str) -> Job:
+    response = pat_client(alice).post("/api/v1/operations/remember", {"content": content}, format="json")
+    assert response.status_code == 200, response.json()
+    return Job.objects.get(id=response.json()["job_id"])
+
+
+def _held_by_another_host(job: Job, *, lease_left: timedelta) -> None:
+    Job.objects.filter(id=job.id).update(
+        status=Job.Status.RUNNING,
+        attempts=1,
+        started_at=timezone.now() - timedelta(seconds=40),
+        claimed_by=OTHER_HOST,
+        lease_expires_at=timezone.now() + lease_left,
+    )
+
+
+def test_it_respects_a_live_lease_held_on_another_host(alice):
+    job = _saved(alice, "My dentist is Dr Okafor.")
+    _held_by_another_host(job, lease_left=timedelta(seconds=20))
+
+    with pytest.raises(LeaseHeld) as held:
+        job_claim(job_id=job.id)
+    assert 1 <= held.value.seconds <= 22
+    # The task asks again later instead of running it or failing it: the holder is at work.
+    process_job.apply(args=[str(job.id)])
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.claimed_by) == ("running", 1, OTHER_HOST)
+    assert not Memory.objects.filter(owner=alice).exists()
+
+
+def test_it_takes_over_an_expired_lease_held_on_another_host(alice):
+    job = _saved(alice, "My dentist is Dr Okafor.")
+    _held_by_another_host(job, lease_left=timedelta(seconds=-1))
+
+    job_process(job_id=job.id)
+    job.refresh_from_db()
+    assert job.status == "succeeded" and job.attempts == 2 and job.claimed_by != OTHER_HOST
+    assert job.lease_expires_at is None
+    assert Memory.objects.filter(owner=alice, content__icontains="Okafor").count() == 1
+
+
+def test_a_running_job_without_a_lease_is_taken_over(alice):
+    # A row claimed before leases existed: nothing says its holder is alive.
+    job = _saved(alice, "My dentist is Dr Okafor.")
+    _held_by_another_host(job, lease_left=timedelta(seconds=0))
+    Job.objects.filter(id=job.id).update(lease_expires_at=None)
+
+    job_process(job_id=job.id)
+    assert Job.objects.get(id=job.id).status == "succeeded"
+
+
+def test_the_heartbeat_extends_the_lease_while_the_job_runs(alice, monkeypatch):
+    monkeypatch.setattr(worker, "HEARTBEAT_EVERY", timedelta(seconds=0.2))
+    job = _saved(alice, _long_text())
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            job_process(job_id=job.id)
+        except BaseException as exc:  # reported below, in the test's thread
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    leases = set()
+    while thread.is_alive():
+        row = Job.objects.filter(id=job.id).values("status", "lease_expires_at").get()
+        if row["status"] == "running" and row["lease_expires_at"] is not None:
+            leases.add(row["lease_expires_at"])
+        time.sleep(0.05)
+    thread.join()
+    assert not failures, failures
+    assert Job.objects.get(id=job.id).status == "succeeded"
+    # The claim set one expiry and the beats moved it on, each time to about LEASE from then.
+    assert len(leases) >= 3, leases
+    assert max(leases) - min(leases) >= timedelta(seconds=0.3)
+
+
+def test_the_sweep_finds_expired_leases_and_unpublished_jobs_only(alice):
+    now = timezone.now()
+    fresh = _saved(alice, "The boiler is serviced in March.")
+    assert fresh.published_at is not None  # its publish went through
+    unpublished = _saved(alice, "The car is serviced in April.")
+    Job.objects.filter(id=unpublished.id).update(published_at=None, created_at=now - timedelta(seconds=10))
+    just_committed = _saved(alice, "The bike is serviced in May.")
+    Job.objects.filter(id=just_committed.id).update(published_at=None)
+    lost = _saved(alice, "The roof is checked in June.")
+    Job.objects.filter(id=lost.id).update(published_at=now - timedelta(minutes=3))
+    live = _saved(alice, "The piano is tuned in July.")
+    _held_by_another_host(live, lease_left=timedelta(seconds=20))
+    expired = _saved(alice, "The chimney is swept in August.")
+    _held_by_another_host(expired, lease_left=timedelta(seconds=-1))
+
+    assert set(jobs_to_recover()) == {unpublished.id, lost.id, expired.id}

@@ -362,8 +362,8 @@ class PipelineSummary:
 def pipeline_summary(*, failures: int = 10) -> PipelineSummary:
     """Jobs by status, the oldest still queued, the stuck ones and the latest failures.
 
-    Stuck is the recovery sweep's own rule (`jobs_to_recover`: queued too long, or running for a
-    claim that is gone or stale), so this shows exactly what the next sweep will re-send.
+    Stuck is the recovery sweep's own rule (`jobs_to_recover`: never published, queued too long, or
+    running on an expired lease), so this shows exactly what the next sweep will re-send.
     """
     from memories.pipeline.worker import jobs_to_recover
 

@@ -29,6 +29,7 @@ from accounts.http import AuthedHttpRequest
 from accounts.throttles import user_throttle
 from memories.api.base import session_actor
 from memories.dashboard import forms
+from memories.dashboard.agents import job_who
 from memories.errors import AppError, Code
 from memories.models import Job, Memory
 from memories.representations import purge_receipt
@@ -326,11 +327,11 @@ def job_list(request: AuthedHttpRequest) -> HttpResponse:
     page = _page(
         request,
         job_selectors.job_list(owner=request.user)
-        .select_related("source")
+        .select_related("source", "agent")
         .defer("source__content", "source__raw"),
     )
     running = sum(1 for job in page if job.status in (Job.Status.QUEUED, Job.Status.RUNNING))
-    rows = [(job, _seconds(job)) for job in page]
+    rows = [(job, _seconds(job), job_who(job)) for job in page]
     return render(request, "dashboard/jobs/list.html", {"page": page, "rows": rows, "running": running})
 
 

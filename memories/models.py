@@ -205,6 +205,9 @@ class Job(models.Model):
     options = models.JSONField(default=dict, blank=True)
     # "host:pid" of the worker process running it, so a dead worker's job can be reclaimed.
     claimed_by = models.CharField(max_length=200, blank=True)
+    # What the worker last wrote of its work, for the job page: {"stage": reading | extracting |
+    # embedding | storing | done, "done": segments embedded, "total": segments found}.
+    progress = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -28,6 +28,7 @@ from rest_framework.request import Request
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.models import TOKEN_PREFIX, PersonalAccessToken, User, token_hash
 from accounts.oauth import REST_PATH, audience_allows, metadata_url, resource_url
+from accounts.selectors import app_pause_check
 from memories.errors import AppError, Code
 
 _BEARER = b"bearer"
@@ -103,6 +104,7 @@ class OAuthBearerAuthentication(OAuth2Authentication):
                 "This access token was not issued for the REST API: ask for one with "
                 f"resource={resource_url(REST_PATH)} (RFC 8707), or use a personal access token."
             )
+        app_pause_check(user=user, application_id=access_token.application_id)
         return user, access_token
 
 

@@ -6,6 +6,7 @@ import hashlib
 import uuid
 from typing import Any, ClassVar
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
 from django.db import models
 from django.utils import timezone
@@ -116,3 +117,22 @@ TOKEN_PREFIX = "drp_"  # noqa: S105 - a public marker, not a secret
 
 def token_hash(raw: str) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+class AppPause(models.Model):
+    """A person's pause of one OAuth application: while the row exists, the app's tokens for this
+    person are refused (`app_paused`) everywhere, and nothing else changes. Deleting the row resumes
+    the app: its tokens, consent and space work again, unlike a disconnect, which deletes them.
+    """
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    application = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    paused_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "application"], name="app_pause_one_per_app")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} paused app {self.application_id}"

@@ -8,8 +8,9 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model
 
-from accounts.models import PersonalAccessToken, User
+from accounts.models import AppPause, PersonalAccessToken, User
 from accounts.oauth import audience_allows
+from memories.errors import AppError, Code
 
 
 def pat_list(*, user: User) -> QuerySet[PersonalAccessToken]:
@@ -38,3 +39,18 @@ def user_list() -> QuerySet[User]:
 def user_get_by_email(*, email: str) -> User | None:
     """The account with this email (stored lower-cased, as the sign-up form writes it), or None."""
     return User.objects.filter(email=email.strip().lower()).first()
+
+
+def app_paused_ids(*, user: User) -> set[int]:
+    """The ids of the OAuth applications `user` has paused."""
+    return set(AppPause.objects.filter(user=user).values_list("application_id", flat=True))
+
+
+def app_pause_check(*, user: User, application_id: int | None) -> None:
+    """Refuse a token of an app its owner paused: raise `app_paused` (403). Every surface that
+    accepts an OAuth token calls this after the token itself was found valid."""
+    if (
+        application_id is not None
+        and AppPause.objects.filter(user=user, application_id=application_id).exists()
+    ):
+        raise AppError(Code.APP_PAUSED)

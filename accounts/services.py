@@ -1,5 +1,5 @@
-"""Writes of credentials: personal access tokens. Audited entry points that surfaces call are in
-`memories.services.account` (the audit trail is the memory's).
+"""Writes of credentials: personal access tokens, and pausing an OAuth app. Audited entry points
+that surfaces call are in `memories.services.account` (the audit trail is the memory's).
 
 A token is shown to its owner once, at creation; only its sha256 is stored, so
 the database never holds a working credential.
@@ -13,9 +13,10 @@ from datetime import datetime
 
 from django.db.models import QuerySet
 from django.utils import timezone
+from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
 from accounts.caller import ALL_SCOPES
-from accounts.models import TOKEN_PREFIX, PersonalAccessToken, User, token_hash
+from accounts.models import TOKEN_PREFIX, AppPause, PersonalAccessToken, User, token_hash
 from memories.errors import AppError, Code, name_checked
 
 # What a list shows of a token: "drp_" and 8 random characters, too little to guess the rest.
@@ -138,3 +139,34 @@ def _token_not_found() -> AppError:
         "No personal access token with this id exists in your account.",
         agent_action="list your tokens to find the right id",
     )
+
+
+def _app_connected(*, user: User, application_id: int) -> bool:
+    # Any token of the app for this user, live or not: a paused app's access token may expire
+    # while it is paused, and resuming it must still work.
+    mine = {"user": user, "application_id": application_id}
+    return (
+        get_access_token_model().objects.filter(**mine).exists()
+        or get_refresh_token_model().objects.filter(**mine).exists()
+    )
+
+
+def app_pause(*, user: User, application_id: int) -> AppPause:
+    """Pause an OAuth application for `user`: its tokens are refused (`app_paused`) until resumed.
+
+    Pausing twice keeps the first pause. Raises `application_not_found` (404) when the app holds no
+    token of this user, which is also what another account's app looks like: a person can pause
+    only what they connected, and only for themselves.
+    """
+    if not _app_connected(user=user, application_id=application_id):
+        raise AppError(Code.APPLICATION_NOT_FOUND, "No connected app with this id in your account.")
+    pause, _ = AppPause.objects.get_or_create(user=user, application_id=application_id)
+    return pause
+
+
+def app_resume(*, user: User, application_id: int) -> None:
+    """Resume a paused application: its tokens work again. Resuming an app that is not paused
+    changes nothing; an app that holds nothing of `user` is `application_not_found` (404)."""
+    if not _app_connected(user=user, application_id=application_id):
+        raise AppError(Code.APPLICATION_NOT_FOUND, "No connected app with this id in your account.")
+    AppPause.objects.filter(user=user, application_id=application_id).delete()

@@ -44,7 +44,7 @@ from mcp_gateway.tools import (
     tool_definitions,
     tool_scope,
 )
-from memories.errors import Code
+from memories.errors import AppError, Code
 from memories.limits import document_request_max_bytes
 from memories.operations import registry
 
@@ -248,13 +248,17 @@ class McpEndpoint:
             return
         authorization = _header(scope, b"authorization") or ""
         token = authorization[7:].strip() if authorization.lower().startswith("bearer ") else ""
-        caller = (
-            await sync_to_async(caller_for_bearer, thread_sensitive=False)(
-                token, resource=resource_url(self.path)
+        try:
+            caller = (
+                await sync_to_async(caller_for_bearer, thread_sensitive=False)(
+                    token, resource=resource_url(self.path)
+                )
+                if token
+                else None
             )
-            if token
-            else None
-        )
+        except AppError as exc:  # app_paused: a valid token its owner refuses for now
+            await _respond(send, exc.http_status, {"error": exc.code.value, "message": exc.message}, {})
+            return
         if caller is None:
             message = "A valid bearer token for this resource is required."
             await _respond(

@@ -10,10 +10,12 @@ from accounts.authentication import pat_authenticate
 from accounts.caller import ALL_SCOPES, Caller
 from accounts.models import TOKEN_PREFIX
 from accounts.oauth import audience_allows
+from accounts.selectors import app_pause_check
 
 
 def caller_for_bearer(raw: str, *, resource: str) -> Caller | None:
-    """The caller a bearer token stands for at `resource`, or None if it may not be used there.
+    """The caller a bearer token stands for at `resource`, or None if it may not be used there;
+    raises AppError `app_paused` for a valid token of an app its owner paused.
 
     OAuth tokens must name this resource (accounts.oauth.audience_allows, the rule REST
     follows too). Personal access tokens are the user's own credential and work on every
@@ -37,6 +39,8 @@ def caller_for_bearer(raw: str, *, resource: str) -> Caller | None:
         return None
     if not audience_allows(access.resource, resource):
         return None
+    # Raises `app_paused`: a valid token of a paused app is refused, and told why.
+    app_pause_check(user=access.user, application_id=access.application_id)
     scopes = frozenset(access.scope.split()) & ALL_SCOPES
     return Caller(
         user=access.user,

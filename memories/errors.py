@@ -27,6 +27,7 @@ class Code(StrEnum):
     INSUFFICIENT_SCOPE = "insufficient_scope"
     SESSION_REQUIRED = "session_required"
     FORBIDDEN = "forbidden"
+    APP_PAUSED = "app_paused"
     # What was sent.
     INVALID_JSON = "invalid_json"
     PAYLOAD_TOO_LARGE = "payload_too_large"
@@ -142,6 +143,12 @@ CATALOGUE: dict[Code, Entry] = {
         message="Access tokens are managed from the signed-in dashboard only.",
     ),
     Code.FORBIDDEN: Entry(403, "the caller may not do this", "stop", message="You may not do this."),
+    Code.APP_PAUSED: Entry(
+        403,
+        "the account's owner paused this app in the dashboard: its tokens are refused until they resume it",
+        "stop, and tell the user this app is paused in Deep Recall's dashboard (Agents)",
+        message="The account's owner paused this app: its access is refused until they resume it.",
+    ),
     Code.INVALID_JSON: Entry(
         400,
         f"the body is not JSON (in UTF-8), or nests arrays and objects more than {JSON_MAX_DEPTH} "

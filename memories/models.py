@@ -225,6 +225,9 @@ class Job(models.Model):
     # The outbox mark: when the job's message last reached the broker. Null for a job whose publish
     # failed after its commit (or never ran); the recovery sweep sends those from here.
     published_at = models.DateTimeField(null=True, blank=True)
+    # What the worker last wrote of its work, for the job page: {"stage": reading | extracting |
+    # embedding | storing | done, "done": segments embedded, "total": segments found}.
+    progress = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -164,6 +164,19 @@ def hit_dict(hit: Hit) -> dict[str, Any]:
     return data
 
 
+JOB_STAGES = ("queued", "reading", "extracting", "embedding", "storing", "done")
+
+
+def job_progress(job: Job) -> dict[str, Any]:
+    """Where a job is, as its worker last wrote it: `stage` (one of JOB_STAGES), and the segments
+    embedded so far (`done`) of those found (`total`, 0 until the text is segmented). A job from
+    before the worker wrote progress reads as queued or done by its status."""
+    written = job.progress or {}
+    default = "done" if job.status == Job.Status.SUCCEEDED else "queued"
+    stage = written.get("stage") if written.get("stage") in JOB_STAGES else default
+    return {"stage": stage, "done": int(written.get("done") or 0), "total": int(written.get("total") or 0)}
+
+
 def job_dict(job: Job, *, memories: list[Memory] | None = None) -> dict[str, Any]:
     """A job as the API shows it; `memories` (rendered in full) when given."""
     duration_ms = None
@@ -182,6 +195,7 @@ def job_dict(job: Job, *, memories: list[Memory] | None = None) -> dict[str, Any
         "space_id": str(job.space_id),
         "source_id": _str_or_none(job.source_id),
         "memory_ids": [str(m.id) for m in (memories if memories is not None else job.memories.all())],
+        "progress": job_progress(job),
     }
     if memories is not None:
         data["memories"] = [memory_dict(memory) for memory in memories]

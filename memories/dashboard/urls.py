@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memories.dashboard import views
+from memories.dashboard import activity, agents, ask, graph, overview, views
 
 app_name = "dashboard"
 
@@ -28,4 +28,15 @@ urlpatterns = [
     path("spaces/<uuid:space_id>/default", views.space_make_default, name="space-default"),
     path("spaces/<uuid:space_id>/delete", views.space_delete, name="space-delete"),
     path("connect/", views.connect, name="connect"),
+    path("overview/", overview.overview, name="overview"),
+    path("overview/data.json", overview.overview_data, name="overview-data"),
+    path("graph/", graph.graph, name="graph"),
+    path("graph/data.json", graph.graph_data, name="graph-data"),
+    path("graph/relations/<uuid:relation_id>/", graph.relation_detail, name="graph-relation"),
+    path("ask/", ask.ask, name="ask"),
+    path("activity/", activity.activity, name="activity"),
+    path("agents/", agents.agent_list, name="agents"),
+    path("agents/<int:application_id>/", agents.agent_detail, name="agent"),
+    path("agents/<int:application_id>/pause", agents.agent_pause, {"paused": True}, name="agent-pause"),
+    path("agents/<int:application_id>/resume", agents.agent_pause, {"paused": False}, name="agent-resume"),
 ]

@@ -29,9 +29,10 @@ from accounts.http import AuthedHttpRequest
 from accounts.throttles import user_throttle
 from memories.api.base import session_actor
 from memories.dashboard import forms
+from memories.dashboard.agents import job_who
 from memories.errors import AppError, Code
 from memories.models import Job, Memory
-from memories.representations import purge_receipt
+from memories.representations import job_progress, purge_receipt
 from memories.retrieval.search import highlight_parts, memory_search
 from memories.selectors import graph as graph_selectors
 from memories.selectors import jobs as job_selectors
@@ -326,11 +327,11 @@ def job_list(request: AuthedHttpRequest) -> HttpResponse:
     page = _page(
         request,
         job_selectors.job_list(owner=request.user)
-        .select_related("source")
+        .select_related("source", "agent")
         .defer("source__content", "source__raw"),
     )
     running = sum(1 for job in page if job.status in (Job.Status.QUEUED, Job.Status.RUNNING))
-    rows = [(job, _seconds(job)) for job in page]
+    rows = [(job, _seconds(job), job_who(job)) for job in page]
     return render(request, "dashboard/jobs/list.html", {"page": page, "rows": rows, "running": running})
 
 
@@ -347,7 +348,19 @@ def job_detail(request: AuthedHttpRequest, job_id: uuid.UUID) -> HttpResponse:
     job = _or_404(job_get, owner=request.user, job_id=job_id)
     done = job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED)
     memories = list(job_memory_list(owner=request.user, job=job)) if done else []
-    return render(request, "dashboard/jobs/detail.html", {"job": job, "done": done, "memories": memories})
+    context = {"job": job, "done": done, "memories": memories, "progress": job_progress(job)}
+    return render(request, "dashboard/jobs/detail.html", {**context, "stages": JOB_STAGE_LABELS})
+
+
+# The worker's stages (memories.representations.JOB_STAGES) in words.
+JOB_STAGE_LABELS = [
+    ("queued", "Waiting for a worker"),
+    ("reading", "Reading the file"),
+    ("extracting", "Finding memories"),
+    ("embedding", "Embedding segments"),
+    ("storing", "Saving"),
+    ("done", "Done"),
+]
 
 
 # --- spaces -----------------------------------------------------------------------------

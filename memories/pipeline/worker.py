@@ -229,6 +229,7 @@ def _job_run(*, job_id: Any, claim: Claim) -> None:
     if source.raw is not None:
         # An uploaded document's text (an image's pixels) is read here, in a child process, not in
         # the upload request.
+        _progress(job_id, "reading")
         try:
             if source.origin == Source.Origin.IMAGE:
                 source = image_store(source=source)
@@ -237,11 +238,19 @@ def _job_run(*, job_id: Any, claim: Claim) -> None:
         except DocumentRefused as refused:
             job_fail(job_id=job_id, code=refused.code, message=refused.message)
             return
+    _progress(job_id, "extracting")
     candidates = _candidates(source, job)
     if not candidates:
         job_fail(job_id=job_id, code=Code.NOTHING_TO_REMEMBER, message="No memory could be derived from it.")
         return
-    vectors = embeddings.embed([c.content for c in candidates])
+    total = len(candidates)
+    vectors: list[list[float]] = []
+    # In the model's own batch size, one progress write per batch: a note is one batch and one
+    # write, a 40-page PDF shows its segments being done.
+    for start in range(0, total, PROGRESS_BATCH):
+        _progress(job_id, "embedding", done=len(vectors), total=total)
+        vectors += embeddings.embed([c.content for c in candidates[start : start + PROGRESS_BATCH]])
+    _progress(job_id, "storing", done=total, total=total)
     advice = _model_advice(job, candidates, vectors) if settings.LLM_BASE_URL else {}
     with transaction.atomic():
         job = Job.objects.select_for_update().get(id=job_id)
@@ -259,7 +268,29 @@ def _job_run(*, job_id: Any, claim: Claim) -> None:
         job.finished_at = timezone.now()
         job.error_code = job.error_message = ""
         job.lease_expires_at = None
-        job.save(update_fields=["status", "finished_at", "error_code", "error_message", "lease_expires_at"])
+        job.progress = {"stage": "done", "done": total, "total": total}
+        job.save(
+            update_fields=[
+                "status",
+                "finished_at",
+                "error_code",
+                "error_message",
+                "lease_expires_at",
+                "progress",
+            ]
+        )
+
+
+# The local model's batch size (memories.embeddings.embed), so batching here changes no batch.
+PROGRESS_BATCH = 64
+
+
+def _progress(job_id: Any, stage: str, *, done: int = 0, total: int = 0) -> None:
+    # One small UPDATE outside any transaction, so the job page sees it at once; it only
+    # describes the work (a taken-over attempt writing a stale stage changes no result).
+    Job.objects.filter(id=job_id, status=Job.Status.RUNNING).update(
+        progress={"stage": stage, "done": done, "total": total}
+    )
 
 
 def _model_advice(

@@ -1,16 +1,22 @@
-"""The agents (OAuth applications) connected to a user's memory. Nothing here writes."""
+"""The agents (OAuth applications) connected to a user's memory, and what each saved. Nothing here
+writes."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from django.db.models import Max, Min
+from django.db.models import Count, Max, Min, QuerySet
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_application_model, get_refresh_token_model
 
 from accounts.models import User
-from memories.models import Source, Space
+from accounts.selectors import app_paused_ids
+from memories.errors import AppError, Code
+from memories.models import Job, Memory, Source, Space
+from memories.selectors.jobs import job_list
+from memories.selectors.memories import memory_list
 from memories.selectors.spaces import space_default
 
 
@@ -80,3 +86,75 @@ def connected_app_list(*, user: User) -> list[ConnectedApp]:
 def connected_app_get(*, user: User, application_id: int) -> ConnectedApp | None:
     """One of `user`'s connected apps, or None (also for another account's app)."""
     return next((app for app in connected_app_list(user=user) if app.id == application_id), None)
+
+
+@dataclass(frozen=True)
+class AgentSummary:
+    """One app as the Agents page shows it: what it saved and how it stands."""
+
+    id: int
+    name: str
+    memories: int
+    saves: int
+    jobs: int
+    last_saved_at: datetime | None
+    connected: ConnectedApp | None
+    paused: bool
+
+
+def _counts(rows: QuerySet[Any], field: str) -> dict[int | None, int]:
+    return dict(rows.values(field).annotate(n=Count("pk")).order_by().values_list(field, "n"))
+
+
+def agent_summary_list(*, user: User) -> list[AgentSummary]:
+    """Every app that is connected to `user` or ever saved into their memory, by name, with its
+    active memories, saves (sources) and jobs counted, whether it is connected and whether paused.
+
+    Reads leave no row behind (recall and answer write nothing), so what an app read is only
+    visible as its last use on the connected app (`ConnectedApp.last_used_at`).
+    """
+    connected = {app.id: app for app in connected_app_list(user=user)}
+    memories = _counts(Memory.objects.filter(owner=user, status=Memory.Status.ACTIVE), "agent_id")
+    saves = _counts(Source.objects.filter(owner=user), "agent_id")
+    jobs = _counts(Job.objects.filter(owner=user), "agent_id")
+    last_saved = dict(
+        Source.objects.filter(owner=user, agent_id__isnull=False)
+        .values("agent_id")
+        .annotate(last=Max("recorded_at"))
+        .order_by()
+        .values_list("agent_id", "last")
+    )
+    ids = {i for i in (*connected, *memories, *saves, *jobs) if i is not None}
+    paused = app_paused_ids(user=user)
+    return [
+        AgentSummary(
+            id=application.id,
+            name=application.name or f"App {application.id}",
+            memories=memories.get(application.id, 0),
+            saves=saves.get(application.id, 0),
+            jobs=jobs.get(application.id, 0),
+            last_saved_at=last_saved.get(application.id),
+            connected=connected.get(application.id),
+            paused=application.id in paused,
+        )
+        for application in get_application_model().objects.filter(id__in=ids).order_by("name", "id")
+    ]
+
+
+def agent_summary_get(*, user: User, application_id: int) -> AgentSummary:
+    """One app of `agent_summary_list`. Raises `application_not_found` (404) for an app that neither
+    is connected to `user` nor saved anything of theirs (also another account's app)."""
+    found = next((a for a in agent_summary_list(user=user) if a.id == application_id), None)
+    if found is None:
+        raise AppError(Code.APPLICATION_NOT_FOUND, "No app with this id in your account.")
+    return found
+
+
+def agent_memory_list(*, user: User, application_id: int) -> QuerySet[Memory]:
+    """The active memories `application_id` saved into `user`'s memory, newest first."""
+    return memory_list(owner=user).filter(agent_id=application_id).order_by("-recorded_at", "-id")
+
+
+def agent_job_list(*, user: User, application_id: int) -> QuerySet[Job]:
+    """The jobs `application_id` started for `user`, newest first."""
+    return job_list(owner=user).filter(agent_id=application_id)

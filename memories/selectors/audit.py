@@ -1,9 +1,13 @@
-"""Reads of the audit trail: the audit row of a hard delete (its receipt is rendered from it)."""
+"""Reads of the audit trail: the Activity page's list, and the audit row of a hard delete (its
+receipt is rendered from it)."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
+
+from django.db.models import QuerySet
 
 from accounts.models import User
 from memories import errors
@@ -33,3 +37,29 @@ def purge_event_get(*, owner: User, event_id: Any) -> AuditEvent:
     if event is None:
         raise errors.AppError(Code.NOT_FOUND, "No such receipt in your account.")
     return event
+
+
+def audit_event_list(
+    *,
+    owner: User,
+    agent_id: int | None = None,
+    by_person: bool = False,
+    action: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> QuerySet[AuditEvent]:
+    """The owner's audit trail, newest first, with its actors loaded; optionally only one agent's
+    events (`agent_id`), only the person's own (`by_person`: no agent), one `action`, and a
+    half-open time window [since, until)."""
+    events = AuditEvent.objects.filter(owner_id_snapshot=owner.id).select_related("actor_agent", "actor_user")
+    if agent_id is not None:
+        events = events.filter(actor_agent_id=agent_id)
+    elif by_person:
+        events = events.filter(actor_agent__isnull=True)
+    if action is not None:
+        events = events.filter(action=action)
+    if since is not None:
+        events = events.filter(created_at__gte=since)
+    if until is not None:
+        events = events.filter(created_at__lt=until)
+    return events.order_by("-created_at", "-id")

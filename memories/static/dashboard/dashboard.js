@@ -132,9 +132,33 @@
     var urlTemplate = box.getAttribute("data-memory-url");
     var placeholder = box.getAttribute("data-memory-placeholder");
     var delay = 300;
+    var stages = box.querySelector("[data-job-stages]");
+    var segments = box.querySelector("[data-job-segments]");
+
+    // The stage and the share of segments done, as the worker last wrote them (job.progress).
+    function showProgress(progress, finished) {
+      if (stages) {
+        stages.setAttribute("data-stage", progress.stage);
+        var passed = true;
+        stages.querySelectorAll("li[data-stage]").forEach(function (item) {
+          var current = item.getAttribute("data-stage") === progress.stage;
+          if (current) { item.setAttribute("aria-current", "step"); passed = false; }
+          else item.removeAttribute("aria-current");
+          item.classList.toggle("passed", passed && !current);
+        });
+      }
+      if (progress.total) {
+        if (segments) {
+          segments.textContent = progress.done + " of " + progress.total + " segment" +
+            (progress.total === 1 ? "" : "s") + " embedded";
+        }
+        if (bar && !finished) { bar.max = progress.total; bar.value = progress.done; }
+      }
+    }
 
     function show(job) {
       showFields(box, job);
+      if (job.progress) showProgress(job.progress, FINISHED[job.status]);
       if (badge) {
         badge.textContent = job.status;
         badge.className = "badge " + job.status;

@@ -16,6 +16,15 @@ from memories.errors import AppError
 EMAIL_MAX_LENGTH: int = User._meta.get_field("email").max_length  # type: ignore[assignment]
 
 
+# What AUTH_PASSWORD_VALIDATORS ask, in one sentence, shown before a person types a new password.
+PASSWORD_RULES = " ".join(  # the rules, not a password
+    [
+        "At least 8 characters; not only digits, not a common password, and not like your email.",
+        "A few unrelated words make a good one.",
+    ]
+)
+
+
 class SignUpForm(forms.Form):
     email = forms.EmailField(
         max_length=EMAIL_MAX_LENGTH, widget=forms.EmailInput(attrs={"autocomplete": "email"})

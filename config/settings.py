@@ -129,6 +129,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # The dashboard's plain words for internal names, in every template.
+            "builtins": ["memories.templatetags.words"],
         },
     },
 ]

@@ -30,7 +30,11 @@ class SignUpForm(forms.Form):
         max_length=EMAIL_MAX_LENGTH, widget=forms.EmailInput(attrs={"autocomplete": "email"})
     )
     password = forms.CharField(
-        strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "new-password"})
+        strip=False,
+        widget=forms.PasswordInput(
+            attrs={"autocomplete": "new-password", "aria-describedby": "id_password-help"}
+        ),
+        help_text=PASSWORD_RULES,
     )
 
     def clean_email(self) -> str:

@@ -31,4 +31,5 @@ urlpatterns = [
     path("spaces/<uuid:space_id>/default", views.space_make_default, name="space-default"),
     path("spaces/<uuid:space_id>/delete", views.space_delete, name="space-delete"),
     path("connect/", views.connect, name="connect"),
+    path("connect/deeprecall_proxy.py", views.stdio_proxy_download, name="stdio-proxy"),
 ]

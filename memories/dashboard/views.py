@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
@@ -536,6 +537,18 @@ def system_prompt() -> str:
     return prompt if found and fence and closed and prompt.strip() else SYSTEM_PROMPT
 
 
+@login_required
+@require_GET
+def stdio_proxy_download(request: AuthedHttpRequest) -> HttpResponse:
+    """The stdio proxy as one file (it needs only httpx), for a machine without Deep Recall."""
+    from mcp_gateway import stdio_proxy
+
+    text = Path(stdio_proxy.__file__).read_text(encoding="utf-8")
+    response = HttpResponse(text, content_type="text/x-python; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="deeprecall_proxy.py"'
+    return response
+
+
 def _adds_to_core(profile: Profile) -> bool:
     return profile.name != "core" and not profile.tools
 
@@ -563,6 +576,7 @@ def connect(request: AuthedHttpRequest) -> HttpResponse:
         for profile in PROFILES.values()
     ]
     context = {
+        "https": settings.PUBLIC_URL.startswith("https://"),
         "mcp_url": f"{settings.PUBLIC_URL}/mcp",
         "profiles": profiles,
         "public_url": settings.PUBLIC_URL,

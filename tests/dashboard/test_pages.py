@@ -722,6 +722,28 @@ class TestConnect:
         assert 'data-copy="system-prompt"' in html
         assert "You have long-term memory through the Deep Recall tools." in html
 
+    def test_every_snippet_has_a_copy_button_and_the_stdio_steps_need_no_checkout(self, alice_client):
+        html = _html(alice_client.get(reverse("dashboard:connect")))
+        for snippet in re.findall(r'<pre id="(snippet-[a-z-]+)"', html):
+            assert f'data-copy="{snippet}"' in html, snippet
+        assert len(re.findall(r'<pre id="snippet-', html)) == 3
+        assert "pip install -e" not in html
+        assert reverse("dashboard:stdio-proxy") in html
+        assert html.count('class="callout warning"') == 2 and "Needs a public https:// address." in html
+
+    def test_the_proxy_downloads_as_one_file_that_needs_only_httpx(self, alice_client, client):
+        url = reverse("dashboard:stdio-proxy")
+        assert client.get(url).status_code == 302  # a visitor signs in first
+        response = alice_client.get(url)
+        assert response.status_code == 200
+        assert response["Content-Disposition"] == 'attachment; filename="deeprecall_proxy.py"'
+        text = response.content.decode()
+        imports = set(re.findall(r"^(?:import|from) ([a-z_.]+)", text, re.M))
+        assert "httpx" in imports and not any(
+            name.split(".")[0] in {"django", "memories", "config"} for name in imports
+        )
+        assert 'if __name__ == "__main__":' in text
+
     def test_it_explains_each_tool_profile_with_its_url_and_the_tools_agents_see(
         self, alice_client, settings
     ):

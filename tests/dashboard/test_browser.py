@@ -257,7 +257,7 @@ class TestMemoryLifecycle:
         page.get_by_label("Why hide it?").select_option("incorrect")
         page.get_by_role("button", name="Suppress", exact=True).click()
         page.get_by_text("Suppressed: agents no longer see it").wait_for()
-        assert page.get_by_role("heading", level=1).inner_text().endswith("(suppressed)")
+        assert page.locator(".panel .badge.suppressed").first.is_visible()
         person.goto("/memories/suppressed/")
         row = page.locator(".memory-list > li", has_text="Lisbon")
         assert row.count() == 1

@@ -660,6 +660,13 @@ class TestSpaces:
             alice_client.post(reverse("dashboard:space-current"), {"space": str(bobs.id)}).status_code == 404
         )
 
+    def test_choosing_the_current_space_needs_the_csrf_token(self, alice):
+        work = space_create(actor=Actor.owner_acting(alice), name="Work")
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(alice)
+        assert client.post(reverse("dashboard:space-current"), {"space": str(work.id)}).status_code == 403
+        assert "dashboard_current_space" not in client.session
+
     def test_it_makes_another_space_the_default(self, alice_client, alice):
         work = space_create(actor=Actor.owner_acting(alice), name="Work")
         alice_client.post(reverse("dashboard:space-default", args=[work.id]))

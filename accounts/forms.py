@@ -16,12 +16,25 @@ from memories.errors import AppError
 EMAIL_MAX_LENGTH: int = User._meta.get_field("email").max_length  # type: ignore[assignment]
 
 
+# What AUTH_PASSWORD_VALIDATORS ask, in one sentence, shown before a person types a new password.
+PASSWORD_RULES = " ".join(  # the rules, not a password
+    [
+        "At least 8 characters; not only digits, not a common password, and not like your email.",
+        "A few unrelated words make a good one.",
+    ]
+)
+
+
 class SignUpForm(forms.Form):
     email = forms.EmailField(
         max_length=EMAIL_MAX_LENGTH, widget=forms.EmailInput(attrs={"autocomplete": "email"})
     )
     password = forms.CharField(
-        strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "new-password"})
+        strip=False,
+        widget=forms.PasswordInput(
+            attrs={"autocomplete": "new-password", "aria-describedby": "id_password-help"}
+        ),
+        help_text=PASSWORD_RULES,
     )
 
     def clean_email(self) -> str:

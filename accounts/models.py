@@ -40,6 +40,8 @@ class User(AbstractBaseUser, PermissionsMixin):
     # constraint also covers Alice@x and alice@x.
     email = models.EmailField("email address", unique=True, max_length=254)
     display_name = models.CharField(max_length=150, blank=True)
+    # An IANA zone name ("Europe/Lisbon") the dashboard shows times and reads dates in; empty is UTC.
+    time_zone = models.CharField(max_length=64, blank=True, default="")
     is_active = models.BooleanField(default=True)
     is_staff = models.BooleanField(default=False)
     date_joined = models.DateTimeField(default=timezone.now)

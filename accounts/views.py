@@ -6,6 +6,7 @@ from typing import Any
 
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponseBase
+from django.shortcuts import render
 
 from accounts.forms import LoginForm
 
@@ -22,6 +23,20 @@ def signin_status(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpRe
             response.status_code = refusal.http_status
             response["Retry-After"] = str(refusal.details["retry_after"])
         return response
+
+    return wrapped
+
+
+def operators_only(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+    """The admin's sign-in, except for a signed-in person who is no operator: a page that says the
+    admin is the operators' area (403) instead of a second sign-in form that invites them to try
+    another account."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if request.user.is_authenticated and not request.user.is_staff:
+            return render(request, "403.html", {"operator_area": True}, status=403)
+        return view(request, *args, **kwargs)
 
     return wrapped
 

@@ -3,7 +3,7 @@ from django.urls import include, path
 from oauth2_provider import views as oauth_views
 
 from accounts.forms import AdminSignInForm
-from accounts.views import signin_status
+from accounts.views import operators_only, signin_status
 from mcp_gateway import views as mcp_views
 from mcp_gateway.views import ConsentView
 from memories import views as memory_views
@@ -23,7 +23,7 @@ urlpatterns = [
     path("", include("memories.dashboard.urls")),
     path("", include("memories.dashboard.account_urls")),
     path("api/", include("memories.api.urls")),
-    path("admin/login/", signin_status(admin.site.login)),
+    path("admin/login/", operators_only(signin_status(admin.site.login))),
     path("admin/", admin.site.urls),
     # OAuth 2.1 authorization server (django-oauth-toolkit) for MCP clients.
     path(

@@ -79,6 +79,7 @@ class Code(StrEnum):
     UNKNOWN_RESOURCE = "unknown_resource"
     # The request conflicts with what is stored.
     SPACE_NAME_TAKEN = "space_name_taken"
+    MEMORY_NOT_CURRENT = "memory_not_current"
     INVALID_SPACE_NAME = "invalid_space_name"
     CANNOT_DELETE_DEFAULT_SPACE = "cannot_delete_default_space"
     SWITCH_SPACE_UNAVAILABLE = "switch_space_unavailable"
@@ -362,6 +363,12 @@ CATALOGUE: dict[Code, Entry] = {
         message="There is no resource with this URI here.",
     ),
     Code.SPACE_NAME_TAKEN: Entry(409, "a space with that name exists", "choose another name"),
+    Code.MEMORY_NOT_CURRENT: Entry(
+        409,
+        "a revision of a memory that a newer version replaced, or that is suppressed",
+        "revise the current version (restore a suppressed memory first)",
+        message="Only the current, unsuppressed version of a memory can be revised.",
+    ),
     Code.INVALID_SPACE_NAME: Entry(
         400, "a space name that is empty or too long", "send a name of 1 to 100 characters"
     ),

@@ -19,6 +19,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
@@ -42,7 +43,8 @@ class Space(models.Model):
     class Meta:
         ordering = ["-is_default", "name"]
         constraints = [
-            models.UniqueConstraint(fields=["owner", "name"], name="space_unique_name_per_owner"),
+            # Case-insensitive: "Work" and "work" would be two spaces a person cannot tell apart.
+            models.UniqueConstraint("owner", Lower("name"), name="space_unique_name_per_owner_ci"),
             models.UniqueConstraint(
                 fields=["owner"], condition=Q(is_default=True), name="space_one_default_per_owner"
             ),

@@ -38,6 +38,7 @@ from memories.dashboard.forms import (
     EmailChangeForm,
     PasswordChangeForm,
     SetPasswordForm,
+    TimeZoneForm,
     TokenCreateForm,
 )
 from memories.errors import AppError
@@ -46,6 +47,7 @@ from memories.services import account as account_services
 from memories.services.account import (
     account_email_change,
     account_password_changed,
+    account_time_zone_set,
     oauth_app_revoke,
     user_sign_up,
 )
@@ -71,9 +73,26 @@ def account(request: AuthedHttpRequest) -> HttpResponse:
         else:
             messages.success(request, "Your sign-in email is changed.")
             return redirect("account:account")
-    return render(
-        request, "dashboard/account/account.html", {"form": form}, status=400 if form.errors else 200
-    )
+    context = {"form": form, "zone_form": TimeZoneForm(initial={"time_zone": request.user.time_zone})}
+    return render(request, "dashboard/account/account.html", context, status=400 if form.errors else 200)
+
+
+@login_required
+@require_POST
+def time_zone_set(request: AuthedHttpRequest) -> HttpResponse:
+    """Save the zone the dashboard's times are shown in."""
+    form = TimeZoneForm(request.POST)
+    if form.is_valid():
+        try:
+            account_time_zone_set(actor=session_actor(request), time_zone=form.cleaned_data["time_zone"])
+        except AppError as exc:
+            form.add_error("time_zone", exc.message)
+        else:
+            zone = form.cleaned_data["time_zone"] or "UTC"
+            messages.success(request, f"Times are now shown in {zone.replace('_', ' ')}.")
+            return redirect("account:account")
+    context = {"form": EmailChangeForm(user=request.user), "zone_form": form}
+    return render(request, "dashboard/account/account.html", context, status=400)
 
 
 class _NoColonLabels:
@@ -176,16 +195,20 @@ def account_delete(request: AuthedHttpRequest) -> HttpResponse:
     )
 
 
+# Where a new token waits, in the session, for the one page view that shows it.
+NEW_TOKEN_KEY = "dashboard_new_token"  # noqa: S105 - a session key, not a secret
+
+
 @login_required
 @never_cache
 @require_http_methods(["GET", "POST"])
 def token_list(request: AuthedHttpRequest) -> HttpResponse:
-    """The tokens; POST creates one and shows it once (this response is the only copy)."""
+    """The tokens; POST creates one and redirects here (post/redirect/get), where the new token is
+    shown once, taken from the session: a reload neither creates a second token nor shows it again."""
     form = TokenCreateForm(request.POST if request.method == "POST" else None)
-    created: tuple[Any, str] | None = None
     if request.method == "POST" and form.is_valid():
         try:
-            created = account_services.token_create(
+            token, raw = account_services.token_create(
                 actor=session_actor(request),
                 name=form.cleaned_data["name"],
                 scopes=list(form.cleaned_data["scopes"]),
@@ -194,12 +217,16 @@ def token_list(request: AuthedHttpRequest) -> HttpResponse:
         except AppError as exc:
             form.add_error(None, exc.message)
         else:
-            form = TokenCreateForm()
+            request.session[NEW_TOKEN_KEY] = {"id": str(token.pk), "raw": raw}
+            return redirect("account:tokens")
+    tokens = list(pat_list(user=request.user))
+    waiting = request.session.pop(NEW_TOKEN_KEY, None) if request.method == "GET" else None
+    created = next((t for t in tokens if waiting and str(t.pk) == waiting.get("id")), None)
     context = {
         "form": form,
-        "tokens": list(pat_list(user=request.user)),
-        "created": created[0] if created else None,
-        "raw_token": created[1] if created else "",
+        "tokens": tokens,
+        "created": created,
+        "raw_token": waiting["raw"] if created is not None and waiting else "",
         "now": timezone.now(),
     }
     return render(request, "dashboard/account/tokens.html", context, status=400 if form.errors else 200)

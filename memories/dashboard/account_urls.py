@@ -14,6 +14,7 @@ from memories.dashboard.account import (
     app_revoke,
     export_download,
     signup,
+    time_zone_set,
     token_list,
     token_revoke,
 )
@@ -23,6 +24,7 @@ app_name = "account"
 urlpatterns = [
     path("accounts/signup/", signup, name="signup"),
     path("account/", account, name="account"),
+    path("account/time-zone/", time_zone_set, name="time-zone"),
     path("account/password/", PasswordChangeView.as_view(), name="password-change"),
     path("account/export/", export_download, name="export"),
     path("account/delete/", account_delete, name="delete"),

@@ -12,9 +12,10 @@ from django.contrib.auth import forms as auth_forms
 from django.utils import timezone
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE
-from accounts.forms import EMAIL_MAX_LENGTH
+from accounts.forms import EMAIL_MAX_LENGTH, PASSWORD_RULES
 from accounts.models import User
 from accounts.services import NAME_MAX_LENGTH
+from memories.dashboard.words import KIND_CHOICES, KIND_FILTER_CHOICES, plural
 from memories.limits import (
     CAPTION_MAX_CHARS,
     QUERY_MAX_LENGTH,
@@ -22,7 +23,7 @@ from memories.limits import (
     TAG_MAX_LENGTH,
     TAGS_MAX,
 )
-from memories.models import Memory
+from memories.models import Memory, Relation
 from memories.selectors.memories import DATE_BY_OCCURRED, DATE_BY_RECORDED, STATUS_ALL, MemoryFilters
 from memories.selectors.spaces import space_list
 
@@ -97,7 +98,7 @@ class MemorySearchForm(DashboardForm):
     kind = forms.ChoiceField(
         label="Kind",
         required=False,
-        choices=[("", "Any kind"), *Memory.Kind.choices],
+        choices=[("", "Any kind"), *KIND_FILTER_CHOICES],
     )
     tag = forms.CharField(label="Tags", required=False, help_text="Comma-separated; all must match.")
     space = forms.ChoiceField(label="Space", required=False)
@@ -299,9 +300,10 @@ class SpaceDeleteForm(DashboardForm):
     def __init__(self, *args: Any, space_name: str, default_name: str, count: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.space_name = space_name
+        held = plural(count, "memory", "memories")
         self.fields["memories"].choices = [  # type: ignore[attr-defined]
-            ("move", f"Move its {count} memories, with their sources and jobs, into “{default_name}”"),
-            ("delete", f"Delete its {count} memories permanently (with a receipt)"),
+            ("move", f"Move its {held}, with their sources and jobs, into “{default_name}”"),
+            ("delete", f"Delete its {held} permanently (with a receipt)"),
         ]
 
     def clean(self) -> dict[str, Any]:
@@ -324,13 +326,40 @@ class _SignOutChoice(forms.Form):
     )
 
 
-class PasswordChangeForm(_SignOutChoice, auth_forms.PasswordChangeForm):
+class _NewPasswordWords:
+    """Labels a person reads, the password rules before they type, and a rule's error under the new
+    password itself (Django puts it under the confirmation, which is not where the problem is)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        fields = self.fields  # type: ignore[attr-defined]
+        fields["new_password1"].label = "New password"
+        fields["new_password1"].help_text = PASSWORD_RULES
+        fields["new_password2"].label = "New password, again"
+        fields["new_password2"].help_text = "Type the same new password, to catch a typo."
+        if "old_password" in fields:
+            fields["old_password"].label = "Current password"
+
+    def validate_password_for_user(self, user: Any, password_field_name: str = "") -> None:
+        super().validate_password_for_user(user, "new_password1")  # type: ignore[misc]
+
+
+class PasswordChangeForm(_NewPasswordWords, _SignOutChoice, auth_forms.PasswordChangeForm):
+    error_messages = {
+        **auth_forms.PasswordChangeForm.error_messages,
+        "password_incorrect": "This is not your current password.",
+        "password_mismatch": "The two new passwords differ.",
+    }
     field_order = ["old_password", "new_password1", "new_password2", "sign_out"]
 
 
-class SetPasswordForm(_SignOutChoice, auth_forms.SetPasswordForm):
+class SetPasswordForm(_NewPasswordWords, _SignOutChoice, auth_forms.SetPasswordForm):
     """The new password of a reset by email link: a reset is the usual answer to a stolen password."""
 
+    error_messages = {
+        **auth_forms.SetPasswordForm.error_messages,
+        "password_mismatch": "The two new passwords differ.",
+    }
     field_order = ["new_password1", "new_password2", "sign_out"]
 
 
@@ -422,3 +451,181 @@ class TokenCreateForm(DashboardForm):
     def expires_at(self) -> datetime | None:
         day = self.cleaned_data.get("expires_on")
         return datetime.combine(day, time.min, tzinfo=UTC) if day else None
+
+
+def _day_of(value: datetime | None) -> date | None:
+    # The calendar day in the person's zone (activated by accounts' time-zone middleware).
+    return timezone.localtime(value).date() if value else None
+
+
+def _noon_of(day: date | None) -> datetime | None:
+    # Noon in the person's zone: the day they chose, whichever way the hours are later converted.
+    return datetime.combine(day, time(12), tzinfo=timezone.get_current_timezone()) if day else None
+
+
+# The clocks of the edit form: field name, the memory's clock, the label a person reads.
+EDIT_CLOCKS = (
+    ("occurred_on", "occurred_at", "Happened on"),
+    ("valid_from_on", "valid_from", "True from"),
+    ("valid_until_on", "valid_until", "True until"),
+    ("due_on", "due_at", "Due on"),
+)
+
+
+class MemoryEditForm(DashboardForm):
+    """A memory's words, kind, dates and tags. Words, kind or dates changed make a new version
+    (memory_revise); tags alone are relabelled in place (memory_retag)."""
+
+    content = forms.CharField(
+        label="Memory",
+        max_length=settings.REMEMBER_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Changing the words, kind or dates saves a new version; this one is kept in its history.",
+    )
+    kind = forms.ChoiceField(label="Kind", choices=KIND_CHOICES)
+    tags = forms.CharField(label="Tags", required=False, help_text="Comma-separated, e.g. family, travel.")
+    occurred_on = forms.DateField(label="Happened on", required=False, widget=DateInput())
+    valid_from_on = forms.DateField(label="True from", required=False, widget=DateInput())
+    valid_until_on = forms.DateField(label="True until", required=False, widget=DateInput())
+    due_on = forms.DateField(label="Due on", required=False, widget=DateInput())
+
+    def __init__(self, *args: Any, memory: Memory, **kwargs: Any) -> None:
+        initial = {
+            "content": memory.content,
+            "kind": memory.kind,
+            "tags": ", ".join(memory.tags),
+            **{field: _day_of(getattr(memory, clock)) for field, clock, _ in EDIT_CLOCKS},
+        }
+        super().__init__(*args, initial=initial, **kwargs)
+        self.memory = memory
+
+    def clean_content(self) -> str:
+        content = str(self.cleaned_data["content"]).strip()
+        if not content:
+            raise forms.ValidationError("A memory needs words; to remove it, suppress or delete it.")
+        return content
+
+    def clean_tags(self) -> list[str]:
+        return _clean_tags(self.cleaned_data.get("tags") or "")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        start, end = data.get("valid_from_on"), data.get("valid_until_on")
+        if start and end and start > end:
+            self.add_error("valid_until_on", "“True until” is before “True from”.")
+        return data
+
+    @property
+    def revision_wanted(self) -> bool:
+        """Whether the words, kind or a date changed (a new version), not only the tags."""
+        data = self.cleaned_data
+        return (
+            data["content"] != self.memory.content.strip()
+            or data["kind"] != self.memory.kind
+            or any(data.get(field) != self.initial[field] for field, _, _ in EDIT_CLOCKS)
+        )
+
+    @property
+    def tags_changed(self) -> bool:
+        return list(self.cleaned_data["tags"]) != list(self.memory.tags)
+
+    @property
+    def clocks(self) -> dict[str, datetime | None]:
+        """The clocks as stated: an unchanged day keeps the memory's exact time, a changed one is noon."""
+        clocks: dict[str, datetime | None] = {}
+        for field, clock, _ in EDIT_CLOCKS:
+            day = self.cleaned_data.get(field)
+            same = day == self.initial[field]
+            clocks[clock] = getattr(self.memory, clock) if same else _noon_of(day)
+        return clocks
+
+
+class BulkActionForm(DashboardForm):
+    """Several memories chosen on the list, and what to do with them."""
+
+    ACTIONS = [
+        ("suppress", "Suppress (hide from agents, restorable)"),
+        ("move", "Move to another space"),
+        ("delete", "Delete permanently"),
+    ]
+    ids = forms.TypedMultipleChoiceField(
+        label="Memories", coerce=uuid.UUID, error_messages={"required": "Select at least one memory."}
+    )
+    action = forms.ChoiceField(label="With the selected memories", choices=ACTIONS)
+    space = forms.ChoiceField(label="Move to space", required=False)
+    confirmed = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, owner: User, **kwargs: Any) -> None:
+        # Its own ids: the search form on the same page has a `space` field too.
+        kwargs.setdefault("auto_id", "bulk_%s")
+        super().__init__(*args, **kwargs)
+        self.fields["space"].choices = [("", "Choose a space"), *_space_choices(owner)]  # type: ignore[attr-defined]
+        # Any id is accepted here; the services look each one up with the owner (an outsider's is
+        # not found), so the choices are the submitted ones.
+        raw = self.data.getlist("ids") if hasattr(self.data, "getlist") else []
+        self.fields["ids"].choices = [(value, value) for value in raw]  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("action") == "move" and not data.get("space"):
+            self.add_error("space", "Choose the space to move them to.")
+        return data
+
+
+def _zone_choices() -> list[tuple[str, str]]:
+    import zoneinfo
+
+    zones = sorted(
+        z for z in zoneinfo.available_timezones() if "/" in z and not z.startswith(("Etc/", "SystemV/"))
+    )
+    return [("", "UTC (the default)"), *((zone, zone.replace("_", " ")) for zone in zones)]
+
+
+class TimeZoneForm(DashboardForm):
+    time_zone = forms.ChoiceField(
+        label="Time zone",
+        required=False,
+        help_text="Times in the dashboard are shown in it, and the days you pick are its days.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["time_zone"].choices = _zone_choices()  # type: ignore[attr-defined]
+
+
+class CurrentSpaceForm(DashboardForm):
+    """Which space the memory list shows (not where anything is saved)."""
+
+    space = forms.ChoiceField(label="Show the memories of", required=False)
+
+    def __init__(self, *args: Any, owner: User, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "current_%s")
+        super().__init__(*args, **kwargs)
+        choices = [(str(space.id), space.name) for space in space_list(owner=owner)]
+        self.space_ids = {value for value, _ in choices}
+        self.fields["space"].choices = [("", "All spaces"), *choices]  # type: ignore[attr-defined]
+
+
+class RelationFilterForm(DashboardForm):
+    """The filters of the Relations page (a GET form: every field optional)."""
+
+    name = forms.CharField(label="Person, place or thing", required=False, max_length=200)
+    type = forms.ChoiceField(
+        label="Relation",
+        required=False,
+        choices=[("", "Any relation"), *((t.value, t.value.replace("_", " ")) for t in Relation.Type)],
+    )
+    space = forms.ChoiceField(label="Space", required=False)
+    state = forms.ChoiceField(
+        label="State",
+        required=False,
+        choices=[("", "Current and replaced"), ("current", "Current only"), ("replaced", "Replaced only")],
+    )
+
+    def __init__(self, *args: Any, owner: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["space"].choices = [("", "All spaces"), *_space_choices(owner)]  # type: ignore[attr-defined]
+
+    @property
+    def has_filters(self) -> bool:
+        return any((getattr(self, "cleaned_data", None) or {}).values())

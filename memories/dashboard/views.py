@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
@@ -30,6 +31,7 @@ from accounts.throttles import user_throttle
 from memories.api.base import session_actor
 from memories.dashboard import forms
 from memories.dashboard.agents import job_who
+from memories.dashboard.words import plural
 from memories.errors import AppError, Code
 from memories.models import Job, Memory
 from memories.representations import job_progress, purge_receipt
@@ -101,8 +103,18 @@ def _page(request: AuthedHttpRequest, rows: Any) -> Any:
 def memory_list(request: AuthedHttpRequest) -> HttpResponse:
     """Search and filter the memories; without a query, every match newest first, paginated."""
     owner = request.user
-    form = forms.MemorySearchForm(request.GET, owner=owner)
+    data = request.GET.copy()
+    current = request.session.get(CURRENT_SPACE_KEY, "")
+    choose = forms.CurrentSpaceForm(owner=owner, initial={"space": current})
+    if current and current not in choose.space_ids:
+        current = ""  # a space deleted since it was chosen
+    if "space" not in data and current:
+        data["space"] = current
+    form = forms.MemorySearchForm(data, owner=owner)
     context: dict[str, Any] = {"form": form, "page": None, "results": None, "method": ""}
+    context.update(
+        bulk_form=forms.BulkActionForm(owner=owner), choose_form=choose, default=space_default(owner=owner)
+    )
     if not form.is_valid():
         return render(request, "dashboard/memories/list.html", context, status=400)
     filters = form.filters()
@@ -189,8 +201,22 @@ def memory_delete(request: AuthedHttpRequest, memory_id: uuid.UUID) -> HttpRespo
 @require_GET
 def relation_list(request: AuthedHttpRequest) -> HttpResponse:
     """The relations agents recorded (graph profile `relate`), current and superseded."""
-    rows = graph_selectors.relation_list(owner=request.user)
-    return render(request, "dashboard/relations/list.html", {"page": _page(request, rows)})
+    form = forms.RelationFilterForm(request.GET, owner=request.user)
+    if not form.is_valid():
+        context = {
+            "form": form,
+            "page": _page(request, graph_selectors.relation_list(owner=request.user).none()),
+        }
+        return render(request, "dashboard/relations/list.html", context, status=400)
+    data = form.cleaned_data
+    rows = graph_selectors.relation_filtered_list(
+        owner=request.user,
+        name=data["name"].strip(),
+        type_=data["type"],
+        space_id=data["space"] or None,
+        state=data["state"],
+    )
+    return render(request, "dashboard/relations/list.html", {"form": form, "page": _page(request, rows)})
 
 
 @login_required
@@ -365,6 +391,29 @@ JOB_STAGE_LABELS = [
 
 # --- spaces -----------------------------------------------------------------------------
 
+# The space the memory list shows, chosen per browser session. It changes only what the person
+# sees: where agents and new notes save is the default space (space_make_default).
+CURRENT_SPACE_KEY = "dashboard_current_space"
+
+
+@login_required
+@require_POST
+def space_choose(request: AuthedHttpRequest) -> HttpResponse:
+    """Choose the space the memory list shows (empty: all spaces), for this browser session."""
+    form = forms.CurrentSpaceForm(request.POST, owner=request.user)
+    if not form.is_valid():
+        raise Http404("No such space in your account.")
+    chosen = form.cleaned_data["space"]
+    request.session[CURRENT_SPACE_KEY] = chosen
+    if chosen:
+        name = next(label for value, label in form.fields["space"].choices if value == chosen)  # type: ignore[attr-defined]
+        messages.success(
+            request, f"Showing the memories of “{name}”. Agents still save into your default space."
+        )
+    else:
+        messages.success(request, "Showing the memories of all your spaces.")
+    return redirect("dashboard:memories")
+
 
 def _render_spaces(
     request: AuthedHttpRequest,
@@ -453,7 +502,8 @@ def space_delete(request: AuthedHttpRequest, space_id: uuid.UUID) -> HttpRespons
         else:
             if result["memories"] == "deleted":
                 return redirect("dashboard:receipt", event_id=result["receipt"]["audit_event_id"])
-            messages.success(request, f"Deleted “{space.name}”; its {result['count']} memories were moved.")
+            moved = plural(int(result["count"]), "memory was", "memories were")
+            messages.success(request, f"Deleted “{space.name}”; its {moved} moved into the default space.")
             return redirect("dashboard:spaces")
     context = {"space": space, "form": form}
     return render(request, "dashboard/spaces/delete.html", context, status=400 if form.errors else 200)
@@ -500,6 +550,18 @@ def system_prompt() -> str:
     return prompt if found and fence and closed and prompt.strip() else SYSTEM_PROMPT
 
 
+@login_required
+@require_GET
+def stdio_proxy_download(request: AuthedHttpRequest) -> HttpResponse:
+    """The stdio proxy as one file (it needs only httpx), for a machine without Deep Recall."""
+    from mcp_gateway import stdio_proxy
+
+    text = Path(stdio_proxy.__file__).read_text(encoding="utf-8")
+    response = HttpResponse(text, content_type="text/x-python; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="deeprecall_proxy.py"'
+    return response
+
+
 def _adds_to_core(profile: Profile) -> bool:
     return profile.name != "core" and not profile.tools
 
@@ -527,6 +589,7 @@ def connect(request: AuthedHttpRequest) -> HttpResponse:
         for profile in PROFILES.values()
     ]
     context = {
+        "https": settings.PUBLIC_URL.startswith("https://"),
         "mcp_url": f"{settings.PUBLIC_URL}/mcp",
         "profiles": profiles,
         "public_url": settings.PUBLIC_URL,

@@ -16,10 +16,11 @@ import logging
 import os
 import socket
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -193,14 +194,36 @@ def _candidates(source: Source, job: Job) -> list[Candidate]:
         else:
             _, candidates = extract(source.content, reference=reference, known=known, kind=kind)
     tags = job.options.get("tags") or []
+    clocks = _stated_clocks(job)
     for candidate in candidates:
         candidate.stated_at = candidate.stated_at or reference
+        if clocks is not None:
+            # A revision states its dates (memories.services.memories.memory_revise): they win over
+            # what the rules read in the text, an empty one included.
+            candidate.occurred_at = clocks.get("occurred_at")
+            candidate.valid_from = clocks.get("valid_from")
+            candidate.due_at = clocks.get("due_at")
+            candidate.starts_by = None
+            candidate.tags = list(tags)
         if kind:
             # Where the rules did not take the stated kind (the LLM, a Markdown note), it wins here.
             candidate.kind = kind
-        if tags:
+        if tags and clocks is None:
             candidate.tags = list(dict.fromkeys([*candidate.tags, *tags]))
     return candidates
+
+
+def _stated_clocks(job: Job) -> dict[str, datetime | None] | None:
+    raw = job.options.get("clocks")
+    if not isinstance(raw, dict):
+        return None
+    return {name: datetime.fromisoformat(value) if value else None for name, value in raw.items()}
+
+
+def _revised(job: Job) -> uuid.UUID | None:
+    """The memory a revision replaces (memory_revise), if this job is one."""
+    revises = job.options.get("revises")
+    return uuid.UUID(revises) if revises else None
 
 
 def job_process(*, job_id: Any) -> None:
@@ -328,13 +351,17 @@ def _store(
         )
         .order_by("recorded_at")
     )
-    existing_match = next((m for m in existing if same_event_day(candidate, m)), None)
+    revised = _revised(job)
+    # A revision is a new version even when its words repeat the one it revises (new dates or kind).
+    existing_match = next((m for m in existing if m.id != revised and same_event_day(candidate, m)), None)
     stated = [(e["name"], e["type"]) for e in job.options.get("entities") or []]
     if existing_match is not None:
         return _confirm(job=job, source=source, memory=existing_match, entities=stated)
     frame = frame_of(candidate.content)
     judged = judge_priors(job=job, candidate=candidate, frame=frame, vector=vector, advice=advice)
-    same = next((memory for memory, verdict in judged if verdict is Verdict.SAME), None)
+    same = next(
+        (memory for memory, verdict in judged if verdict is Verdict.SAME and memory.id != revised), None
+    )
     if same is not None:
         # A rewording ("I have a peanut allergy" after "I'm allergic to peanuts"): evidence.
         return _confirm(job=job, source=source, memory=same, entities=stated)
@@ -353,6 +380,7 @@ def _store(
         embedding=vector,
         occurred_at=candidate.occurred_at,
         valid_from=candidate.valid_from,
+        valid_until=(_stated_clocks(job) or {}).get("valid_until"),
         due_at=candidate.due_at,
         stated_at=candidate.stated_at,
         starts_by=candidate.starts_by,
@@ -370,6 +398,9 @@ def _store(
     replaced = {m.id for m, verdict in judged if verdict in (Verdict.UPDATE, Verdict.NEGATION)}
     if memory.slot:
         replaced |= set(memory_rivals(memory).values_list("id", flat=True))
+    if revised is not None:
+        # The person said this replaces that memory: the same supersede rule closes it.
+        replaced.add(revised)
     if replaced:
         rivals = Memory.objects.filter(id__in=replaced, superseded_at__isnull=True)
         supersede(new=memory, rivals=rivals, source=source, now=now)

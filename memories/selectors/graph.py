@@ -359,6 +359,25 @@ def relation_list(*, owner: User) -> QuerySet[Relation]:
     )
 
 
+def relation_filtered_list(
+    *, owner: User, name: str = "", type_: str = "", space_id: Any = None, state: str = ""
+) -> QuerySet[Relation]:
+    """The owner's relations (relation_list) narrowed: `name` in either end's name (any case),
+    one `type_`, one of the owner's spaces, `state` "current" or "replaced" (else both)."""
+    rows = relation_list(owner=owner)
+    if name:
+        rows = rows.filter(Q(subject__name__icontains=name) | Q(object__name__icontains=name))
+    if type_:
+        rows = rows.filter(type=type_)
+    if space_id:
+        rows = rows.filter(space_id=space_id)
+    if state == "current":
+        rows = rows.filter(superseded_at__isnull=True)
+    elif state == "replaced":
+        rows = rows.filter(superseded_at__isnull=False)
+    return rows
+
+
 def relation_get(*, owner: User, relation_id: Any) -> Relation:
     """One of the owner's relations; `relation_not_found` (404) for an unknown or another's id."""
     relation = relation_list(owner=owner).filter(id=relation_id).first()

@@ -84,6 +84,23 @@ def account_email_change(*, actor: Actor, email: str) -> User:
     return user
 
 
+def account_time_zone_set(*, actor: Actor, time_zone: str) -> User:
+    """Set the zone the dashboard shows the owner's times in (an IANA name; empty for UTC)."""
+    import zoneinfo
+
+    if time_zone and time_zone not in zoneinfo.available_timezones():
+        raise AppError(
+            Code.INVALID_VALUE, "Choose a time zone from the list.", details={"field": "time_zone"}
+        )
+    user = actor.owner
+    if user.time_zone != time_zone:
+        with transaction.atomic():
+            user.time_zone = time_zone
+            user.save(update_fields=["time_zone"])
+            _audit(actor, AuditEvent.Action.UPDATED, changed="time_zone")
+    return user
+
+
 @transaction.atomic
 def token_create(
     *, actor: Actor, name: str, scopes: list[str], expires_at: datetime | None = None

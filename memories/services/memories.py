@@ -1,5 +1,5 @@
-"""Writes of memories: save (`remember`), suppress and restore, pin. A hard delete purges through
-`memories.services.purge`.
+"""Writes of memories: save (`remember`), revise (a corrected version) and retag, suppress and
+restore, pin. A hard delete purges through `memories.services.purge`.
 """
 
 from __future__ import annotations
@@ -67,6 +67,21 @@ def memory_restore(*, actor: Actor, memory_id: Any) -> Memory:
     return memory
 
 
+def _check_content(content: str) -> str:
+    content = content.strip()
+    if not content:
+        raise errors.AppError(
+            Code.VALUE_TOO_SHORT, "content must not be empty.", details={"field": "content"}
+        )
+    if len(content) > settings.REMEMBER_MAX_CHARS:
+        raise errors.AppError(
+            Code.VALUE_TOO_LONG,
+            f"content is longer than {settings.REMEMBER_MAX_CHARS} characters.",
+            details={"field": "content", "max_length": settings.REMEMBER_MAX_CHARS},
+        )
+    return content
+
+
 def remember(
     *,
     caller: Caller,
@@ -88,17 +103,7 @@ def remember(
     The task is sent only after the transaction commits, so the worker always
     finds the rows.
     """
-    content = content.strip()
-    if not content:
-        raise errors.AppError(
-            Code.VALUE_TOO_SHORT, "content must not be empty.", details={"field": "content"}
-        )
-    if len(content) > settings.REMEMBER_MAX_CHARS:
-        raise errors.AppError(
-            Code.VALUE_TOO_LONG,
-            f"content is longer than {settings.REMEMBER_MAX_CHARS} characters.",
-            details={"field": "content", "max_length": settings.REMEMBER_MAX_CHARS},
-        )
+    content = _check_content(content)
     options: dict[str, Any] = {}
     if kind:
         options["kind"] = kind
@@ -127,6 +132,60 @@ def remember(
     return job
 
 
+# The clocks a person may correct on a memory (the world-time ones; system time is the service's).
+REVISED_CLOCKS = ("occurred_at", "valid_from", "valid_until", "due_at")
+
+
+def memory_revise(
+    *,
+    caller: Caller,
+    memory_id: Any,
+    content: str,
+    kind: str,
+    tags: list[str],
+    clocks: dict[str, datetime | None],
+) -> Job:
+    """A person's correction of a memory's words, kind or dates: a new version, never an edit in place.
+
+    The corrected text is saved as a Source and goes through the pipeline like any save, with the
+    kind and clocks stated (`clocks`: each of REVISED_CLOCKS, None for none); the job's memory then
+    supersedes this one by the one supersede rule (`memories.pipeline.supersede`), so the old
+    version is kept as history with its evidence. Only the current, unsuppressed version can be
+    revised: an older one was already replaced, a suppressed one is restored first.
+    """
+    content = _check_content(content)
+    if kind not in Memory.Kind.values:
+        raise AppError(
+            Code.INVALID_VALUE, "kind must be fact, episode or foresight.", details={"field": "kind"}
+        )
+    with transaction.atomic():
+        memory = _memory_for_update(owner=caller.user, memory_id=memory_id)
+        if memory.superseded_at is not None or memory.status != Memory.Status.ACTIVE:
+            raise AppError(Code.MEMORY_NOT_CURRENT)
+        space = space_for_caller(caller=caller, space_id=memory.space_id)
+        source = source_record(caller=caller, space=space, origin=Source.Origin.REMEMBER, content=content)
+        options: dict[str, Any] = {
+            "kind": kind,
+            "tags": list(tags),
+            "revises": str(memory.id),
+            "clocks": {name: value.isoformat() if value else None for name, value in clocks.items()},
+        }
+        return job_queue(caller=caller, space=space, source=source, kind=Job.Kind.REMEMBER, options=options)
+
+
+@transaction.atomic
+def memory_retag(*, actor: Actor, memory_id: Any, tags: list[str]) -> Memory:
+    """Replace a memory's tags, in place: tags are the person's labels, not something the memory
+    states, so no new version. Audited (the tags themselves are not in the audit row) when they change."""
+    memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
+    tags = list(dict.fromkeys(tag.strip()[:100] for tag in tags if tag.strip()))[:50]
+    if memory.tags != tags:
+        memory.tags = tags
+        memory.save(update_fields=["tags"])
+        _audit(actor, memory, AuditEvent.Action.UPDATED, fields=["tags"])
+    return memory
+
+
 @transaction.atomic
 def memory_set_pinned(*, actor: Actor, memory_id: Any, pinned: bool) -> Memory:
     """Pin (boosted in recall) or unpin a memory. Idempotent; audited when it changes."""
@@ -145,3 +204,28 @@ def memory_hard_delete(*, actor: Actor, memory_id: Any, reason: str = "other") -
     memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
     purged = memories_purge(owner=actor.owner, memories=[memory])
     return purge_record(actor=actor, target_type="memory", target_id=memory.id, purged=purged, reason=reason)
+
+
+@transaction.atomic
+def memories_suppress(*, actor: Actor, memory_ids: list[Any], reason: str = "other") -> int:
+    """Suppress several memories at once (each as memory_suppress); return how many were newly
+    suppressed. An unknown id (or another account's) is `memory_not_found`, and none changes."""
+    changed = 0
+    for memory_id in dict.fromkeys(str(i) for i in memory_ids):
+        before = _memory_for_update(owner=actor.owner, memory_id=memory_id).status
+        memory_suppress(actor=actor, memory_id=memory_id, reason=reason)
+        changed += before != Memory.Status.SUPPRESSED
+    return changed
+
+
+@transaction.atomic
+def memories_hard_delete(
+    *, actor: Actor, memory_ids: list[Any], reason: str = "other"
+) -> list[dict[str, Any]]:
+    """Permanently remove several memories, each through the purge path as memory_hard_delete (an
+    audit row and a receipt each), in one transaction: an unknown id (or another account's) is
+    `memory_not_found`, and nothing is deleted. Returns the receipts."""
+    return [
+        memory_hard_delete(actor=actor, memory_id=memory_id, reason=reason)
+        for memory_id in dict.fromkeys(str(i) for i in memory_ids)
+    ]

@@ -30,6 +30,7 @@ from memories.errors import Code
 from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
 from memories.representations import purge_receipt
+from memories.selectors.as_of import world_start
 from memories.selectors.images import image_storage
 from memories.services.audit import audit_record
 from memories.services.sources import content_hash
@@ -230,9 +231,20 @@ def relation_purge(*, owner: User, relation: Relation) -> dict[str, int]:
     """Delete `relation`, its evidence and the `relate` claims that asserted it.
 
     The claims go entirely, even when they also contradicted an older relation: their text is the
-    deleted statement, so keeping them would keep its words. A relation it had superseded stays
-    superseded (history is not rewritten by a delete; the same rule as for memories).
+    deleted statement, so keeping them would keep its words. When the deleted relation was the
+    current one, the relations it had superseded become current again: the statement that replaced
+    them is gone, and leaving them "replaced" by nothing would leave no current relation at all. A
+    predecessor's end (`valid_until`) set by that supersession (the deleted relation's start) is
+    cleared with it; an end it had of its own stays. Deleting a relation that was itself replaced
+    changes no other row (its successor stays current).
     """
+    if relation.superseded_at is None:
+        start = world_start(relation)
+        for older in Relation.objects.select_for_update().filter(owner=owner, superseded_by=relation):
+            older.superseded_at = older.superseded_by = None
+            if older.valid_until == start:
+                older.valid_until = None
+            older.save(update_fields=["superseded_at", "superseded_by", "valid_until"])
     evidence = Evidence.objects.filter(owner=owner, relation=relation)
     evidence_count = evidence.count()
     # Read now: deleting the relation cascades the evidence this is found through.

@@ -22,7 +22,7 @@ from memories.limits import SPACE_NAME_MAX_LENGTH
 from memories.models import AuditEvent, Entity, GrantSpace, Job, Memory, Relation, Source, Space
 from memories.selectors.spaces import grant_space_id, space_default
 from memories.services.audit import audit_record
-from memories.services.entities import entity_merge
+from memories.services.entities import entity_merge, entity_record
 from memories.services.purge import memories_hard_delete_in_space
 
 DEFAULT_SPACE_NAME = "Personal"
@@ -326,3 +326,50 @@ def _grant_space_set(*, owner: User, key: dict[str, Any], space_id: Any) -> Spac
         owner=owner, **key, defaults={"space": space, "updated_at": timezone.now()}
     )
     return space
+
+
+@transaction.atomic
+def memories_move(*, actor: Actor, memory_ids: list[Any], space_id: Any) -> int:
+    """Move some of the owner's memories into another of their spaces; return how many moved.
+
+    Each memory's entities are re-linked to the entities of the same name in the target space (made
+    there if new), since an entity belongs to one space. A source and its job follow when every
+    memory they produced moves; a source that also supports memories staying behind stays where it
+    is. Unknown ids (and another account's) are `memory_not_found`, and nothing moves.
+    """
+    owner = actor.owner
+    into = _find(_lock_spaces(owner=owner), space_id)
+    memories = list(
+        Memory.objects.select_for_update().filter(owner=owner, id__in=memory_ids).defer("embedding")
+    )
+    if len({str(i) for i in memory_ids}) != len(memories):
+        raise AppError(Code.MEMORY_NOT_FOUND)
+    moving = [m for m in memories if m.space_id != into.id]
+    moved_ids = {m.id for m in moving}
+    links = Memory.entities.through.objects
+    for memory in moving:
+        for entity in memory.entities.all():
+            target, _ = entity_record(
+                owner_id=owner.id, space_id=into.id, name=entity.name, type_=entity.type
+            )
+            links.filter(memory_id=memory.id, entity_id=entity.id).delete()
+            memory.entities.add(target)
+    Memory.objects.filter(id__in=moved_ids).update(space=into)
+    source_ids = {m.source_id for m in moving if m.source_id}
+    staying = set(
+        Memory.objects.filter(owner=owner, source_id__in=source_ids)
+        .exclude(id__in=moved_ids)
+        .values_list("source_id", flat=True)
+    )
+    whole = source_ids - staying
+    Source.objects.filter(owner=owner, id__in=whole).update(space=into)
+    Job.objects.filter(owner=owner, source_id__in=whole).update(space=into)
+    for memory in moving:
+        audit_record(
+            actor=actor,
+            action=AuditEvent.Action.UPDATED,
+            target_type="memory",
+            target_id=memory.id,
+            detail={"changed": "space", "from_space_id": str(memory.space_id), "into_space_id": str(into.id)},
+        )
+    return len(moving)

@@ -237,7 +237,7 @@ class TestMemoryLifecycle:
         page.get_by_label("Why hide it?").select_option("incorrect")
         page.get_by_role("button", name="Suppress", exact=True).click()
         page.get_by_text("Suppressed: agents no longer see it").wait_for()
-        assert page.get_by_role("heading", level=1).inner_text().endswith("(suppressed)")
+        assert page.locator(".panel .badge.suppressed").first.is_visible()
         person.goto("/memories/suppressed/")
         row = page.locator(".memory-list > li", has_text="Lisbon")
         assert row.count() == 1
@@ -462,6 +462,22 @@ class TestKeyboard:
         page.keyboard.press("Enter")
         page.wait_for_url(re.compile(r"q=river"))
         page.locator(".memory-list .content a", has_text="river").first.wait_for()
+
+        # Edit its tags with the keyboard: from the memory page's Edit link to the saved tags.
+        self._tab_until(
+            page, "A:" + page.locator(".memory-list .content a", has_text="river").first.inner_text()
+        )
+        page.keyboard.press("Enter")
+        page.wait_for_url(re.compile(r"/memories/[0-9a-f-]{36}/$"))
+        self._tab_until(page, "A:Edit…", limit=60)
+        page.keyboard.press("Enter")
+        page.wait_for_url(re.compile(r"/memories/[0-9a-f-]{36}/edit$"))
+        self._tab_until(page, "id_tags")
+        page.keyboard.press("End")
+        page.keyboard.type(", walks")
+        page.keyboard.press("Enter")
+        page.get_by_text("Tags saved.").wait_for()
+        assert page.locator(".panel .tag", has_text="walks").count() == 1
         person.assert_clean()
 
     def test_every_form_control_of_every_page_has_a_label(self, person):

@@ -252,7 +252,7 @@ class TestMemoryList:
         html = _html(alice_client.get(reverse("dashboard:memories")))
         assert html.index("Newer episode") < html.index("Older fact")
         assert "Bob's own memory" not in html
-        assert '<span class="tag">travel</span>' in html and "Episode" in html and "by you" in html
+        assert '<span class="tag">travel</span>' in html and "Event" in html and "by you" in html
         assert "2 memories" in html
 
     def test_it_names_the_agent_that_saved_a_memory(self, alice_client, alice, make_memory):
@@ -402,9 +402,15 @@ class TestMemoryPage:
         assert 'Berlin <span class="muted">(Location)</span>' in html
         assert "Claude" in html and "2 independent sources" in html
         assert "Note: Alice lives in Berlin" in html  # the source excerpt
-        assert "What it replaced" in html and "Alice lives in Paris" in html
+        # The history chain, oldest first: the replaced version, then this one, marked current.
+        chain = html[html.index('class="history-chain"') :]
+        assert chain.index("Alice lives in Paris") < chain.index("This version (current)")
         older_html = _html(alice_client.get(reverse("dashboard:memory", args=[older.id])))
-        assert "What replaced it" in older_html and "Alice lives in Berlin" in older_html
+        older_chain = older_html[older_html.index('class="history-chain"') :]
+        assert older_chain.index("This version (replaced)") < older_chain.index("Alice lives in Berlin")
+        assert re.search(
+            r'<span class="badge succeeded">Current</span> <a href="[^"]+">Alice lives in Berlin', older_chain
+        )
 
     def test_it_pins_and_unpins_with_an_audit_row(self, alice_client, alice, make_memory):
         memory = make_memory(alice, "Likes tea")
@@ -626,6 +632,41 @@ class TestSpaces:
         personal.refresh_from_db()
         assert work.name == "Job" and personal.name == "Personal"
 
+    def test_names_are_unique_ignoring_case(self, alice_client, alice):
+        space_create(actor=Actor.owner_acting(alice), name="Work")
+        response = alice_client.post(reverse("dashboard:spaces"), {"create-name": "work"})
+        assert response.status_code == 400
+        assert "already have a space named" in _field_error(response, "id_create-name")
+        assert Space.objects.filter(owner=alice, name__iexact="work").count() == 1
+
+    def test_choosing_the_current_space_filters_the_list_and_keeps_the_default(
+        self, alice_client, alice, bob, make_memory
+    ):
+        work = space_create(actor=Actor.owner_acting(alice), name="Work")
+        make_memory(alice, "a work memory", space=work)
+        make_memory(alice, "a personal memory")
+        response = alice_client.post(reverse("dashboard:space-current"), {"space": str(work.id)})
+        assert response.status_code == 302
+        html = _html(alice_client.get(reverse("dashboard:memories")))
+        assert "a work memory" in html and "a personal memory" not in html
+        assert "Agents still save into your default space" in html
+        assert Space.objects.get(owner=alice, is_default=True).name == "Personal"
+        alice_client.post(reverse("dashboard:space-current"), {"space": ""})
+        html = _html(alice_client.get(reverse("dashboard:memories")))
+        assert "a work memory" in html and "a personal memory" in html
+        # Another account's space cannot be chosen.
+        bobs = space_create(actor=Actor.owner_acting(bob), name="Bob's")
+        assert (
+            alice_client.post(reverse("dashboard:space-current"), {"space": str(bobs.id)}).status_code == 404
+        )
+
+    def test_choosing_the_current_space_needs_the_csrf_token(self, alice):
+        work = space_create(actor=Actor.owner_acting(alice), name="Work")
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(alice)
+        assert client.post(reverse("dashboard:space-current"), {"space": str(work.id)}).status_code == 403
+        assert "dashboard_current_space" not in client.session
+
     def test_it_makes_another_space_the_default(self, alice_client, alice):
         work = space_create(actor=Actor.owner_acting(alice), name="Work")
         alice_client.post(reverse("dashboard:space-default", args=[work.id]))
@@ -638,11 +679,14 @@ class TestSpaces:
         make_memory(alice, "work memory", space=work)
         url = reverse("dashboard:space-delete", args=[work.id])
         page = _html(alice_client.get(url))
-        assert "Move its 1 memories" in page and "checked" not in page
+        assert "Move its 1 memory," in page and "1 memories" not in page and "checked" not in page
         response = alice_client.post(url, {})
         assert response.status_code == 400
         assert _field_error(response, "id_memories") == "Choose whether to move or delete the memories."
         assert alice_client.post(url, {"memories": "move"})["Location"] == reverse("dashboard:spaces")
+        assert "Deleted “Work”; its 1 memory was moved" in _html(
+            alice_client.get(reverse("dashboard:spaces"))
+        )
         assert not Space.objects.filter(id=work.id).exists()
         assert Memory.objects.get(content="work memory").space.is_default
 
@@ -684,6 +728,28 @@ class TestConnect:
             assert heading in html
         assert 'data-copy="system-prompt"' in html
         assert "You have long-term memory through the Deep Recall tools." in html
+
+    def test_every_snippet_has_a_copy_button_and_the_stdio_steps_need_no_checkout(self, alice_client):
+        html = _html(alice_client.get(reverse("dashboard:connect")))
+        for snippet in re.findall(r'<pre id="(snippet-[a-z-]+)"', html):
+            assert f'data-copy="{snippet}"' in html, snippet
+        assert len(re.findall(r'<pre id="snippet-', html)) == 3
+        assert "pip install -e" not in html
+        assert reverse("dashboard:stdio-proxy") in html
+        assert html.count('class="callout warning"') == 2 and "Needs a public https:// address." in html
+
+    def test_the_proxy_downloads_as_one_file_that_needs_only_httpx(self, alice_client, client):
+        url = reverse("dashboard:stdio-proxy")
+        assert client.get(url).status_code == 302  # a visitor signs in first
+        response = alice_client.get(url)
+        assert response.status_code == 200
+        assert response["Content-Disposition"] == 'attachment; filename="deeprecall_proxy.py"'
+        text = response.content.decode()
+        imports = set(re.findall(r"^(?:import|from) ([a-z_.]+)", text, re.M))
+        assert "httpx" in imports and not any(
+            name.split(".")[0] in {"django", "memories", "config"} for name in imports
+        )
+        assert 'if __name__ == "__main__":' in text
 
     def test_it_explains_each_tool_profile_with_its_url_and_the_tools_agents_see(
         self, alice_client, settings
@@ -830,13 +896,19 @@ class TestTokens:
             reverse("account:tokens"),
             {"name": "laptop", "scopes": ["memory:read"], "expires_on": "2099-01-01"},
         )
-        assert response.status_code == 200 and response["Cache-Control"].startswith("max-age=0")
-        raw = re.search(r'id="new-token"[^>]*value="(drp_[^"]+)"|value="(drp_[^"]+)"', _html(response))
+        # Post/redirect/get: the page that shows the token is a GET, so a reload creates nothing.
+        assert response.status_code == 302 and response["Location"] == reverse("account:tokens")
+        assert "drp_" not in _html(response)
+        shown = alice_client.get(reverse("account:tokens"))
+        assert shown.status_code == 200 and shown["Cache-Control"].startswith("max-age=0")
+        raw = re.search(r'id="new-token"[^>]*value="(drp_[^"]+)"|value="(drp_[^"]+)"', _html(shown))
         token_value = next(group for group in raw.groups() if group)
         token = PersonalAccessToken.objects.get(user=alice)
         assert token.scopes == "memory:read" and token.expires_at == datetime(2099, 1, 1, tzinfo=UTC)
         assert token_value.startswith(token.prefix)
-        assert token_value not in _html(alice_client.get(reverse("account:tokens")))
+        reloaded = alice_client.get(reverse("account:tokens"))
+        assert token_value not in _html(reloaded)
+        assert PersonalAccessToken.objects.filter(user=alice).count() == 1
 
     def test_it_shows_token_errors_in_place(self, alice_client, alice):
         response = alice_client.post(reverse("account:tokens"), {"name": " ", "expires_on": "2001-01-01"})

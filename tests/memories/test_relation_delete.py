@@ -3,8 +3,8 @@
 A relation recorded with the graph profile's `relate` is a claim (a Source) plus the fact it
 supports. A hard delete removes the relation, the claims that asserted it (their text is the
 deleted statement) and entities nothing else mentions, leaves an audit row without content and
-returns a receipt; the relation it had replaced stays as history. An outsider gets a 404 and
-changes nothing.
+returns a receipt; the relation it had replaced is current again (the statement that replaced it
+is gone). An outsider gets a 404 and changes nothing.
 """
 
 from __future__ import annotations
@@ -74,20 +74,33 @@ class TestRestDelete:
         assert Source.objects.filter(owner=alice).count() == before_sources - 1
         assert text_anywhere("Berlin") == []
         assert not Evidence.objects.filter(relation_id=paris.id, stance="contradicts").exists()
-        # Mara and the places still linked stay; Paris stays as history (a delete rewrites none).
+        # Mara and the places still linked stay.
         assert set(Entity.objects.filter(owner=alice).values_list("name", flat=True)) == {
             "Mara Lind",
             "Paris",
             "Oslo Fjordhus",
         }
+        # Paris is current again: what replaced it is gone, and something must hold.
         paris.refresh_from_db()
-        assert paris.superseded_at is not None
+        assert (paris.superseded_at, paris.superseded_by_id, paris.valid_until) == (None, None, None)
         event = AuditEvent.objects.get(id=receipt["audit_event_id"])
         assert (event.action, event.target_type, str(event.target_id)) == (
             "hard_deleted",
             "relation",
             str(berlin.id),
         )
+
+    def test_deleting_a_replaced_relation_leaves_the_current_one_current(self, alice):
+        paris = relate(alice, "Mara Lind", "Paris")
+        berlin = relate(alice, "Mara Lind", "Berlin")
+        oslo = relate(alice, "Mara Lind", "Oslo")
+        berlin.refresh_from_db()
+        assert berlin.superseded_by_id == oslo.id
+        assert pat_client(alice).delete(f"/api/v1/relations/{berlin.id}").status_code == 200
+        oslo.refresh_from_db()
+        paris.refresh_from_db()
+        assert oslo.superseded_at is None
+        assert paris.superseded_at is not None  # still history: Oslo holds
 
     def test_an_outsider_gets_404_and_nothing_changes(self, alice, charlie):
         relation = relate(alice, "Mara Lind", "Paris")

@@ -6,6 +6,7 @@
  * - [data-job-api]: poll GET /api/v1/jobs/{id} with the session until the job ends,
  *   then list the memories it produced;
  * - [data-refresh-while-running]: re-fetch this page's region while jobs run;
+ * - header[data-menu]: on a narrow screen, fold the menus behind a "Menu" button;
  * - a form sent back with errors: focus its first invalid field, so keyboard and
  *   screen-reader users start where the problem is.
  * Every page works without it; it only saves a reload or a click.
@@ -64,14 +65,28 @@
   }
 
   var FINISHED = { succeeded: true, failed: true };
+  // The words people read for memory kinds (memories/dashboard/words.py).
+  var KIND_WORDS = { fact: "Fact", episode: "Event", foresight: "Plan" };
   var MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
-  // The server's format ("30 Nov 2026, 06:00", UTC), so a value does not change look when updated.
+  // The server's format ("30 Nov 2026, 06:00 UTC") in the person's zone (body[data-time-zone]),
+  // so a value does not change look when updated.
   function formatTime(iso) {
     var d = new Date(iso);
-    function two(n) { return (n < 10 ? "0" : "") + n; }
-    return d.getUTCDate() + " " + MONTHS[d.getUTCMonth()] + " " + d.getUTCFullYear() + ", " +
-      two(d.getUTCHours()) + ":" + two(d.getUTCMinutes());
+    var zone = document.body.getAttribute("data-time-zone") || "UTC";
+    try {
+      var parts = {};
+      new Intl.DateTimeFormat("en-GB", {
+        timeZone: zone, day: "numeric", month: "short", year: "numeric",
+        hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZoneName: "short"
+      }).formatToParts(d).forEach(function (part) { parts[part.type] = part.value; });
+      return parts.day + " " + parts.month + " " + parts.year + ", " + parts.hour + ":" + parts.minute +
+        " " + parts.timeZoneName;
+    } catch (e) {
+      function two(n) { return (n < 10 ? "0" : "") + n; }
+      return d.getUTCDate() + " " + MONTHS[d.getUTCMonth()] + " " + d.getUTCFullYear() + ", " +
+        two(d.getUTCHours()) + ":" + two(d.getUTCMinutes()) + " UTC";
+    }
   }
 
   function showFields(box, job) {
@@ -101,7 +116,7 @@
       var kind = document.createElement("li");
       var badge = document.createElement("span");
       badge.className = "badge " + memory.kind;
-      badge.textContent = memory.kind;
+      badge.textContent = KIND_WORDS[memory.kind] || memory.kind;
       kind.appendChild(badge);
       meta.appendChild(kind);
       (memory.tags || []).forEach(function (tag) {
@@ -240,6 +255,20 @@
     main.addEventListener("blur", function () { main.removeAttribute("tabindex"); });
   }
 
+  // The narrow-screen menu: the header folds its menus behind one button (a wide screen, or no
+  // script, shows them all).
+  function setupMenu() {
+    var header = document.querySelector("header[data-menu]");
+    var button = header && header.querySelector(".menu-toggle");
+    if (!header || !button) return;
+    header.classList.add("menu-ready");
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var open = header.classList.toggle("menu-open");
+      button.setAttribute("aria-expanded", open ? "true" : "false");
+    });
+  }
+
   function focusFirstError() {
     var invalid = document.querySelector('main [aria-invalid="true"]');
     if (invalid) invalid.focus();
@@ -247,6 +276,7 @@
 
   onReady(function () {
     setupSkipLink();
+    setupMenu();
     focusFirstError();
     setupConfirms();
     setupCopy();

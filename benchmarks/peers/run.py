@@ -221,9 +221,16 @@ def main() -> None:
     for mode in args.modes:
         results[f"mem0 {mode}"] = run_mem0(python, conversations, mode)
 
+    VENV_ROOT.mkdir(parents=True, exist_ok=True)
+    (VENV_ROOT / "last-run.json").write_text(json.dumps(results))
+    print_report(args.conversations, results)
+
+
+def print_report(names: list[str], results: dict[str, dict[str, Any]]) -> None:
+    """The side-by-side tables (also from a saved var/peers/last-run.json)."""
     ours = results["deep-recall"]
     print(
-        f"LoCoMo conversations {' '.join(args.conversations)}: {ours['turns']} turns, "
+        f"LoCoMo conversations {' '.join(names)}: {ours['turns']} turns, "
         f"{len(ours['questions'])} questions; mem0 = {MEM0_REQUIREMENTS[0]}, infer=False, local Qdrant; "
         "both embed with the shipped all-MiniLM-L6-v2"
     )

@@ -44,7 +44,8 @@ def running_service(*, keep: bool = False) -> Iterator[tuple[str, str]]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 300
+        # Generous: on two cores shared with other work, migrations and the model load take minutes.
+        deadline = time.monotonic() + 900
         while True:
             if proc.poll() is not None:
                 raise RuntimeError(f"the service exited; see {var_dir / 'service.log'}")

@@ -43,7 +43,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import _service
 from benchmarks._service import ROOT, running_service
 
-DATA_DIR = ROOT.parent / "shared" / "benchmarks" / "locomo"
+
+def _data_dir() -> Path:
+    """../shared/benchmarks/locomo beside the checkout; from a git worktree elsewhere, beside the
+    main checkout the worktree belongs to."""
+    here = ROOT.parent / "shared" / "benchmarks" / "locomo"
+    if here.exists():
+        return here
+    try:
+        common = subprocess.run(
+            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return here
+    return Path(common).parent.parent / "shared" / "benchmarks" / "locomo"
+
+
+DATA_DIR = _data_dir()
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (5, 10, 20)
 # The README's reference rows (turn-level, 385 questions on 26/30/41).
@@ -231,12 +251,154 @@ def ask(
     return scores
 
 
+# --- leave one conversation out, distractors (in process, against the same service's database) ----
+
+
+# The ranking's tunable constants (memories.retrieval.Knobs) and the values tried for each, the
+# default among them. Cost bounds (pool sizes, samples, scans) are not ranking choices and stay put.
+LOO_GRID: dict[str, tuple[float, ...]] = {
+    "rrf_k": (5, 10, 20, 40),
+    "rrf_share": (0.0, 0.1, 0.25, 0.5, 1.0),
+    "text_weight": (0.25, 0.5, 0.75, 1.0),
+    "bm25_k1": (0.6, 1.2, 2.0),
+    "bm25_b": (0.0, 0.3, 0.75),
+    "speaker_boost": (0.0, 0.15, 0.3, 0.6),
+    "time_boost": (0.0, 0.1, 0.2, 0.4),
+    "dated_boost": (0.0, 0.1, 0.2, 0.4),
+    "context_next": (0.0, 0.15, 0.3, 0.6),
+    "context_previous": (0.0, 0.05, 0.1, 0.2),
+    "context_from_top": (10, 30, 60),
+    "semantic_floor": (0.2, 0.3, 0.4),
+}
+
+
+@dataclass
+class InProcess:
+    """A conversation's owner and space in this process, and its questions' query vectors."""
+
+    conversation: Conversation
+    owner: Any
+    space: Any
+    vectors: list[list[float]]
+
+
+def in_process(conversations: list[Conversation], data_dir: Path) -> list[InProcess]:
+    _service.use_service_database(data_dir)
+    from accounts.models import User
+    from memories import embeddings
+    from memories.selectors.spaces import space_default
+
+    prepared = []
+    for conversation in conversations:
+        owner = User.objects.get(email=f"locomo-{conversation.name}@example.com")
+        vectors = embeddings.embed([str(q["question"]) for q in conversation.questions])
+        prepared.append(InProcess(conversation, owner, space_default(owner=owner), vectors))
+    return prepared
+
+
+def score_in_process(item: InProcess, knobs: Any) -> list[tuple[int, dict[int, float]]]:
+    """`ask`'s scores, with `memory_recall` called directly with `knobs` (the same code the API runs)."""
+    from memories.retrieval.recall import RecallRequest, memory_recall
+
+    scores = []
+    for question, vector in zip(item.conversation.questions, item.vectors, strict=True):
+        result = memory_recall(
+            owner=item.owner,
+            space=item.space,
+            request=RecallRequest(query=str(question["question"]), top_k=max(KS)),
+            knobs=knobs,
+            query_vector=vector,
+        )
+        turns = [item.conversation.memory_turn.get(str(hit.memory.id), "?") for hit in result.hits]
+        evidence = evidence_of(question)
+        recall = {k: (len(evidence & set(turns[:k])) / len(evidence) if evidence else 0.0) for k in KS}
+        scores.append((int(question["category"]), recall))
+    return scores
+
+
+def mean_recall(
+    scores: list[tuple[int, dict[int, float]]], *, k: int = 10, category: int | None = None
+) -> float:
+    values = [r[k] for cat, r in scores if category is None or cat == category]
+    return statistics.mean(values) if values else 0.0
+
+
+def leave_one_out(prepared: list[InProcess], knobs_filter: list[str] | None) -> None:
+    """For every knob: the value best on two conversations (R@10, the others at their defaults),
+    scored on the third; beside it the default's score on the same held-out conversation."""
+    import dataclasses
+
+    from memories.retrieval.recall import DEFAULT_KNOBS
+
+    names = [c.conversation.name for c in prepared]
+    started = time.perf_counter()
+    default_scores = {c.conversation.name: score_in_process(c, DEFAULT_KNOBS) for c in prepared}
+    print()
+    print(
+        "in process, default knobs (sanity: the API figures above): R@10 "
+        + ", ".join(f"{name} {mean_recall(default_scores[name]):.3f}" for name in names)
+    )
+    print()
+    print("leave one conversation out: each knob chosen on two conversations (R@10), scored on the third")
+    header = f"{'knob':<18}{'default':>9}" + "".join(f"{'pick ~' + n:>10}" for n in names)
+    header += f"{'LOO R@10':>10}{'default':>9}{'LOO temp':>10}{'default':>9}{'grid R@10 range':>18}"
+    print(header)
+    all_scores = [s for name in names for s in default_scores[name]]
+    for knob, grid in LOO_GRID.items():
+        if knobs_filter and knob not in knobs_filter:
+            continue
+        default = getattr(DEFAULT_KNOBS, knob)
+        by_value: dict[float, dict[str, list[tuple[int, dict[int, float]]]]] = {}
+        for value in grid:
+            if value == default:
+                by_value[value] = default_scores
+                continue
+            cast = int(value) if isinstance(default, int) else float(value)
+            knobs = dataclasses.replace(DEFAULT_KNOBS, **{knob: cast})  # type: ignore[arg-type]
+            by_value[value] = {c.conversation.name: score_in_process(c, knobs) for c in prepared}
+        picks: list[str] = []
+        held_out: list[tuple[int, dict[int, float]]] = []
+        for name in names:
+            others = [n for n in names if n != name]
+
+            def train(
+                value: float,
+                others: list[str] = others,
+                by_value: dict[float, dict[str, list[tuple[int, dict[int, float]]]]] = by_value,
+            ) -> float:
+                return mean_recall([s for n in others for s in by_value[value][n]])
+
+            # Ties go to the default, then to the value nearer to it: a plateau is not a choice.
+            best = max(grid, key=lambda v: (round(train(v), 6), v == default, -abs(v - default)))
+            picks.append(f"{best:g}")
+            held_out.extend(by_value[best][name])
+        pooled = [mean_recall([s for n in names for s in by_value[v][n]]) for v in grid]
+        print(
+            f"{knob:<18}{default:>9g}"
+            + "".join(f"{p:>10}" for p in picks)
+            + f"{mean_recall(held_out):>10.3f}{mean_recall(all_scores):>9.3f}"
+            + f"{mean_recall(held_out, category=2):>10.3f}{mean_recall(all_scores, category=2):>9.3f}"
+            + f"{f'{min(pooled):.3f}-{max(pooled):.3f}':>18}"
+        )
+    print(f"({time.perf_counter() - started:.0f} s; LOO = the held-out conversations' questions pooled)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", nargs="+", default=["26", "30", "41"])
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     parser.add_argument("--top-k", type=int, default=20)
     parser.add_argument("--no-session-ids", action="store_true", help="save turns without their session's id")
+    parser.add_argument(
+        "--loo", action="store_true", help="also the leave-one-conversation-out table of the ranking's knobs"
+    )
+    parser.add_argument("--loo-knobs", nargs="*", help="only these knobs in the leave-one-out table")
+    parser.add_argument(
+        "--distractors",
+        type=int,
+        default=0,
+        help="then load this many unrelated memories into every conversation's space and ask again",
+    )
     args = parser.parse_args()
     conversations = [load_conversation(args.data_dir / f"{name}.json") for name in args.conversations]
 
@@ -265,6 +427,53 @@ def main() -> None:
             latencies: list[float] = []
             ask(client, conversations[0], args.top_k, [])  # warm-up: first calls load code paths
             scores = [s for c in conversations for s in ask(client, c, args.top_k, latencies)]
+            report(args, conversations, scores, latencies, ingested, saved)
+
+            if args.loo or args.distractors:
+                prepared = in_process(conversations, data_dir)
+            if args.loo:
+                leave_one_out(prepared, args.loo_knobs)
+            if args.distractors:
+                from django.db import connection
+
+                from benchmarks.distractors import distractors, load_distractors
+
+                print()
+                print(
+                    f"distractor mode: {args.distractors:,} unrelated memories in every conversation's space"
+                )
+                data = distractors(count=args.distractors)
+                load_distractors(spaces=[item.space for item in prepared], data=data)
+                connection.close()
+                crowded_latencies: list[float] = []
+                ask(client, conversations[0], args.top_k, [])
+                crowded = [s for c in conversations for s in ask(client, c, args.top_k, crowded_latencies)]
+                print()
+                print(
+                    f"{'category':<22}{'n':>5}{'clean R@10':>12}{'+distractors':>14}"
+                    f"{'clean R@20':>12}{'+distr.':>9}"
+                )
+                for cat, label in [*CATEGORIES.items(), (None, "overall")]:
+                    chosen = [r for c, r in scores if cat is None or c == cat]
+                    print(
+                        f"{(f'{cat} ' if cat else '') + label:<22}{len(chosen):>5}"
+                        f"{mean_recall(scores, category=cat):>12.3f}"
+                        f"{mean_recall(crowded, category=cat):>14.3f}"
+                        f"{mean_recall(scores, k=20, category=cat):>12.3f}"
+                        f"{mean_recall(crowded, k=20, category=cat):>9.3f}"
+                    )
+                p50, p95 = (percentile(crowded_latencies, p) * 1000 for p in (50, 95))
+                print(f"recall latency with distractors: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+
+
+def report(
+    args: argparse.Namespace,
+    conversations: list[Conversation],
+    scores: list[tuple[int, dict[int, float]]],
+    latencies: list[float],
+    ingested: float,
+    saved: float,
+) -> None:
 
     turns = sum(len(c.turns) for c in conversations)
     memories = sum(len(c.memory_turn) for c in conversations)

@@ -71,6 +71,13 @@ class Knobs:
     text_scan: int = 2000
     speaker_boost: float = 0.3
     time_boost: float = 0.2
+    # A question that asks for a time ("When did ...?", "How long ago ...?") prefers a memory that
+    # dates itself: its text named a time ("yesterday", "last June", "in 2019") that the pipeline
+    # resolved at save time against the memory's own clock, so its world time differs from when it
+    # was said. "I went to the support group yesterday" answers "When did she go?"; "The support
+    # group was great" does not. 0.4 was chosen on every leave-one-conversation-out fold of LoCoMo
+    # (docs/retrieval.md); it is the top of the grid tried.
+    dated_boost: float = 0.4
     pinned_boost: float = 0.25
     # Conversation context: shares of a hit's score passed to the next / previous memory.
     context_next: float = 0.3
@@ -214,6 +221,19 @@ def query_names(query: str, *, fold_accents: bool = False) -> list[str]:
     return list(dict.fromkeys(n for n in names if n))
 
 
+# Questions that ask for a time: English question grammar, matched at the start of the question.
+_ASKS_WHEN_RE = re.compile(
+    r"^\W*(?:\w+,\s+)?(?:when|since\s+when|until\s+when|how\s+long|how\s+many\s+(?:days|weeks|months|years)"
+    r"|(?:(?:in|on|at|during)\s+)?(?:what|which)\s+(?:year|month|day|date|week|season|time))\b(?!-)",
+    re.IGNORECASE,
+)
+
+
+def asks_when(query: str) -> bool:
+    """Whether the query asks for a time ("When did ...", "How long ago ...", "What year ...")."""
+    return _ASKS_WHEN_RE.search(query) is not None
+
+
 def _period(phrase: str, moment: datetime) -> tuple[datetime, datetime]:
     """The span a resolved time phrase stands for: its day, week, month or year."""
     lowered = phrase.lower()
@@ -341,6 +361,9 @@ candidate_rows AS MATERIALIZED (
            coalesce(1.0 / (%(rrf_k)s + v.rank), 0) + coalesce(1.0 / (%(rrf_k)s + t.rank), 0) AS rrf,
            lower(substring(c.content from '^([^:\\n]{{1,60}}):')) = ANY(%(names)s::text[]) AS spoken,
            {period_match} AS in_period,
+           (%(asks_when)s AND c.stated_at IS NOT NULL
+            AND coalesce(c.occurred_at, c.valid_from, c.due_at) IS NOT NULL
+            AND coalesce(c.occurred_at, c.valid_from, c.due_at) <> c.stated_at) AS dated,
            {held_now} AS held
     FROM memories_memory c
     JOIN candidates USING (id)
@@ -359,6 +382,7 @@ scored AS MATERIALIZED (
             + (1 - %(rrf_share)s) * (s.cosine + %(text_weight)s * s.bm25 / best.bm25))
            * (CASE WHEN s.spoken THEN 1 + %(speaker_boost)s ELSE 1 END)
            * (CASE WHEN s.in_period THEN 1 + %(time_boost)s ELSE 1 END)
+           * (CASE WHEN s.dated THEN 1 + %(dated_boost)s ELSE 1 END)
            * (CASE WHEN s.held THEN 1 ELSE %(history_share)s END) AS base
     FROM text_scores s, best
     -- The relevance floor: a word in common, or a close enough meaning.
@@ -514,6 +538,8 @@ def memory_recall(
         "text_weight": knobs.text_weight,
         "speaker_boost": knobs.speaker_boost,
         "time_boost": knobs.time_boost,
+        "dated_boost": knobs.dated_boost,
+        "asks_when": asks_when(request.query) and knobs.dated_boost > 0,
         "pinned_boost": knobs.pinned_boost,
         "entity_share": knobs.entity_share,
         "expansion_from_top": knobs.expansion_from_top,

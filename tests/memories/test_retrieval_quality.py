@@ -22,6 +22,7 @@ from memories.retrieval.recall import (
     DEFAULT_KNOBS,
     Knobs,
     RecallRequest,
+    asks_when,
     memory_recall,
     query_names,
     query_periods,
@@ -143,6 +144,26 @@ class TestBoosts:
         found = _recall(alice, "How often does John go to the gym with his family?", top_k=2)
         assert found == [texts[0], texts[1]]
 
+    def test_a_question_asking_when_prefers_the_memory_that_dates_itself(self, alice):
+        said = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+        undated, dated = _memories(
+            alice,
+            [
+                "Melanie: The pottery class is like therapy for me.",
+                "Melanie: Signed up for pottery.",
+            ],
+            stated_at=said,
+        )
+        Memory.objects.filter(id=undated.id).update(occurred_at=said)
+        # "yesterday", resolved at save time against the turn's own date.
+        Memory.objects.filter(id=dated.id).update(occurred_at=said - timedelta(days=1))
+        knobs = replace(DEFAULT_KNOBS, dated_boost=1.0)
+        query = "When did Melanie go to the pottery class?"
+        assert _recall(alice, query, knobs=replace(knobs, dated_boost=0.0), top_k=1) == [undated.content]
+        assert _recall(alice, query, knobs=knobs, top_k=1) == [dated.content]
+        # A question that does not ask for a time is ranked as before.
+        assert _recall(alice, "Melanie pottery class therapy", knobs=knobs, top_k=1) == [undated.content]
+
     def test_expansion_follows_entities_named_in_the_query(self, alice):
         space = space_create_default(owner=alice)
         (linked,) = _memories(alice, ["Her birthday is on the 3rd of March."])
@@ -184,6 +205,25 @@ class TestQueryParsing:
             and days("trips in May 2023")[0][1] >= "2023-05-31"
         )
         assert days("What did Caroline research?") == []
+
+    def test_questions_asking_for_a_time_are_told_apart(self):
+        asking = [
+            "When did Caroline go to the support group?",
+            "Melanie, when is the party?",
+            "How long ago was her 18th birthday?",
+            "How long has she known them?",
+            "What year did Jon open his studio?",
+            "In which month did they move?",
+            "How many years has he played the guitar?",
+        ]
+        not_asking = [
+            "What did I do when I was in Paris?",
+            "Which city does my sister live in?",
+            "What time-management tricks does Jon use?",
+            "Where did we go last week?",
+        ]
+        assert [q for q in asking if not asks_when(q)] == []
+        assert [q for q in not_asking if asks_when(q)] == []
 
 
 class TestCost:

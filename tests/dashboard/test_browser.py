@@ -631,7 +631,13 @@ class TestWhatComesBack:
         page.wait_for_url(re.compile(r"/memories/[0-9a-f-]{36}/$"))
         when = page.locator("section[aria-labelledby='clocks-title']").inner_text()
         assert "Happened" in when and "13 Mar 2026" in when, when
-        assert page.get_by_role("heading", level=1).inner_text() == "Episode"
+        # The heading is the memory itself; its kind is said in plain words.
+        heading = page.get_by_role("heading", level=1).inner_text()
+        assert heading == "Yesterday I had dinner with Marco at the harbour.", heading
+        assert (
+            "Event" in page.locator("main").inner_text()
+            and "Episode" not in page.locator("main").inner_text()
+        )
         person.shot("13-dated-note")
 
         # An uploaded Markdown table: one readable memory per row, not the pipes.

@@ -67,6 +67,23 @@ def supersede(*, new: Memory | Relation, rivals: QuerySet[Any], source: Source, 
     return closed
 
 
+def supersession_undo(*, successor: Memory | Relation) -> list[Any]:
+    """Reopen the rows `successor` closed, because it is about to be deleted: the statement that
+    replaced them is gone, and leaving them replaced by nothing would leave nothing current. An end
+    (`valid_until`) the supersession set (the successor's start) goes with it; an end a row had of
+    its own stays. Returns the rows reopened."""
+    start = world_start(successor)
+    reopened = []
+    rows: QuerySet[Any] = type(successor).objects.select_for_update()
+    for older in rows.filter(superseded_by_id=successor.id):
+        older.superseded_at = older.superseded_by = None
+        if older.valid_until == start:
+            older.valid_until = None
+        older.save(update_fields=["superseded_at", "superseded_by", "valid_until"])
+        reopened.append(older)
+    return reopened
+
+
 # How many prior statements, nearest in meaning, the update engine judges a new one against.
 PRIORS = 8
 

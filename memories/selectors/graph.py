@@ -372,9 +372,9 @@ def relation_filtered_list(
     if space_id:
         rows = rows.filter(space_id=space_id)
     if state == "current":
-        rows = rows.filter(superseded_at__isnull=True)
+        rows = rows.exclude(superseded_q())
     elif state == "replaced":
-        rows = rows.filter(superseded_at__isnull=False)
+        rows = rows.filter(superseded_q())
     return rows
 
 

@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 
 from accounts.models import User
 from memories.models import Evidence, Memory, Relation, Source
+from memories.selectors.as_of import superseded_q
 from memories.selectors.graph import relation_get, relation_list
 from memories.selectors.memories import memory_list
 
@@ -20,7 +21,7 @@ EXCERPT_CHARS = 400
 
 def graph_relations(*, owner: User) -> QuerySet[Relation]:
     """The owner's current relations (not replaced by a newer one), newest first, ends loaded."""
-    return relation_list(owner=owner).filter(superseded_at__isnull=True)
+    return relation_list(owner=owner).exclude(superseded_q())
 
 
 def graph_payload(*, owner: User) -> dict[str, Any]:

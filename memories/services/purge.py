@@ -29,8 +29,8 @@ from memories import errors
 from memories.errors import Code
 from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
+from memories.pipeline.supersede import supersession_undo
 from memories.representations import purge_receipt
-from memories.selectors.as_of import world_start
 from memories.selectors.images import image_storage
 from memories.services.audit import audit_record
 from memories.services.sources import content_hash
@@ -239,12 +239,7 @@ def relation_purge(*, owner: User, relation: Relation) -> dict[str, int]:
     changes no other row (its successor stays current).
     """
     if relation.superseded_at is None:
-        start = world_start(relation)
-        for older in Relation.objects.select_for_update().filter(owner=owner, superseded_by=relation):
-            older.superseded_at = older.superseded_by = None
-            if older.valid_until == start:
-                older.valid_until = None
-            older.save(update_fields=["superseded_at", "superseded_by", "valid_until"])
+        supersession_undo(successor=relation)
     evidence = Evidence.objects.filter(owner=owner, relation=relation)
     evidence_count = evidence.count()
     # Read now: deleting the relation cascades the evidence this is found through.

@@ -314,6 +314,10 @@ class Memory(models.Model):
         output_field=SearchVectorField(),
         db_persist=True,
     )
+    # The content places itself in time ("yesterday", "for four years", "last summer": the rule is
+    # memories.pipeline.timeparse.mentions_time), whatever its kind: recall prefers such a memory when
+    # the question asks "when?" or "how long?". Set when the memory is made; its content never changes.
+    names_time = models.BooleanField(default=False)
     confidence = models.FloatField(default=0.9)
     pinned = models.BooleanField(default=False)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)

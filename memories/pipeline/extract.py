@@ -35,7 +35,7 @@ from memories.pipeline.language import (
     statement_sentences,
 )
 from memories.pipeline.segment import Piece, is_conversation, locate, segment_spans, statement_spans
-from memories.pipeline.timeparse import is_future, is_past, leading_date, resolve_time_periods
+from memories.pipeline.timeparse import is_future, is_past, leading_date, mentions_time, resolve_time_periods
 
 FACT = "fact"
 
@@ -79,6 +79,11 @@ class Candidate:
     # Where it came from in the saved text: text[span_start:span_end]; None when not a piece of it.
     span_start: int | None = None
     span_end: int | None = None
+
+    @property
+    def names_time(self) -> bool:
+        """Whether its content places itself in time (the rule: timeparse.mentions_time)."""
+        return mentions_time(self.content)
 
 
 def extract(

@@ -33,6 +33,7 @@ _MONTH_NUMBERS = {
 }  # fmt: skip
 _WEEKDAY_NUMBERS = {
     "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6,
+    "mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5, "sun": 6,
 }  # fmt: skip
 _NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -98,6 +99,13 @@ _WEEKDAY_RE = re.compile(
     rf"\b(?:(?P<mod>last|next|this\s+coming|this\s+past|this|coming|past|on)\s+)?(?P<wd>{_WEEKDAY})\b",
     re.IGNORECASE,
 )
+# "last Fri", "next Tues": an abbreviated weekday only after a word that makes it one ("Sun", "Sat" and
+# "Wed" alone are mostly something else).
+_WEEKDAY_SHORT_RE = re.compile(
+    r"\b(?P<mod>last|next|this\s+coming|this\s+past|this|coming|past|on)\s+"
+    r"(?P<wd>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b",
+    re.IGNORECASE,
+)
 _PERIOD_RE = re.compile(
     r"\b(?P<mod>last|next|this|past|coming)\s+(?P<unit>week|weekend|month|year)\b", re.IGNORECASE
 )
@@ -107,6 +115,26 @@ _IN_N_RE = re.compile(
     rf"\bin\s+(?:about\s+|around\s+|another\s+)?(?P<n>{_NUM})\s+(?P<unit>{_UNIT})\b(?!\s+ago)", re.IGNORECASE
 )
 _FROM_NOW_RE = re.compile(rf"\b(?P<n>{_NUM})\s+(?P<unit>{_UNIT})\s+from\s+(?:now|today)\b", re.IGNORECASE)
+
+# Phrases that place what a text says in time without naming a date these rules resolve: a duration
+# ("for four years", "seven years now"), a season or a holiday ("last summer", "over Christmas"), a stage
+# of life ("when I was 18", "as a kid"), a vague past ("the other day", "a while ago", "recently"). They
+# answer "when?" and "how long?" as well as a date does, so `mentions_time` counts them.
+_TIME_WORD_RE = re.compile(
+    rf"\b(?:for|over|about|almost|nearly|around)\s+(?:the\s+(?:past|last)\s+)?{_NUM}\s+(?:{_UNIT}|hours?|decades?)\b"
+    rf"|\b{_NUM}\s+(?:{_UNIT}|decades?|weekends?)\s+(?:now|already|ago|later|earlier|before|after)\b"
+    r"|\b(?:years|months|weeks|ages|decades)\s+ago\b"
+    r"|\b(?:last|this|next|past|early|late|in\s+the|during\s+the|over\s+the|that)\s+(?:summer|winter|spring|autumn|fall)\b"
+    r"|\b(?:at|on|over|for|during|last|this|next|before|after)\s+(?:the\s+)?(?:christmas|thanksgiving|easter"
+    r"|new\s+year(?:['\u2019]s)?(?:\s+eve)?|halloween|hanukkah|diwali|ramadan|eid|holidays)\b"
+    r"|\bwhen\s+(?:i|we|he|she|they)\s+(?:was|were)\s+(?:a\s+(?:kid|child|teen|teenager|boy|girl|student)|young"
+    r"|little|younger|\d{1,2})\b|\bas\s+a\s+(?:kid|child|teen(?:ager)?)\b|\bgrowing\s+up\b"
+    r"|\b(?:recently|lately|the\s+other\s+(?:day|night|week)|a\s+while\s+(?:ago|back)|not\s+long\s+ago"
+    r"|since\s+(?:i|we|you|he|she|they|my|our|his|her|their|the|then|last))\b"
+    r"|\bfor\s+the\s+(?:first|last)\s+time\b",
+    re.IGNORECASE,
+)
+
 
 _LEADING_RE = re.compile(
     rf"^\s*(?P<open>[\[(])?\s*(?:(?P<t1>{_TIME})\s+on\s+)?(?:on\s+)?(?:{_WEEKDAY},?\s+)?"
@@ -167,6 +195,19 @@ def resolve_time_periods(text: str, *, reference: datetime) -> list[tuple[str, d
             latest = _period_end(mention, resolved)
             found.append((text[mention.start : mention.end], resolved, latest))
     return found
+
+
+def mentions_time(text: str) -> bool:
+    """Whether `text` places what it says in time: a mention `resolve_times` would resolve ("yesterday",
+    "last Fri", "in 2019"), or one it only recognises (a duration, a season, a holiday, "when I was a
+    kid", "the other day"). A leading date ("On 8 May 2023:") is when the text was written, not a
+    time it names, so it does not count.
+
+    Recall prefers such a memory when the question asks "when?" or "how long?"
+    (memories.retrieval.recall); it is stored with the memory (`Memory.names_time`).
+    """
+    body = _LEADING_RE.sub("", text, count=1)
+    return _TIME_WORD_RE.search(body) is not None or bool(_scan(body))
 
 
 def _period_end(mention: _Mention, moment: datetime) -> datetime | None:
@@ -242,6 +283,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     ("year", _YEAR_RE, frozenset({"digit"})),
     ("day_word", _DAY_WORD_RE, frozenset({"relative"})),
     ("weekday", _WEEKDAY_RE, frozenset({"weekday"})),
+    ("weekday", _WEEKDAY_SHORT_RE, frozenset({"weekday"})),
     ("period", _PERIOD_RE, frozenset({"relative"})),
     ("the_weekend", _THE_WEEKEND_RE, frozenset({"relative"})),
     ("ago", _AGO_RE, frozenset({"relative"})),
@@ -251,7 +293,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
 _PRECONDITIONS: dict[str, re.Pattern[str]] = {
     "digit": re.compile(r"\d"),
     "month": re.compile(rf"\b{_MONTH}\b", re.IGNORECASE),
-    "weekday": re.compile(rf"\b{_WEEKDAY}\b", re.IGNORECASE),
+    "weekday": re.compile(rf"\b{_WEEKDAY}\b|\b(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b", re.IGNORECASE),
     "relative": re.compile(
         r"day|week|month|year|fortnight|tonight|tomorrow|night|morning|afternoon|evening", re.IGNORECASE
     ),

@@ -376,6 +376,7 @@ def _store(
         kind=candidate.kind,
         content=candidate.content[:20000],
         fingerprint=fingerprint,
+        names_time=candidate.names_time,
         tags=[t[:100] for t in candidate.tags][:50],
         embedding=vector,
         occurred_at=candidate.occurred_at,

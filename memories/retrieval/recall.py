@@ -72,11 +72,11 @@ class Knobs:
     speaker_boost: float = 0.3
     time_boost: float = 0.2
     # A question that asks for a time ("When did ...?", "How long ago ...?") prefers a memory that
-    # dates itself: its text named a time ("yesterday", "last June", "in 2019") that the pipeline
-    # resolved at save time against the memory's own clock, so its world time differs from when it
-    # was said. "I went to the support group yesterday" answers "When did she go?"; "The support
-    # group was great" does not. 0.4 was chosen on every leave-one-conversation-out fold of LoCoMo
-    # (docs/retrieval.md); it is the top of the grid tried.
+    # places itself in time: its text names one ("yesterday", "last Fri", "for four years", "last
+    # summer"; Memory.names_time, set at save time by timeparse.mentions_time), whatever kind the
+    # rules gave it. "I went to the support group yesterday" answers "When did she go?"; "The
+    # support group was great" does not. 0.4 was chosen on every leave-one-conversation-out fold
+    # of LoCoMo (docs/retrieval.md).
     dated_boost: float = 0.4
     pinned_boost: float = 0.25
     # Conversation context: shares of a hit's score passed to the next / previous memory.
@@ -361,9 +361,7 @@ candidate_rows AS MATERIALIZED (
            coalesce(1.0 / (%(rrf_k)s + v.rank), 0) + coalesce(1.0 / (%(rrf_k)s + t.rank), 0) AS rrf,
            lower(substring(c.content from '^([^:\\n]{{1,60}}):')) = ANY(%(names)s::text[]) AS spoken,
            {period_match} AS in_period,
-           (%(asks_when)s AND c.stated_at IS NOT NULL
-            AND coalesce(c.occurred_at, c.valid_from, c.due_at) IS NOT NULL
-            AND coalesce(c.occurred_at, c.valid_from, c.due_at) <> c.stated_at) AS dated,
+           (%(asks_when)s AND c.names_time) AS dated,
            {held_now} AS held
     FROM memories_memory c
     JOIN candidates USING (id)

@@ -4,6 +4,7 @@ replace is up to date without running anything again."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -49,16 +50,20 @@ def test_a_database_that_applied_the_replaced_migrations_has_nothing_to_run():
 BEFORE_ONE_ENTITY_PER_NAME = [("memories", "0010_memory_source_span")]
 
 
-@pytest.fixture
-def before_one_entity_per_name(transactional_db):
-    """The database as 0010 left it (historical apps to build rows with); migrated forward after."""
+def _as_left_by(target: list[tuple[str, str]]) -> Iterator[Any]:
+    """The database as `target` left it (historical apps to build rows with); migrated forward after."""
     executor = MigrationExecutor(connection)
-    executor.migrate(BEFORE_ONE_ENTITY_PER_NAME)
+    executor.migrate(target)
     try:
-        yield executor.loader.project_state(BEFORE_ONE_ENTITY_PER_NAME).apps
+        yield executor.loader.project_state(target).apps
     finally:
         executor = MigrationExecutor(connection)
         executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.fixture
+def before_one_entity_per_name(transactional_db):
+    yield from _as_left_by(BEFORE_ONE_ENTITY_PER_NAME)
 
 
 def test_0011_merges_the_entities_one_name_now_stands_for(before_one_entity_per_name, alice, charlie):
@@ -202,3 +207,31 @@ def test_it_says_in_one_line_who_must_create_the_vector_extension(plain_role_dat
         "PostgreSQL superuser run CREATE EXTENSION vector; in database dr_plain_db (docs/deploy.md), "
         "then migrate again"
     ], result.stderr[-3000:]
+
+
+BEFORE_NAMES_TIME = [("memories", "0018_space_name_unique_ignoring_case")]
+
+
+@pytest.fixture
+def before_names_time(transactional_db):
+    yield from _as_left_by(BEFORE_NAMES_TIME)
+
+
+def test_0019_flags_the_memories_saved_before_it_that_name_a_time(before_names_time, alice):
+    from memories.models import Memory
+    from tests.memories.test_api_read import default_space
+
+    OldMemory = before_names_time.get_model("memories", "Memory")
+    space = default_space(alice)
+    texts = {
+        "Caroline: I went to a support group yesterday.": True,
+        "Jon: I've been dancing for 10 years.": True,
+        "Gina: My store sells hoodies.": False,
+    }
+    ids = {
+        OldMemory.objects.create(owner_id=alice.id, space_id=space.id, content=text, kind="fact").id: flag
+        for text, flag in texts.items()
+    }
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    assert dict(Memory.objects.filter(id__in=ids).values_list("id", "names_time")) == ids

@@ -145,18 +145,15 @@ class TestBoosts:
         assert found == [texts[0], texts[1]]
 
     def test_a_question_asking_when_prefers_the_memory_that_dates_itself(self, alice):
-        said = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
         undated, dated = _memories(
             alice,
             [
                 "Melanie: The pottery class is like therapy for me.",
-                "Melanie: Signed up for pottery.",
+                "Melanie: Signed up for pottery yesterday.",
             ],
-            stated_at=said,
         )
-        Memory.objects.filter(id=undated.id).update(occurred_at=said)
-        # "yesterday", resolved at save time against the turn's own date.
-        Memory.objects.filter(id=dated.id).update(occurred_at=said - timedelta(days=1))
+        # The flag the worker sets from the content (timeparse.mentions_time), whatever the kind.
+        Memory.objects.filter(id=dated.id).update(names_time=True)
         knobs = replace(DEFAULT_KNOBS, dated_boost=1.0)
         query = "When did Melanie go to the pottery class?"
         assert _recall(alice, query, knobs=replace(knobs, dated_boost=0.0), top_k=1) == [undated.content]

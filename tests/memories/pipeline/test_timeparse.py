@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memories.pipeline.timeparse import explicit_dates, leading_date, resolve_times
+from memories.pipeline.timeparse import explicit_dates, leading_date, mentions_time, resolve_times
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # A Wednesday afternoon.
@@ -216,6 +216,22 @@ class TestWeekdays:
         assert resolve_times("Mondays are hard; Fridayness is a mood.", reference=REF) == []
         assert resolve_times("Sundaybrunch club", reference=REF) == []
 
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("Last Fri I took the kids to a pottery workshop.", date(2023, 5, 5)),
+            ("I joined a new activist group last Tues.", date(2023, 5, 9)),
+            ("see you next Thurs", date(2023, 5, 11)),
+            ("I will play the match this Sat", date(2023, 5, 13)),
+            ("We moved in on Mon.", date(2023, 5, 8)),
+        ],
+    )
+    def test_it_reads_abbreviated_weekdays_after_a_word_that_makes_them_one(self, text, expected):
+        assert day_of(text) == expected
+
+    def test_an_abbreviated_weekday_alone_is_not_a_day(self):
+        assert resolve_times("Sun is out, Sat by the fire, Wed at noon.", reference=REF) == []
+
     def test_it_is_case_insensitive(self):
         assert day_of("NEXT FRIDAY") == date(2023, 5, 12)
         assert day_of("Yesterday") == date(2023, 5, 9)
@@ -271,3 +287,46 @@ class TestMentions:
     def test_explicit_dates_leave_out_prepositions_and_relative_phrases(self):
         spans = explicit_dates("Since 5 March 2024 and yesterday, until May 2025, on 2024-01-02.")
         assert [phrase for _, _, phrase in spans] == ["5 March 2024", "May 2025", "2024-01-02"]
+
+
+class TestMentionsTime:
+    """`mentions_time`: the text places what it says in time, resolvable or not."""
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Lost my job as a banker yesterday, so I'm gonna start my own business.",
+            "I went to a transgender conference this month.",
+            "Last Fri I finally took my kids to a pottery workshop.",
+            "I've known these friends for 4 years, since I moved from my home country.",
+            "Seven years now, and I've finally found my real muses.",
+            "He was part of our family for 10 years.",
+            "Max and I had a blast on our camping trip last summer.",
+            "We went camping two weekends ago.",
+            "I took a creative writing class recently.",
+            "I ran into an old friend the other day.",
+            "My grandma gave it to me when I was young.",
+            "We spent Christmas at my parents' place over the holidays.",
+            "I tried surfing for the first time!",
+            "I moved to Lisbon in 2019.",
+            "The exam is on 5 March.",
+        ],
+    )
+    def test_it_finds_a_time_in_what_people_say(self, text):
+        assert mentions_time(text)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "I love pottery; it is like therapy for me.",
+            "My favourite colour is green.",
+            "Sun is out and the sea is warm.",
+            "She is 30 years old and lives in Porto.",
+            "We sold 2019 tickets.",
+            "On 8 May 2023: I adore my dog.",
+            "1:56 pm on 8 May, 2023: Caroline: the support group was powerful.",
+        ],
+    )
+    def test_it_finds_none_where_nothing_is_placed_in_time(self, text):
+        # A leading date is when the text was written, not a time it names.
+        assert not mentions_time(text)

@@ -268,6 +268,7 @@ LOO_GRID: dict[str, tuple[float, ...]] = {
     "context_next": (0.0, 0.15, 0.3, 0.6),
     "context_previous": (0.0, 0.05, 0.1, 0.2),
     "context_from_top": (10, 30, 60),
+    "context_decay": (0.0, 0.3, 0.5, 0.7),
     "semantic_floor": (0.2, 0.3, 0.4),
 }
 

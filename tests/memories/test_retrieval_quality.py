@@ -144,6 +144,40 @@ class TestBoosts:
         found = _recall(alice, "How often does John go to the gym with his family?", top_k=2)
         assert found == [texts[0], texts[1]]
 
+    def test_an_answer_a_few_turns_after_the_matching_question_still_inherits_context(self, alice):
+        import uuid
+
+        space = space_create_default(owner=alice)
+        start = datetime(2024, 3, 1, 12, tzinfo=UTC)
+        session = uuid.uuid4()
+        texts = [
+            "Maria: What did you name the new puppy, John?",
+            "John: Ha, guess!",
+            "Maria: No idea, tell me.",
+            "John: Biscuit, after my grandma's recipe.",
+            "Maria: The bakery downtown sells sourdough.",
+            "John: My cousin moved to Canada.",
+            "Maria: The weather has been rainy.",
+            "John: I repainted the fence.",
+            "Maria: The train was late again.",
+        ]
+        for i, (text, vector) in enumerate(zip(texts, embeddings.embed(texts), strict=True)):
+            source = Source.objects.create(
+                owner=alice,
+                space=space,
+                origin="rest",
+                content=text,
+                content_hash="-",
+                session_id=session,
+                recorded_at=start + timedelta(seconds=10 * i),
+            )
+            Memory.objects.create(
+                owner=alice, space=space, source=source, kind="fact", content=text, embedding=vector
+            )
+        query = "What did he name the new puppy?"
+        assert texts[3] in _recall(alice, query, top_k=5)
+        assert texts[3] not in _recall(alice, query, knobs=replace(DEFAULT_KNOBS, context_decay=0.0), top_k=5)
+
     def test_a_question_asking_when_prefers_the_memory_that_dates_itself(self, alice):
         undated, dated = _memories(
             alice,

@@ -15,7 +15,6 @@ import os
 import re
 import secrets
 import shlex
-import shutil
 import socket
 import subprocess
 import sys
@@ -29,6 +28,8 @@ import pytest
 from django.db import connection
 
 from tests.conftest import PASSWORD, ROOT
+from tests.debian import debian_ensure
+from tests.redis_server import REDIS_SERVER
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -83,8 +84,8 @@ def _env_file() -> dict[str, str]:
 @pytest.fixture
 def redis_server(tmp_path) -> Iterator[tuple[int, str]]:
     """Debian's redis-server with the persistence settings of step 2."""
-    binary = shutil.which("redis-server")
-    assert binary, "redis-server is not installed (apt-get install redis-server)"
+    # Installed when missing, as the doc's step 2 does (and as the fault suite does).
+    binary = debian_ensure(package="redis-server", executable=REDIS_SERVER)
     port, password = _free_port(), secrets.token_urlsafe(16)
     folder = tmp_path / "redis"
     folder.mkdir()

@@ -44,13 +44,16 @@ from memories.selectors.jobs import (
     FAILED,
     FAILED_STAGES,
     IN_PROGRESS,
+    MERGED_STATES,
     NOT_REACHED,
     NOT_SEARCHABLE,
     PENDING,
     STAGE_STATUSES,
     STAGES,
+    SUPPRESSED,
     UNKNOWN,
     JobReadiness,
+    MergedMemory,
     job_readiness_list,
     version_job_ids,
 )
@@ -424,6 +427,15 @@ def _next_step(item: JobReadiness, *, in_current_space: bool, version_id: uuid.U
             else "Saving it again may help."
         )
     counts = item.counts
+    hidden = [m for m in counts.merged if not m.searchable]
+    if not item.searchable and hidden and len(hidden) == counts.total:
+        # Nothing of its own: its content was already held by memories recall does not find (a
+        # forgotten one stays forgotten when the same words are saved again).
+        return (
+            "Processed: its content was already stored, so it added evidence, not a new memory, to "
+            + ("; ".join(_merged_words(m) for m in hidden))
+            + ". Polling will not change this."
+        )
     if not item.searchable:
         return (
             "Processed, but none of its memories is searchable now: since then they were "
@@ -435,6 +447,15 @@ def _next_step(item: JobReadiness, *, in_current_space: bool, version_id: uuid.U
         else "they are in another space than the one this connection uses now; switch to it to recall them."
     )
     return f"Searchable: {counts.searchable} of its {counts.total} memories are; {where}"
+
+
+def _merged_words(memory: MergedMemory) -> str:
+    if memory.state == SUPPRESSED:
+        return (
+            f"memory {memory.memory_id}, which is forgotten (suppressed); restore it "
+            f"(POST /api/v1/memories/{memory.memory_id}/restore) to recall it"
+        )
+    return f"memory {memory.memory_id}, which recall does not find: it is {memory.state}"
 
 
 def _requirements(item: JobReadiness) -> dict[str, str]:
@@ -487,6 +508,11 @@ def _readiness_dict(
         "searchable": item.searchable,
         "memory_count": item.counts.total if job is not None else None,
         "searchable_count": item.counts.searchable if job is not None else None,
+        # The memories that already held its content: their state is its searchability.
+        "merged_into": [
+            {"memory_id": str(m.memory_id), "searchable": m.searchable, "state": m.state}
+            for m in item.counts.merged
+        ],
         "space_id": str(job.space_id) if job is not None else None,
         "in_current_space": in_current_space,
         "version": ({"source_id": str(source.id), "number": source.version} if source is not None else None),
@@ -547,6 +573,22 @@ _JOB_READINESS = obj(
         "searchable": {"type": "boolean"},
         "memory_count": {"type": ["integer", "null"]},
         "searchable_count": {"type": ["integer", "null"]},
+        "merged_into": {
+            "type": "array",
+            "description": (
+                "Memories that already held this content when it was processed (the same fact again is "
+                "evidence for them, not a new memory), with whether recall finds each now and why not."
+            ),
+            "items": obj(
+                {
+                    "memory_id": UUID,
+                    "searchable": {"type": "boolean"},
+                    "state": {"type": "string", "enum": list(MERGED_STATES)},
+                },
+                required=ALL,
+                closed=False,
+            ),
+        },
         "space_id": NULLABLE_UUID,
         "in_current_space": {"type": "boolean"},
         "version": obj({"source_id": UUID, "number": {"type": "integer"}}, closed=False, nullable=True),

@@ -26,7 +26,7 @@ from django.utils import timezone
 from accounts.models import User
 from memories.errors import AppError, Code
 from memories.models import Evidence, Job, Memory, Space
-from memories.selectors.as_of import memory_visible, superseded_q
+from memories.selectors.as_of import expired_q, memory_visible, superseded_q
 from memories.selectors.memories import _memories
 
 
@@ -144,6 +144,25 @@ class Stage:
     at: datetime | None = None
 
 
+# Why recall does or does not find a memory now (`MergedMemory.state`).
+CURRENT = "current"
+SUPPRESSED = "suppressed"
+SUPERSEDED = "superseded"
+EXPIRED = "expired"
+MERGED_STATES = (CURRENT, SUPPRESSED, SUPERSEDED, EXPIRED)
+
+
+@dataclass(frozen=True)
+class MergedMemory:
+    """A memory that already held a save's content when the save ran: the same fact again is
+    evidence for it, not a second row, so the save's searchability is that memory's."""
+
+    memory_id: uuid.UUID
+    searchable: bool
+    # CURRENT, SUPPRESSED (forgotten), SUPERSEDED or EXPIRED (past its valid_until).
+    state: str
+
+
 @dataclass(frozen=True)
 class MemoryCounts:
     """The memories a job produced or confirmed, and how many of them recall finds now."""
@@ -152,6 +171,8 @@ class MemoryCounts:
     searchable: int = 0
     suppressed: int = 0
     superseded: int = 0
+    # Of those, the ones the job confirmed rather than created, oldest first.
+    merged: tuple[MergedMemory, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -302,6 +323,7 @@ def _memory_counts(*, owner: User, jobs: list[Job], now: datetime) -> dict[Any, 
         "id", "job_id"
     ):
         memory_jobs[job_id].add(memory_id)
+    created = {job_id: set(ids) for job_id, ids in memory_jobs.items()}
     jobs_of_source: dict[Any, list[Any]] = defaultdict(list)
     for job in jobs:
         if job.source_id is not None:
@@ -321,11 +343,8 @@ def _memory_counts(*, owner: User, jobs: list[Job], now: datetime) -> dict[Any, 
     every_memory = set().union(*memory_jobs.values()) if memory_jobs else set()
     # The same conditions recall applies for "now": active and current (memories.selectors.as_of),
     # and embedded.
-    states = {
-        memory_id: (searchable, suppressed, superseded)
-        for memory_id, searchable, suppressed, superseded in Memory.objects.filter(
-            owner=owner, id__in=every_memory
-        )
+    rows = (
+        Memory.objects.filter(owner=owner, id__in=every_memory)
         .annotate(
             is_searchable=ExpressionWrapper(
                 memory_visible(now=now) & Q(embedding__isnull=False),
@@ -333,20 +352,40 @@ def _memory_counts(*, owner: User, jobs: list[Job], now: datetime) -> dict[Any, 
             ),
             is_suppressed=ExpressionWrapper(Q(status=Memory.Status.SUPPRESSED), output_field=BooleanField()),
             is_superseded=ExpressionWrapper(superseded_q(), output_field=BooleanField()),
+            is_expired=ExpressionWrapper(expired_q(now=now), output_field=BooleanField()),
         )
-        .values_list("id", "is_searchable", "is_suppressed", "is_superseded")
-    }
+        .order_by("recorded_at", "id")
+        .values_list("id", "is_searchable", "is_suppressed", "is_superseded", "is_expired")
+    )
+    states = {memory_id: flags for memory_id, *flags in rows}
     result = {}
     for job_id, memory_ids in memory_jobs.items():
         # A memory hard-deleted since is gone from `states`: it no longer counts.
         present = [states[m] for m in memory_ids if m in states]
+        merged = tuple(
+            MergedMemory(memory_id=m, searchable=bool(flags[0]), state=_state(*flags))
+            for m, flags in states.items()  # in recorded order
+            if m in memory_ids and m not in created.get(job_id, ())
+        )
         result[job_id] = MemoryCounts(
             total=len(present),
             searchable=sum(1 for s in present if s[0]),
             suppressed=sum(1 for s in present if s[1]),
             superseded=sum(1 for s in present if s[2]),
+            merged=merged,
         )
     return result
+
+
+def _state(searchable: bool, suppressed: bool, superseded: bool, expired: bool) -> str:
+    # Suppression first: a forgotten memory stays forgotten whatever its clocks say.
+    if suppressed:
+        return SUPPRESSED
+    if superseded:
+        return SUPERSEDED
+    if expired:
+        return EXPIRED
+    return CURRENT
 
 
 @dataclass(frozen=True)

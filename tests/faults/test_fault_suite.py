@@ -344,3 +344,90 @@ def test_faults_lose_nothing_double_nothing_and_answer_no_500(deployment):
     assert not not_recalled and not late, figures
     # The surviving worker outlived the Redis and PostgreSQL restarts.
     assert deployment.workers[1].poll() is None, figures
+
+
+def _rows_with(deployment: Deployment, needle: str) -> dict[str, int]:
+    """How many sources, jobs (by their source) and memories hold `needle`."""
+    like = f"%{needle}%"
+    ((sources, jobs, memories),) = deployment.sql(
+        "SELECT (SELECT count(*) FROM memories_source WHERE content LIKE %s),"
+        " (SELECT count(*) FROM memories_job j JOIN memories_source s ON s.id = j.source_id"
+        "  WHERE s.content LIKE %s),"
+        " (SELECT count(*) FROM memories_memory WHERE content LIKE %s)",
+        like,
+        like,
+        like,
+    )
+    return {"sources": sources, "jobs": jobs, "memories": memories}
+
+
+def _job_status(deployment: Deployment, job_id: str, *, within: float = 120) -> str:
+    deadline = time.monotonic() + within
+    while True:
+        (status,) = deployment.sql("SELECT status FROM memories_job WHERE id = %s", job_id)[0]
+        if status in ("succeeded", "failed") or time.monotonic() > deadline:
+            return str(status)
+        time.sleep(0.5)
+
+
+def test_a_save_while_postgresql_is_down_is_a_retryable_503_and_its_retries_store_it_once(deployment):
+    # The fault run restarts PostgreSQL in a second or two, so its saves rarely meet the outage
+    # itself; here the server stays down while saves arrive at both web processes.
+    token = _django(
+        deployment.env,
+        "from memories.services.account import user_sign_up; from accounts.services import pat_create; "
+        "u = user_sign_up(email='dora@example.com', password='correct horse battery staple'); "
+        "print(pat_create(user=u, name='outage', scopes=['memory:read', 'memory:write'])[1])",
+    ).splitlines()[-1]
+    headers = {"Authorization": f"Bearer {token}"}
+    webs = [w for w in deployment.webs if w.proc.poll() is None]
+    tag = f"pg{secrets.token_hex(4)}"
+    content = f"Outage entry {tag}: the generator is tested on the first Monday of every month."
+
+    def save(web: LiveServer) -> httpx.Response:
+        return httpx.post(
+            f"{web.url}/api/v1/memories", json={"content": content}, headers=headers, timeout=60
+        )
+
+    deployment.postgres.stop()
+    try:
+        # Twice per web process: the first request meets the pool's dead connections, the second
+        # finds no server to connect to.
+        during = [save(web) for web in webs for _ in range(2)]
+        recall_during = httpx.post(
+            f"{webs[0].url}/api/v1/operations/recall", json={"query": tag}, headers=headers, timeout=60
+        )
+    finally:
+        deployment.postgres.start()
+
+    for response in [*during, recall_during]:
+        assert response.status_code == 503, (response.status_code, response.text[:500])
+        error = response.json()["error"]
+        assert error["code"] == "database_unavailable", error
+        assert error["retryable"] is True and error["message"] and error["agent_action"], error
+    # Nothing of the refused saves reached the database: no source, job or memory holds the words.
+    assert _rows_with(deployment, tag) == {"sources": 0, "jobs": 0, "memories": 0}
+
+    # Back: the client retries as the error says it may, on either web process (a 503 while a
+    # process's pool reconnects is the same answer, retried again).
+    job_ids = []
+    for web in (webs[0], webs[-1]):
+        deadline = time.monotonic() + 60
+        while True:
+            response = save(web)
+            if response.status_code != 503 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert response.status_code in (201, 202), response.text[:500]
+        job_ids.append(response.json()["job"]["id"])
+    # The workers outlived the outage and processed both saves.
+    assert [_job_status(deployment, job_id) for job_id in job_ids] == ["succeeded", "succeeded"]
+    # The same content twice is one memory (the second save is evidence for it), never two.
+    rows = _rows_with(deployment, tag)
+    assert rows["memories"] == 1, rows
+    for web in webs:
+        found = httpx.post(
+            f"{web.url}/api/v1/operations/recall", json={"query": tag}, headers=headers, timeout=60
+        )
+        assert found.status_code == 200, found.text[:500]
+        assert [m["content"] for m in found.json()["memories"] if tag in m["content"]] == [content]

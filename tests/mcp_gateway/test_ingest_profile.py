@@ -396,6 +396,48 @@ def test_searchable_follows_what_happens_to_the_memories_afterwards(asgi_server,
     assert stage_statuses(after_delete)["searchable"] == "not_searchable"
 
 
+def test_a_save_merged_into_a_forgotten_memory_says_so_and_names_that_memory(asgi_server, alice, charlie):
+    # The same fact again is evidence for the memory that holds it, and a forgotten memory stays
+    # forgotten: such a save finishes with nothing searchable, and readiness must say why.
+    token = rpc.pat_token(alice)
+    url = ingest_url(asgi_server)
+    text = "The recycling goes out on Tuesday evenings."
+    first, job = ingest_ready(url, token, {"content": text})
+    assert job["searchable"] is True and job["merged_into"] == []
+    (memory,) = Memory.objects.filter(owner=alice, job_id=first["job_id"])
+    ok(url, token, "forget", {"memory_id": str(memory.id)})
+
+    # The same words as a named document: a new version and job, whose one statement is that memory.
+    again, merged = ingest_ready(url, token, {"content": text, "source_kind": "notes", "source_ref": "bins"})
+    assert again["created"] is True and again["job_id"] != first["job_id"]
+    assert merged["status"] == "succeeded" and merged["stop_polling"] is True and merged["error"] is None
+    assert merged["searchable"] is False
+    assert (merged["memory_count"], merged["searchable_count"]) == (1, 0)
+    assert merged["merged_into"] == [
+        {"memory_id": str(memory.id), "searchable": False, "state": "suppressed"}
+    ]
+    assert stage_statuses(merged)["searchable"] == "not_searchable"
+    assert f"memory {memory.id}, which is forgotten" in merged["next"], merged["next"]
+    assert f"/api/v1/memories/{memory.id}/restore" in merged["next"]
+    assert not Memory.objects.filter(owner=alice, job_id=again["job_id"]).exists()
+
+    # Restored, the same job is searchable through it; Charlie, saying the same words, merges
+    # into nothing of Alice's.
+    restored = httpx.post(
+        f"{asgi_server.url}/api/v1/memories/{memory.id}/restore",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    )
+    assert restored.status_code == 200, restored.text[:500]
+    (after,) = readiness(url, token, [again["job_id"]])["jobs"]
+    assert after["searchable"] is True and after["searchable_count"] == 1
+    assert after["merged_into"] == [{"memory_id": str(memory.id), "searchable": True, "state": "current"}]
+    _, his = ingest_ready(
+        url, rpc.pat_token(charlie), {"content": text, "source_kind": "notes", "source_ref": "bins"}
+    )
+    assert his["searchable"] is True and his["merged_into"] == []
+
+
 def test_it_reports_remember_jobs_and_unknown_ids_in_the_order_asked(asgi_server, alice):
     token = rpc.pat_token(alice)
     url = ingest_url(asgi_server)
@@ -602,8 +644,10 @@ def test_ingest_respects_the_document_size_limit_of_the_deployment(small_limit_s
         assert error_code(result) == code, (arguments.keys(), structured(result))
     assert rpc.row_counts() == before
     ingested, job = ingest_ready(url, token, {"content": "The recycling goes out on Tuesday evenings."})
-    # The whole readiness on failure: which of failed, not_found or not_searchable it was.
-    assert job["searchable"] is True, job
+    # The whole readiness on failure: which of failed, not_found or not_searchable it was (a save
+    # merged into a memory recall does not find names it in `merged_into`).
+    assert ingested["created"] is True, ingested
+    assert job["searchable"] is True and job["merged_into"] == [], job
     assert ingested["document"]["size_bytes"] <= 2048
 
 

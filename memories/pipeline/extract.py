@@ -245,6 +245,9 @@ _HABIT_RE = re.compile(
     r"|\b(?:usually|always|never|often|typically|normally|generally|regularly|rarely|seldom|habitually)\b"
     r"|\b(?:on|most|some)\s+(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends"
     r"|weekdays|mornings|evenings|nights)\b|\b(?:daily|weekly|fortnightly|monthly|yearly|annually|nightly)\b"
+    # "on Tuesday evenings", "Sunday mornings": a weekday with a plural part of the day recurs.
+    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekday|weekend)\s+"
+    r"(?:mornings|afternoons|evenings|nights)\b"
     r"|\bprefers?\b|\bwhenever\b|\btends?\s+to\b|\bas\s+a\s+rule\b",
     re.IGNORECASE,
 )

@@ -213,6 +213,16 @@ class TestClassify:
         assert len(CLASSIFY_TABLE) >= 25
         assert {kind for _, kind in CLASSIFY_TABLE} == {"fact", "episode", "foresight"}
 
+    @pytest.mark.parametrize(
+        "text", ["The recycling goes out on Tuesday evenings.", "I play chess Sunday mornings."]
+    )
+    def test_a_weekday_that_recurs_is_a_standing_fact_whatever_day_it_is_said(self, text):
+        # Said on each day of one week: the kind must not depend on which day it was.
+        for offset in range(7):
+            reference = REF + timedelta(days=offset)
+            times = resolve_times(text, reference=reference)
+            assert classify(text, reference=reference, times=times) == "fact", reference.strftime("%A")
+
     def test_a_resolved_time_alone_decides_when_the_grammar_is_silent(self):
         text = "Rome trip"
         assert classify(text, reference=REF, times=[("x", noon(2023, 6, 1))]) == "foresight"

@@ -1,7 +1,7 @@
 """Recall throughput: requests per second and p50/p95 with 16 concurrent clients through the API.
 
     .venv/bin/python benchmarks/recall_throughput.py [--clients 16] [--seconds 30] [--web-processes 2]
-                                                     [--memories 1000]
+                                                     [--memories 1000] [--keep]
 
 It starts a throwaway service (`manage.py up` on a temporary data folder, with `--web-processes`
 uvicorn processes through WEB_CONCURRENCY, as a deployment runs several), saves `--memories`
@@ -126,12 +126,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--web-processes", type=int, default=2)
     parser.add_argument("--memories", type=int, default=1000)
+    parser.add_argument("--keep", action="store_true", help="keep the data folder and service.log afterwards")
     args = parser.parse_args()
     logging.getLogger("httpx").setLevel(logging.WARNING)
     rng = random.Random(19)  # noqa: S311 - reproducible synthetic data, not secrets
 
     env = {"WEB_CONCURRENCY": str(args.web_processes)}
-    with service_with_model(env=env) as (url, token, _data_dir):
+    with service_with_model(env=env, keep=args.keep) as (url, token, data_dir):
+        if args.keep:
+            print(f"data folder and service.log (kept): {data_dir}")
         print(f"saving {args.memories:,} memories through the API ...", flush=True)
         started = time.perf_counter()
         contents = [fill(rng.choice(TEMPLATES)[1], rng)[0] + rng.choice(EXTRAS) for _ in range(args.memories)]

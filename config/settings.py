@@ -338,6 +338,9 @@ IMAGE_OCR = env_bool("IMAGE_OCR", True)
 # out through the signed link (memories/selectors/images.py), which expires after an hour.
 IMAGE_STORAGE = env_choice("IMAGE_STORAGE", "filesystem", ("filesystem", "s3"))
 IMAGES_DIR = Path(env_str("DEEPRECALL_IMAGES_DIR") or VAR_DIR / "images").resolve()
+# The embedding model converted for ONNX Runtime (memories/onnx_model.py), made once from the shipped
+# weights. Services with throwaway data folders (tests, benchmarks) share one copy through this.
+MODELS_DIR = Path(env_str("DEEPRECALL_MODELS_DIR") or VAR_DIR / "models").resolve()
 if IMAGE_STORAGE == "s3":
     _images_storage: dict[str, Any] = {
         "BACKEND": "storages.backends.s3.S3Storage",

@@ -48,7 +48,7 @@ def _load() -> OnnxEmbedder:
     from memories import onnx_model
 
     source = onnx_model.source_dir()
-    onnx_file = onnx_model.onnx_model_ensure(directory=settings.VAR_DIR / "models", source=source)
+    onnx_file = onnx_model.onnx_model_ensure(directory=settings.MODELS_DIR, source=source)
     model = onnx_model.OnnxEmbedder(onnx_file, source)
     if model.dimensions != DIMENSIONS:
         raise RuntimeError(f"embedding model has {model.dimensions} dimensions, expected {DIMENSIONS}")

@@ -97,12 +97,8 @@ def oauth_housekeeping() -> dict[str, int]:
 
 @worker_process_init.connect
 def _on_worker_process_init(**kwargs: Any) -> None:
-    # Each pool process loads the model once, before its first job, so no save
-    # waits seconds for it; one torch thread per process, since the pool already
-    # runs one process per core and more threads only fight over the cores.
-    import torch
-
+    # Each pool process loads the model once, before its first job, so no save waits for it
+    # (one thread per process: memories/embeddings.py).
     from memories import embeddings
 
-    torch.set_num_threads(1)
     embeddings.warm_up()

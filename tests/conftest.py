@@ -24,6 +24,10 @@ from memories.services.account import user_sign_up
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct horse battery staple"
 
+# Every service a test starts on a throwaway data folder uses the model file this checkout already
+# converted (memories/onnx_model.py), instead of converting its own (half a minute each).
+os.environ.setdefault("DEEPRECALL_MODELS_DIR", str(settings.MODELS_DIR))
+
 
 @pytest.fixture(autouse=True)
 def _fast_hasher(settings):

@@ -97,6 +97,10 @@ def job_claim(*, job_id: Any) -> Claim | None:
     Raises LeaseHeld when another process holds a lease that has not expired: the job is in hand,
     and the caller may ask again once the lease would have run out.
     """
+    # Most messages of a finished job are those of a batch's members (job_batch_claim), which the
+    # batch has done: one plain read answers them, without the locking transaction below.
+    if Job.objects.filter(id=job_id, status__in=(Job.Status.SUCCEEDED, Job.Status.FAILED)).exists():
+        return None
     with transaction.atomic():
         # One row lock: two processes claiming at once see each other's lease, never both win.
         job = (

@@ -476,7 +476,11 @@ def _batch_run(*, claims: list[Claim]) -> None:
             mine = [next(vectors) for _ in candidates]
             current = locked.get(job.id)
             if current is None or not _still_ours(current, by_id[job.id]):
-                logger.info("job %s was taken over; dropping it from the batch", job.id)
+                logger.info(
+                    "job %s was taken over (%s); dropping it from the batch",
+                    job.id,
+                    (current.status, current.attempts, current.claimed_by) if current else "gone",
+                )
                 continue
             source = sources.get(job.source_id)
             if source is None:

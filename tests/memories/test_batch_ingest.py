@@ -50,7 +50,7 @@ def _reloaded(jobs: list[Job]) -> list[Job]:
 def _one_batch(jobs: list[Job]) -> bool:
     """The leader was claimed by its message, the others by one batch claim (one statement: one
     started_at), all by the same process."""
-    started = sorted({job.started_at for job in jobs})
+    started = {job.started_at for job in jobs}
     return len({job.claimed_by for job in jobs}) == 1 and len(started) <= 2 and len(jobs) > 1
 
 

@@ -1,18 +1,21 @@
 """Ingest benchmark: saves per second through the REST API and the worker, and
 save-to-recallable latency.
 
-    .venv/bin/python benchmarks/ingest.py [--saves 200] [--concurrency 8]
+    .venv/bin/python benchmarks/ingest.py [--saves 200] [--concurrency 8] [--observe database|api]
 
 It starts a throwaway service (`manage.py up` on a temporary data folder: the
 embedded PostgreSQL, the worker, the real model), creates a user and a token,
-then POSTs short notes and polls each job until it has succeeded. A memory is
-"recallable" when its job has succeeded: from then on it is in the database
-with its embedding and full-text vector. Latency is measured per save from the
-POST to the first poll that sees the job succeeded (polling every 20 ms).
+then each of `--concurrency` clients POSTs a short note and waits until its job
+has succeeded before the next (a closed loop). A memory is "recallable" when its
+job has succeeded: from then on it is in the database with its embedding and
+full-text vector. Latency is measured per save from the POST to the first poll
+that sees the job succeeded: a read of the job's row every 5 ms (default), or
+GET /api/v1/jobs/{id} every 20 ms (`--observe api`, the way before 2026-12-02,
+whose polls cost the web process more CPU than the saves).
 
 It also prints the CPU time the service spent per save, by part (web, worker, database), read from
-the processes' counters over the timed run: unlike latency, it hardly moves when other work loads
-the machine, so two runs on a busy machine still compare.
+the processes' counters over the timed run: it moves much less than latency when other work loads
+the machine, so two runs on a busy machine compare better by it.
 """
 
 from __future__ import annotations

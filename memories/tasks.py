@@ -13,7 +13,7 @@ from accounts.oauth import oauth_housekeeping as oauth_housekeeping_run
 from config.celery import app
 from memories.errors import Code
 from memories.outbound import OutboundError
-from memories.pipeline.worker import LeaseHeld, job_fail, job_process, jobs_to_recover
+from memories.pipeline.worker import FAILED_MESSAGE, LeaseHeld, job_fail, job_process, jobs_to_recover
 from memories.services.jobs import job_enqueue
 
 logger = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ class JobTask(Task):
         code = Code.RETRIES_EXHAUSTED if isinstance(exc, TransientError) else Code.INTERNAL_ERROR
         logger.error("job %s failed: %s", job_id, exc.__class__.__name__, exc_info=exc)
         try:
-            job_fail(job_id=job_id, code=code, message="Processing failed; saving again may help.")
+            job_fail(job_id=job_id, code=code, message=FAILED_MESSAGE)
         except Exception:
             logger.exception("could not record the failure of job %s", job_id)
 
@@ -51,6 +51,11 @@ def process_job(self: Task, job_id: str) -> None:
     try:
         job_process(job_id=job_id)
     except LeaseHeld as held:
+        if held.batched:
+            # A short save another process holds, most likely in a batch it took from the queue
+            # (memories.pipeline.worker.job_batch_claim): the batch commits it within a second.
+            # Should that process die, the sweep sends the job again once its lease runs out.
+            return
         # Another process holds the job. Ask again once its lease would have run out: if the holder
         # died (or its attempt failed and it could not let go), this message takes the job over then.
         # Out of retries, the sweep takes over an expired lease; never fail a job someone runs.

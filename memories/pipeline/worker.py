@@ -8,6 +8,10 @@ job_process() is idempotent and crash-safe:
 3. write every row and mark the job succeeded in ONE transaction, after checking
    that the claim is still ours. A crash before step 3 commits leaves nothing
    behind, and a re-run starts again from the Source.
+
+Short saves are taken in batches (job_batch_claim): the job whose message arrived claims up to
+BATCH_MAX - 1 other queued short saves of any owner, embeds every text of the batch in one model call
+and writes them in one transaction, each job in a savepoint of its own, under its own owner and space.
 """
 
 from __future__ import annotations
@@ -24,9 +28,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import BooleanField, ExpressionWrapper, Q
-from django.db.models.functions import Now
+from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db.models import BooleanField, Case, ExpressionWrapper, JSONField, Q, Value, When
+from django.db.models.functions import Length, Now
 from django.utils import timezone
 
 from memories import embeddings
@@ -68,9 +72,14 @@ class Claim:
 
 @dataclass(frozen=True)
 class LeaseHeld(Exception):
-    """Another process holds a live lease on the job; it may be asked again after `seconds`."""
+    """Another process holds a live lease on the job; it may be asked again after `seconds`.
+
+    `batched`: the job is a short save (job_batchable), which a batch may be holding: its holder
+    commits it within the batch, so the message has nothing left to do.
+    """
 
     seconds: float
+    batched: bool = False
 
 
 def _me() -> str:
@@ -88,6 +97,10 @@ def job_claim(*, job_id: Any) -> Claim | None:
     Raises LeaseHeld when another process holds a lease that has not expired: the job is in hand,
     and the caller may ask again once the lease would have run out.
     """
+    # Most messages of a finished job are those of a batch's members (job_batch_claim), which the
+    # batch has done: one plain read answers them, without the locking transaction below.
+    if Job.objects.filter(id=job_id, status__in=(Job.Status.SUCCEEDED, Job.Status.FAILED)).exists():
+        return None
     with transaction.atomic():
         # One row lock: two processes claiming at once see each other's lease, never both win.
         job = (
@@ -102,7 +115,9 @@ def job_claim(*, job_id: Any) -> Claim | None:
             return None
         if job.status == Job.Status.RUNNING and job.leased and job.claimed_by != _me():
             remaining = (job.lease_expires_at - timezone.now()).total_seconds() if job.lease_expires_at else 0
-            raise LeaseHeld(max(1.0, min(remaining, LEASE.total_seconds())) + 1.0)
+            raise LeaseHeld(
+                max(1.0, min(remaining, LEASE.total_seconds())) + 1.0, batched=job_batchable(job_id=job.id)
+            )
         Job.objects.filter(id=job.id).update(
             status=Job.Status.RUNNING,
             attempts=job.attempts + 1,
@@ -130,24 +145,25 @@ def job_lease_release(*, claim: Claim) -> None:
 
 
 @contextmanager
-def _heartbeat(claim: Claim) -> Iterator[None]:
-    """Extend the lease from a thread while the body runs (extracting and embedding take seconds
+def _heartbeat(claims: list[Claim]) -> Iterator[None]:
+    """Extend the leases from a thread while the body runs (extracting and embedding take seconds
     to minutes). A beat that fails (the database is away) is tried again at the next one; if
-    the lease expires meanwhile, another process may take over and this attempt's commit is refused."""
+    a lease expires meanwhile, another process may take over and that attempt's commit is refused."""
     stop = threading.Event()
+    name = claims[0].job_id
 
     def beat() -> None:
+        held = list(claims)
         try:
-            while not stop.wait(HEARTBEAT_EVERY.total_seconds()):
+            while held and not stop.wait(HEARTBEAT_EVERY.total_seconds()):
                 try:
-                    if not job_lease_extend(claim=claim):
-                        return
+                    held = [claim for claim in held if job_lease_extend(claim=claim)]
                 except Exception:
-                    logger.warning("job %s: heartbeat failed; trying again", claim.job_id, exc_info=True)
+                    logger.warning("job %s: heartbeat failed; trying again", name, exc_info=True)
         finally:
             connection.close()
 
-    thread = threading.Thread(target=beat, name=f"lease-{claim.job_id}", daemon=True)
+    thread = threading.Thread(target=beat, name=f"lease-{name}", daemon=True)
     thread.start()
     try:
         yield
@@ -227,24 +243,107 @@ def _revised(job: Job) -> uuid.UUID | None:
 
 
 def job_process(*, job_id: Any) -> None:
-    """Run one job to completion (or to a permanent failure). Safe to call again."""
+    """Run one job to completion (or to a permanent failure), and with it, when it is a short save,
+    the other short saves waiting in the queue (job_batch_claim). Safe to call again."""
     claim = job_claim(job_id=job_id)
     if claim is None:
         return
+    claims = [claim]
     try:
-        with _heartbeat(claim):
-            _job_run(job_id=job_id, claim=claim)
+        # A job on a second attempt runs alone: should it be what crashed its process, it takes no
+        # other save down with it again.
+        if claim.attempt == 1 and not settings.LLM_BASE_URL and job_batchable(job_id=job_id):
+            claims += job_batch_claim(exclude=job_id, limit=BATCH_MAX - 1)
+        with _heartbeat(claims):
+            if len(claims) == 1:
+                _job_run(job_id=job_id, claim=claim)
+            else:
+                _batch_run(claims=claims)
     except BaseException:
         try:
             job_lease_release(claim=claim)
+            _batch_members_resend(claims[1:])
         except Exception:
-            # The database is away: the lease runs out on its own, LEASE after the last beat.
-            logger.info("job %s: could not release the lease", job_id)
+            # The database is away: the leases run out on their own, LEASE after the last beat, and
+            # the sweep sends the jobs again.
+            logger.info("job %s: could not release the leases", job_id)
         raise
 
 
+# Short saves taken in one batch. One model call embeds them all (about a third of the CPU of one
+# call each), and a batch is one write transaction; a bigger batch makes its first saves wait for
+# the last ones longer than it saves.
+BATCH_MAX = 16
+# Longer saves are many segments, a batch of their own; they run alone.
+BATCH_TEXT_MAX = 4000
+# Saves of text. Uploads (documents, pictures) read their text in a child process first, and a
+# document is many segments: they run alone.
+_BATCHED_ORIGINS = (Source.Origin.REMEMBER, Source.Origin.REST, Source.Origin.IMPORT, Source.Origin.RELATE)
+
+
+def _batchable() -> Q:
+    # Needs the annotation source_chars=Length("source__content").
+    return Q(
+        kind=Job.Kind.REMEMBER,
+        source__origin__in=_BATCHED_ORIGINS,
+        source__raw__isnull=True,
+        source_chars__lte=BATCH_TEXT_MAX,
+    )
+
+
+def job_batchable(*, job_id: Any) -> bool:
+    """Whether the job is a short save, which a batch may take (job_batch_claim)."""
+    return (
+        Job.objects.filter(id=job_id)
+        .annotate(source_chars=Length("source__content"))
+        .filter(_batchable())
+        .exists()
+    )
+
+
+def job_batch_claim(*, exclude: Any, limit: int) -> list[Claim]:
+    """Claim up to `limit` queued short saves of any owner for this process's batch, oldest first.
+
+    SKIP LOCKED: a job another process is claiming right now is left to it, and two batches never
+    share a job. Only jobs never tried are taken (attempt 1), so a job that failed once runs alone.
+    """
+    with transaction.atomic():
+        ids = list(
+            Job.objects.select_for_update(skip_locked=True, of=("self",))
+            .annotate(source_chars=Length("source__content"))
+            .filter(_batchable(), status=Job.Status.QUEUED, attempts=0)
+            .exclude(id=exclude)
+            .order_by("created_at")
+            .values_list("id", flat=True)[:limit]
+        )
+        if ids:
+            Job.objects.filter(id__in=ids).update(
+                status=Job.Status.RUNNING,
+                attempts=1,
+                started_at=Now(),
+                claimed_by=_me(),
+                lease_expires_at=_lease_end(),
+            )
+    return [Claim(job_id, 1) for job_id in ids]
+
+
+def _batch_members_resend(claims: list[Claim]) -> None:
+    """A batch that failed as a whole (the database or the model service hiccuped) lets its other
+    jobs go, as job_lease_release does, and sends them again: their own messages found them held and
+    did nothing. Each then runs alone (its second attempt)."""
+    if not claims:
+        return
+    from memories.services.jobs import job_enqueue
+
+    for claim in claims:
+        job_lease_release(claim=claim)
+    for claim in claims:
+        job_enqueue(job_id=claim.job_id)
+
+
 def _job_run(*, job_id: Any, claim: Claim) -> None:
-    job = Job.objects.select_related("source").get(id=job_id)
+    # The owner too: the rules ask which names the owner's space knows (_candidates).
+    job = Job.objects.select_related("source", "owner").get(id=job_id)
     source = job.source
     if source is None:
         job_fail(job_id=job_id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted).")
@@ -277,31 +376,143 @@ def _job_run(*, job_id: Any, claim: Claim) -> None:
     advice = _model_advice(job, candidates, vectors) if settings.LLM_BASE_URL else {}
     with transaction.atomic():
         job = Job.objects.select_for_update().get(id=job_id)
-        if job.status != Job.Status.RUNNING or job.attempts != claim.attempt or job.claimed_by != _me():
+        if not _still_ours(job, claim):
             logger.info("job %s was taken over; dropping attempt %s", job_id, claim.attempt)
             return
         source = Source.objects.select_for_update().get(id=source.id)
-        stored = [
-            _store(job=job, source=source, candidate=candidate, vector=vector, advice=advice.get(index))
-            for index, (candidate, vector) in enumerate(zip(candidates, vectors, strict=True))
+        _job_write(job=job, source=source, candidates=candidates, vectors=vectors, advice=advice)
+
+
+def _still_ours(job: Job, claim: Claim) -> bool:
+    """Read under the job's row lock: the claim was not taken over since (its lease expired)."""
+    return job.status == Job.Status.RUNNING and job.attempts == claim.attempt and job.claimed_by == _me()
+
+
+def _job_write(
+    *,
+    job: Job,
+    source: Source,
+    candidates: list[Candidate],
+    vectors: list[list[float]],
+    advice: dict[int, dict[Any, Verdict]],
+) -> None:
+    """Every row of one job, and the job succeeded; inside the caller's transaction, with the job and
+    its source locked."""
+    stored = [
+        _store(job=job, source=source, candidate=candidate, vector=vector, advice=advice.get(index))
+        for index, (candidate, vector) in enumerate(zip(candidates, vectors, strict=True))
+    ]
+    if source.versioning_mode == Source.VersioningMode.LIVING and source.version > 1:
+        document_retire_unsupported(source=source, kept={m.id for m in stored})
+    total = len(candidates)
+    job.status = Job.Status.SUCCEEDED
+    job.finished_at = timezone.now()
+    job.error_code = job.error_message = ""
+    job.lease_expires_at = None
+    job.progress = {"stage": "done", "done": total, "total": total}
+    job.save(
+        update_fields=[
+            "status",
+            "finished_at",
+            "error_code",
+            "error_message",
+            "lease_expires_at",
+            "progress",
         ]
-        if source.versioning_mode == Source.VersioningMode.LIVING and source.version > 1:
-            document_retire_unsupported(source=source, kept={m.id for m in stored})
-        job.status = Job.Status.SUCCEEDED
-        job.finished_at = timezone.now()
-        job.error_code = job.error_message = ""
-        job.lease_expires_at = None
-        job.progress = {"stage": "done", "done": total, "total": total}
-        job.save(
-            update_fields=[
-                "status",
-                "finished_at",
-                "error_code",
-                "error_message",
-                "lease_expires_at",
-                "progress",
-            ]
+    )
+
+
+# What the owner reads of a job that failed on a fault of ours (the log has the detail).
+FAILED_MESSAGE = "Processing failed; saving again may help."
+
+# Batches write one at a time, whichever process runs them: two batches' saves name the same
+# entities in different orders, and their row locks would deadlock. Embedding, the slow part, still
+# runs in parallel. The key is this lock's alone (pg_advisory_xact_lock takes any bigint).
+BATCH_WRITE_LOCK = 0x6465_6570_6261_7463  # "deepbatc"
+
+
+def _batch_run(*, claims: list[Claim]) -> None:
+    """Several short saves (job_batch_claim): each extracted on its own, all embedded in one model
+    call, all written in one transaction. A job that cannot be done fails alone with its code and
+    the others are stored; a database error fails the batch as a whole (nothing of it committed),
+    and job_process retries it."""
+    by_id = {claim.job_id: claim for claim in claims}
+    jobs = sorted(
+        Job.objects.select_related("source", "owner").filter(id__in=by_id),
+        # In the order they were saved, as one process would have run them: a later save supersedes.
+        key=lambda job: (job.created_at, str(job.id)),
+    )
+    _progress_many({job.id: 0 for job in jobs}, "extracting")
+    work: list[tuple[Job, list[Candidate]]] = []
+    for job in jobs:
+        try:
+            candidates = _candidates(job.source, job) if job.source is not None else []
+        except (OperationalError, InterfaceError):
+            raise
+        except Exception:
+            logger.exception("job %s failed while extracting", job.id)
+            job_fail(job_id=job.id, code=Code.INTERNAL_ERROR, message=FAILED_MESSAGE)
+            continue
+        if job.source is None:
+            job_fail(job_id=job.id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted).")
+        elif not candidates:
+            job_fail(
+                job_id=job.id, code=Code.NOTHING_TO_REMEMBER, message="No memory could be derived from it."
+            )
+        else:
+            work.append((job, candidates))
+    if not work:
+        return
+    totals = {job.id: len(candidates) for job, candidates in work}
+    _progress_many(totals, "embedding")
+    vectors = iter(embeddings.embed([c.content for _, candidates in work for c in candidates]))
+    _progress_many(totals, "storing", done=True)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [BATCH_WRITE_LOCK])
+        locked = Job.objects.select_for_update().in_bulk([job.id for job, _ in work])
+        sources = Source.objects.select_for_update().in_bulk([job.source_id for job, _ in work])
+        for job, candidates in work:
+            mine = [next(vectors) for _ in candidates]
+            current = locked.get(job.id)
+            if current is None or not _still_ours(current, by_id[job.id]):
+                logger.info(
+                    "job %s was taken over (%s); dropping it from the batch",
+                    job.id,
+                    (current.status, current.attempts, current.claimed_by) if current else "gone",
+                )
+                continue
+            source = sources.get(job.source_id)
+            if source is None:
+                job_fail(
+                    job_id=job.id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted)."
+                )
+                continue
+            try:
+                # A savepoint per job: one that fails leaves the others' rows as they were.
+                with transaction.atomic():
+                    _job_write(job=current, source=source, candidates=candidates, vectors=mine, advice={})
+            except (OperationalError, InterfaceError):
+                raise
+            except Exception:
+                logger.exception("job %s failed while storing", job.id)
+                job_fail(job_id=job.id, code=Code.INTERNAL_ERROR, message=FAILED_MESSAGE)
+
+
+def _progress_many(totals: dict[Any, int], stage: str, *, done: bool = False) -> None:
+    """_progress for a batch, in one statement: each job with its own segment count."""
+    progress = [
+        When(
+            id=job_id,
+            then=Value(
+                {"stage": stage, "done": total if done else 0, "total": total}, output_field=JSONField()
+            ),
         )
+        for job_id, total in totals.items()
+    ]
+    Job.objects.filter(id__in=totals, status=Job.Status.RUNNING).update(
+        progress=Case(*progress, output_field=JSONField())
+    )
 
 
 # The local model's batch size (memories.embeddings.embed), so batching here changes no batch.

@@ -1,0 +1,259 @@
+"""Short saves are taken in batches: the job whose message arrives claims the other queued short
+saves of any owner, embeds their texts in one model call and writes each under its own owner, in one
+transaction where a bad job fails alone (memories.pipeline.worker.job_batch_claim, _batch_run)."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import OperationalError, transaction
+from django.utils import timezone
+
+from accounts.caller import ALL_SCOPES, Caller
+from memories import embeddings
+from memories.models import Entity, Evidence, Job, Memory
+from memories.pipeline import worker
+from memories.pipeline.worker import BATCH_MAX, job_process
+from memories.services.memories import remember
+from memories.tasks import process_job
+from tests.helpers import pat_client, wait_for_job
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# A fresh worker's first batch waits for the model to load: a minute and more on a busy machine.
+FIRST_BATCH_WAIT = 240
+
+
+def _caller(user: Any) -> Caller:
+    return Caller(user=user, scopes=ALL_SCOPES)
+
+
+def _queued_together(*saves: tuple[Any, str], options: dict[int, dict[str, Any]] | None = None) -> list[Job]:
+    """Saves committed in one transaction, so every job is queued before any message is sent (a
+    worker's first message then finds the others waiting). `options` replaces the options of the
+    save at that index: a job as a bug elsewhere could leave it."""
+    with transaction.atomic():
+        jobs = [remember(caller=_caller(user), content=content) for user, content in saves]
+        for index, replaced in (options or {}).items():
+            Job.objects.filter(id=jobs[index].id).update(options=replaced)
+    return jobs
+
+
+def _reloaded(jobs: list[Job]) -> list[Job]:
+    return [Job.objects.get(id=job.id) for job in jobs]
+
+
+def _one_batch(jobs: list[Job]) -> bool:
+    """The leader was claimed by its message, the others by one batch claim (one statement: one
+    started_at), all by the same process."""
+    started = {job.started_at for job in jobs}
+    return len({job.claimed_by for job in jobs}) == 1 and len(started) <= 2 and len(jobs) > 1
+
+
+def _broker_drained(folder: Path, timeout: float = 60) -> None:
+    """Wait until the worker has taken every message (the batch members' own ones included)."""
+    deadline = time.monotonic() + timeout
+    while any(folder.glob("*.msg")):
+        assert time.monotonic() < deadline, "messages left in the queue"
+        time.sleep(0.05)
+
+
+class TestBatchInProcess:
+    pytestmark = pytest.mark.usefixtures("no_worker_broker")
+
+    def test_it_embeds_the_queued_short_saves_in_one_model_call(self, alice, monkeypatch):
+        calls: list[list[str]] = []
+        real_embed = embeddings.embed
+
+        def counted(texts: list[str]) -> list[list[float]]:
+            calls.append(list(texts))
+            return real_embed(texts)
+
+        monkeypatch.setattr(embeddings, "embed", counted)
+        notes = [
+            f"My locker number at the {place} is {n}." for n, place in enumerate(["gym", "pool", "office"])
+        ]
+        jobs = _queued_together(*[(alice, note) for note in notes])
+
+        job_process(job_id=jobs[0].id)
+
+        jobs = _reloaded(jobs)
+        assert [job.status for job in jobs] == ["succeeded"] * 3
+        assert len(calls) == 1 and sorted(calls[0]) == sorted(notes)
+        assert sorted(Memory.objects.filter(owner=alice).values_list("content", flat=True)) == sorted(notes)
+        assert [job.progress for job in jobs] == [{"stage": "done", "done": 1, "total": 1}] * 3
+        assert _one_batch(jobs)
+
+    def test_a_members_own_message_does_nothing(self, alice):
+        jobs = _queued_together((alice, "My bike is a green Brompton."), (alice, "My car is a red Fiat."))
+        job_process(job_id=jobs[0].id)
+        before = list(Memory.objects.filter(owner=alice).values_list("id", flat=True))
+
+        job_process(job_id=jobs[1].id)
+
+        member = Job.objects.get(id=jobs[1].id)
+        assert (member.status, member.attempts) == ("succeeded", 1)
+        assert list(Memory.objects.filter(owner=alice).values_list("id", flat=True)) == before
+
+    def test_a_message_for_a_save_another_batch_holds_is_dropped_not_retried(self, alice):
+        (job,) = _queued_together((alice, "My dentist is Dr Okafor."))
+        Job.objects.filter(id=job.id).update(
+            status=Job.Status.RUNNING,
+            attempts=1,
+            claimed_by="worker-2.internal:4242",
+            lease_expires_at=timezone.now() + timedelta(seconds=20),
+        )
+
+        result = process_job.apply(args=[str(job.id)])
+
+        assert result.state == "SUCCESS"  # no retry scheduled: the holder commits it
+        job.refresh_from_db()
+        assert (job.status, job.attempts, job.claimed_by) == ("running", 1, "worker-2.internal:4242")
+
+    def test_it_takes_no_more_than_the_batch_size(self, alice):
+        jobs = _queued_together(*[(alice, f"Shelf {n} holds the {n}th atlas.") for n in range(BATCH_MAX + 2)])
+
+        job_process(job_id=jobs[0].id)
+
+        statuses = [job.status for job in _reloaded(jobs)]
+        assert statuses.count("succeeded") == BATCH_MAX
+        assert statuses[BATCH_MAX:] == ["queued", "queued"]  # the newest wait for the next batch
+
+    def test_documents_and_retried_jobs_are_not_taken_into_a_batch(self, alice):
+        long_note = "\n\n".join(f"Paragraph {n}: the orchard has {n} apple trees." for n in range(200))
+        jobs = _queued_together(
+            (alice, "My cat is called Miso."), (alice, long_note), (alice, "Tea, no sugar.")
+        )
+        Job.objects.filter(id=jobs[2].id).update(attempts=1)  # tried before: it runs alone
+
+        job_process(job_id=jobs[0].id)
+
+        assert [job.status for job in _reloaded(jobs)] == ["succeeded", "queued", "queued"]
+
+    def test_a_database_error_fails_the_whole_batch_and_its_members_run_again_alone(self, alice, monkeypatch):
+        jobs = _queued_together(
+            (alice, "My flat is on the fourth floor."), (alice, "My desk faces the window.")
+        )
+        real_store = worker._store
+        failed = []
+
+        def store_failing_once(**kwargs: Any) -> Memory:
+            if not failed and kwargs["job"].id == jobs[1].id:
+                failed.append(True)
+                raise OperationalError("server closed the connection unexpectedly")
+            return real_store(**kwargs)
+
+        monkeypatch.setattr(worker, "_store", store_failing_once)
+        Job.objects.filter(id__in=[job.id for job in jobs]).update(published_at=None)
+
+        with pytest.raises(OperationalError):
+            job_process(job_id=jobs[0].id)
+
+        # Nothing of the batch was committed, and neither job is held any more.
+        assert not Memory.objects.filter(owner=alice).exists()
+        rows = _reloaded(jobs)
+        assert all(row.status == "running" and row.lease_expires_at <= timezone.now() for row in rows)
+        # The member's own message found it held and did nothing: it is sent again. The leader's
+        # message is retried by the task (autoretry).
+        assert (rows[0].published_at, rows[1].published_at is not None) == (None, True)
+        for job in jobs:
+            job_process(job_id=job.id)
+        rows = _reloaded(jobs)
+        assert [(row.status, row.attempts) for row in rows] == [("succeeded", 2), ("succeeded", 2)]
+        assert Memory.objects.filter(owner=alice).count() == 2
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("celery_worker")
+class TestBatchWithTheWorker:
+    def test_two_owners_in_one_batch_each_get_their_own_rows(self, alice, bob, child_env):
+        jobs = _queued_together(
+            (alice, "I live in Lisbon and work with Maya."),
+            (bob, "I live in Oslo and work with Maya."),
+            (alice, "My sister Lena is a pilot."),
+            (bob, "My brother Jonas is a chef."),
+        )
+        jobs = [wait_for_job(job.id, timeout=FIRST_BATCH_WAIT) for job in jobs]
+        assert [job.status for job in jobs] == ["succeeded"] * 4, [
+            (j.error_code, j.error_message) for j in jobs
+        ]
+        assert _one_batch(jobs)
+        for job, user in zip(jobs, [alice, bob, alice, bob], strict=True):
+            memory = Memory.objects.get(job=job)
+            assert (memory.owner_id, memory.space_id) == (user.id, job.space_id)
+            assert memory.space.owner_id == user.id
+            assert set(Evidence.objects.filter(memory=memory).values_list("owner_id", flat=True)) == {user.id}
+            assert {e.owner_id for e in memory.entities.all()} == {user.id}
+        # Both named Maya: one entity each, never one shared.
+        mayas = Entity.objects.filter(normalized_name="maya")
+        assert sorted(mayas.values_list("owner_id", flat=True)) == sorted([alice.id, bob.id])
+        recalled = pat_client(bob).post(
+            "/api/v1/operations/recall", {"query": "Who lives in Lisbon?"}, format="json"
+        )
+        assert recalled.status_code == 200, recalled.json()
+        assert "Lisbon" not in str(recalled.json())
+
+    def test_a_poisoned_job_fails_alone_and_the_batch_is_stored(self, alice, child_env):
+        jobs = _queued_together(
+            (alice, "My gym opens at six."),
+            (alice, "My train leaves at seven."),  # fails while storing
+            (alice, "My shop closes at eight."),
+            (alice, "My show starts at nine."),  # fails while extracting
+            options={1: {"confidence": "very"}, 3: {"clocks": {"occurred_at": "not a date"}}},
+        )
+        jobs = [wait_for_job(job.id, timeout=FIRST_BATCH_WAIT) for job in jobs]
+        assert _one_batch(jobs)
+        assert [(job.status, job.error_code) for job in jobs] == [
+            ("succeeded", ""),
+            ("failed", "internal_error"),
+            ("succeeded", ""),
+            ("failed", "internal_error"),
+        ]
+        stored = Memory.objects.filter(owner=alice)
+        assert sorted(stored.values_list("content", flat=True)) == [
+            "My gym opens at six.",
+            "My shop closes at eight.",
+        ]
+        poisoned = [jobs[1].source_id, jobs[3].source_id]
+        assert not Evidence.objects.filter(source_id__in=poisoned).exists()
+
+    def test_no_job_is_processed_twice(self, alice, child_env):
+        notes = [
+            f"Locker {n} holds my {thing}."
+            for n, thing in enumerate(["racket", "towel", "shoes", "bag", "cap"])
+        ]
+        jobs = _queued_together(*[(alice, note) for note in notes])
+        jobs = [wait_for_job(job.id, timeout=FIRST_BATCH_WAIT) for job in jobs]
+        # Every member's own message reaches the worker after its batch; each must find it done.
+        _broker_drained(Path(child_env["DEEPRECALL_BROKER_DIR"]) / "queue")
+
+        jobs = _reloaded(jobs)
+        assert [(job.status, job.attempts) for job in jobs] == [("succeeded", 1)] * len(notes)
+        assert _one_batch(jobs)
+        for job in jobs:
+            assert Memory.objects.filter(job=job).count() == 1
+            assert Evidence.objects.filter(source_id=job.source_id).count() == 1
+
+
+@pytest.mark.usefixtures("no_worker_broker")
+def test_a_batch_that_outlasts_its_lease_keeps_every_job(alice, monkeypatch):
+    # The first batch of a fresh worker waits for the model to load (a minute on a busy machine):
+    # the heartbeat must keep every job's lease, not only the one whose message it was.
+    monkeypatch.setattr(worker, "LEASE", timedelta(seconds=1))
+    monkeypatch.setattr(worker, "HEARTBEAT_EVERY", timedelta(seconds=0.2))
+    real_embed = embeddings.embed
+
+    def slow(texts: list[str]) -> list[list[float]]:
+        time.sleep(2.5)
+        return real_embed(texts)
+
+    monkeypatch.setattr(embeddings, "embed", slow)
+    jobs = _queued_together((alice, "My umbrella is yellow."), (alice, "My scarf is blue."))
+
+    job_process(job_id=jobs[0].id)
+
+    assert [(job.status, job.attempts) for job in _reloaded(jobs)] == [("succeeded", 1), ("succeeded", 1)]

@@ -307,10 +307,11 @@ def queries(count: int) -> list[str]:
 
 # Where a statement's time is booked in the profile, by what it reads (first match wins).
 STAGES = [
+    # Before the SET LOCALs: they may travel in the same message as the retrieval statement.
+    ("vector_pool", "recall: retrieval statement"),
     ("accounts_personalaccesstoken", "auth: token lookup"),
     ("django_cache", "auth: throttle cache"),
     ("set_config", "recall: SET LOCAL (hnsw)"),
-    ("vector_pool", "recall: retrieval statement"),
     ("memories_memory_entities", "recall: hit entities"),
     ("memories_memory", "recall: hit rows"),
     ("memories_job", "freshness: pending saves"),

@@ -299,9 +299,10 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
 AT = "2024-06-01T00:00:00+00:00"
 
 
-def queries(count: int) -> list[str]:
-    # Their own seed, so a run on a kept data folder asks the same questions as the run that loaded it.
-    rng = random.Random(4242)  # noqa: S311 - reproducible synthetic data, not secrets
+def queries(count: int, rng: random.Random | None = None) -> list[str]:
+    # By default their own seed, so a run on a kept data folder asks the same questions as the run
+    # that loaded it (profile_latency.py passes its own generator).
+    rng = rng or random.Random(4242)  # noqa: S311 - reproducible synthetic data, not secrets
     return [fill(rng.choice(QUESTIONS), rng)[0] for _ in range(count)]
 
 
@@ -361,7 +362,7 @@ def profile(token: str, bodies: list[dict[str, Any]]) -> None:
     split: dict[str, list[float]] = {}
     totals: list[float] = []
     statements: list[int] = []
-    embeddings.embed = timed_embed  # type: ignore[assignment]
+    embeddings.embed = timed_embed
     try:
         with connection.execute_wrapper(timed_sql):
             for index, body in enumerate([bodies[0]] * 5 + bodies):
@@ -380,7 +381,7 @@ def profile(token: str, bodies: list[dict[str, Any]]) -> None:
                 for stage, seconds in current.items():
                     split.setdefault(stage, []).append(seconds)
     finally:
-        embeddings.embed = real_embed  # type: ignore[assignment]
+        embeddings.embed = real_embed
     print(f"time split of one recall, in this process (Django test client, no HTTP), {len(totals)} calls:")
     for stage, values in sorted(split.items(), key=lambda item: -statistics.median(item[1])):
         values += [0.0] * (len(totals) - len(values))

@@ -1,7 +1,8 @@
 """Recall latency at scale: p50/p95 of `recall` through the API with 100,000 memories in one space.
 
     .venv/bin/python benchmarks/recall_latency.py [--memories 100000] [--others 3] [--other-memories 20000]
-                                                  [--queries 300]
+                                                  [--queries 300] [--keep] [--profile]
+    .venv/bin/python benchmarks/recall_latency.py --service URL --data-dir DIR [--profile]
 
 It starts a throwaway service (`manage.py up` on a temporary data folder), creates the measured user
 and `--others` other users, and bulk-loads memories straight into the embedded PostgreSQL with COPY:
@@ -16,6 +17,12 @@ hour on two cores, so the text comes from templates over a few hundred names, pl
 takes the vector of its sentence with a little Gaussian noise (then re-normalised), so vectors are
 clustered as real ones are and rows are not exact duplicates. The HNSW and GIN indexes are dropped
 for the load and rebuilt after it (as a bulk import would), then the tables are analysed.
+
+`--profile` adds the time split of one recall per stage (auth, embedding, each SQL statement, the
+Python around them), run in this process through Django's test client against the same database:
+where a recall's time goes, without HTTP. `--keep` keeps the data folder; `--service URL --data-dir
+DIR` measures a service already running on such a folder (`DEEPRECALL_VAR_DIR=DIR manage.py up`),
+skipping the load, so code can be compared on the same data.
 """
 
 from __future__ import annotations
@@ -239,7 +246,7 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
                      occurred if base.kind == "episode" else None,
                      occurred if base.kind == "fact" else None,
                      occurred + timedelta(days=20) if base.kind == "foresight" else None,
-                     moment, superseded, "")
+                     moment, superseded, "", "")
                 )  # fmt: skip
                 for name, kind in base.entities:
                     key = (normalize_entity_name(name), kind)
@@ -249,12 +256,12 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
             with cursor.cursor.copy(
                 "COPY memories_source (id, owner_id, space_id, origin, content, content_hash, session_id,"
                 " source_kind, source_ref, version, versioning_mode, filename, media_type, size_bytes,"
-                " refers_to, recorded_at, claimant, source_text, title) FROM STDIN"
+                " refers_to, recorded_at, claimant, source_text, title, image_name) FROM STDIN"
             ) as copy:
                 for source_id, content, session, saved_at in sources:
                     copy.write_row(
                         (source_id, user.pk, space.pk, "rest", content, "-", session, "", "", 1, "snapshot",
-                         "", "", len(content), saved_at, saved_at, "user", "", "")
+                         "", "", len(content), saved_at, saved_at, "user", "", "", "")
                     )  # fmt: skip
             with cursor.cursor.copy(
                 "COPY memories_entity (id, owner_id, space_id, name, normalized_name, type, aliases,"
@@ -269,7 +276,7 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
                 "COPY memories_memory (id, owner_id, space_id, source_id, session_id, kind, content,"
                 " fingerprint, slot, slot_value, tags, embedding, confidence, pinned, status,"
                 " suppressed_reason, occurred_at, valid_from, due_at, recorded_at, superseded_at,"
-                " category) FROM STDIN"
+                " category, suppressed_note) FROM STDIN"
             ) as copy:
                 for row in memories:
                     copy.write_row(row)
@@ -289,8 +296,99 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
         cursor.execute("ANALYZE")
 
 
-def queries(count: int, rng: random.Random) -> list[str]:
+AT = "2024-06-01T00:00:00+00:00"
+
+
+def queries(count: int, rng: random.Random | None = None) -> list[str]:
+    # By default their own seed, so a run on a kept data folder asks the same questions as the run
+    # that loaded it (profile_latency.py passes its own generator).
+    rng = rng or random.Random(4242)  # noqa: S311 - reproducible synthetic data, not secrets
     return [fill(rng.choice(QUESTIONS), rng)[0] for _ in range(count)]
+
+
+# Where a statement's time is booked in the profile, by what it reads (first match wins).
+STAGES = [
+    # Before the SET LOCALs: they may travel in the same message as the retrieval statement.
+    ("vector_pool", "recall: retrieval statement"),
+    ("accounts_personalaccesstoken", "auth: token lookup"),
+    ("django_cache", "auth: throttle cache"),
+    ("set_config", "recall: SET LOCAL (hnsw)"),
+    ("memories_memory_entities", "recall: hit entities"),
+    ("memories_memory", "recall: hit rows"),
+    ("memories_job", "freshness: pending saves"),
+    ("memories_space", "space lookup"),
+]
+
+
+def _stage_of(sql: str) -> str:
+    if sql.lstrip().upper().startswith(("SAVEPOINT", "RELEASE", "ROLLBACK", "BEGIN", "COMMIT")):
+        return "sql: transaction control"
+    return next((stage for marker, stage in STAGES if marker in sql), "sql: other")
+
+
+def _split(values: list[float]) -> str:
+    return f"p50 {percentile(values, 50) * 1000:6.2f} ms   p95 {percentile(values, 95) * 1000:6.2f} ms"
+
+
+def profile(token: str, bodies: list[dict[str, Any]]) -> None:
+    """Print the median time per stage of a recall, run in this process (no HTTP), and the statements."""
+    from django.db import connection
+    from django.test import Client
+
+    from memories import embeddings
+
+    client = Client(HTTP_HOST="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {token}")
+    current: dict[str, float] = {}
+    counts: dict[str, int] = {}
+
+    def timed_sql(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            stage = _stage_of(sql)
+            current[stage] = current.get(stage, 0.0) + time.perf_counter() - started
+            counts[stage] = counts.get(stage, 0) + 1
+
+    real_embed = embeddings.embed
+
+    def timed_embed(texts: Any, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return real_embed(texts, *args, **kwargs)
+        finally:
+            current["query embedding"] = current.get("query embedding", 0.0) + time.perf_counter() - started
+
+    split: dict[str, list[float]] = {}
+    totals: list[float] = []
+    statements: list[int] = []
+    embeddings.embed = timed_embed
+    try:
+        with connection.execute_wrapper(timed_sql):
+            for index, body in enumerate([bodies[0]] * 5 + bodies):
+                current.clear()
+                counts.clear()
+                started = time.perf_counter()
+                response = client.post("/api/v1/operations/recall", body, content_type="application/json")
+                total = time.perf_counter() - started
+                if response.status_code != 200:
+                    raise RuntimeError(f"recall answered {response.status_code}: {response.content[:300]!r}")
+                if index < 5:
+                    continue  # warm-up: the first calls pay for imports and the pool
+                totals.append(total)
+                statements.append(sum(counts.values()))
+                current["python (middleware, validation, rendering)"] = total - sum(current.values())
+                for stage, seconds in current.items():
+                    split.setdefault(stage, []).append(seconds)
+    finally:
+        embeddings.embed = real_embed
+    print(f"time split of one recall, in this process (Django test client, no HTTP), {len(totals)} calls:")
+    for stage, values in sorted(split.items(), key=lambda item: -statistics.median(item[1])):
+        values += [0.0] * (len(totals) - len(values))
+        print(f"  {stage:<46} {_split(values)}")
+    print(
+        f"  {'total':<46} {_split(totals)}   ({statistics.median(statements):.0f} SQL statements per recall)"
+    )
 
 
 def measure(client: httpx.Client, token: str, bodies: list[dict[str, Any]]) -> tuple[list[float], float]:
@@ -322,30 +420,47 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=6000, help="sentences embedded with the real model")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--keep", action="store_true", help="keep the data folder afterwards")
+    parser.add_argument("--profile", action="store_true", help="also print the time split per stage")
+    parser.add_argument("--service", help="URL of a service already running on --data-dir (no load)")
+    parser.add_argument("--data-dir", type=Path, help="a data folder kept by --keep (with --service)")
     args = parser.parse_args()
+    if bool(args.service) != bool(args.data_dir):
+        parser.error("--service and --data-dir go together")
     # The benchmark process talks HTTP in a loop; one log line per request would drown the numbers.
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    rng = random.Random(42)  # noqa: S311 - reproducible synthetic data, not secrets
-
+    if args.service:
+        use_service_database(args.data_dir)
+        run(args, args.service, loaded=True)
+        return
     with service_with_data_dir(keep=args.keep) as (url, _token, data_dir):
         if args.keep:
             print(f"data folder (kept): {data_dir}")
         # This process talks to the service's own embedded database for the bulk load only.
         use_service_database(data_dir)
-        from django.db import connection
+        run(args, url, loaded=False)
 
-        from accounts.services import pat_create
-        from memories import embeddings
-        from memories.services.account import user_sign_up
 
+def run(args: argparse.Namespace, url: str, *, loaded: bool) -> None:
+    """Load the data unless `loaded`, then measure recall through `url` (and profile it)."""
+    from django.db import connection
+
+    from accounts.models import User
+    from accounts.services import pat_create
+    from memories import embeddings
+    from memories.services.account import user_sign_up
+
+    emails = [f"latency-{i}@example.com" for i in range(1 + args.others)]
+    if loaded:
+        users = [User.objects.get(email=email) for email in emails]
+    else:
         users = [
-            user_sign_up(email=f"latency-{i}@example.com", password="bench-password-123")  # noqa: S106
-            for i in range(1 + args.others)
+            user_sign_up(email=email, password="bench-password-123")  # noqa: S106
+            for email in emails
         ]
-        token = pat_create(user=users[0], name="bench", scopes=["memory:read", "memory:write"])[1]
-        other_token = (
-            pat_create(user=users[1], name="bench", scopes=["memory:read"])[1] if args.others else ""
-        )
+    token = pat_create(user=users[0], name="bench", scopes=["memory:read", "memory:write"])[1]
+    other_token = pat_create(user=users[1], name="bench", scopes=["memory:read"])[1] if args.others else ""
+    if not loaded:
+        rng = random.Random(42)  # noqa: S311 - reproducible synthetic data, not secrets
         started = time.perf_counter()
         print(f"embedding {args.distinct} distinct synthetic sentences with the real model ...", flush=True)
         bases = make_bases(args.distinct, rng)
@@ -354,56 +469,61 @@ def main() -> None:
         load(owners=owners, bases=bases, rng=rng)
         print(f"  loaded and indexed in {time.perf_counter() - started:.0f} s", flush=True)
 
-        questions = queries(args.queries, rng)
-        embed_times = []
-        for question in questions[:100]:
-            t = time.perf_counter()
-            embeddings.embed([question])
-            embed_times.append(time.perf_counter() - t)
-        connection.close()
+    questions = queries(args.queries)
+    embed_times = []
+    for question in questions[:100]:
+        t = time.perf_counter()
+        embeddings.embed([question])
+        embed_times.append(time.perf_counter() - t)
+    connection.close()
 
-        with httpx.Client(base_url=url, timeout=60) as client:
-            measure(client, token, [{"query": q} for q in questions[:20]])  # warm-up
-            print()
-            total = args.memories + args.others * args.other_memories
-            print(
-                f"recall through the API, {args.memories:,} memories in the measured space, "
-                f"{total:,} in the table, one call at a time:"
-            )
-            report("default (top_k 20)", *measure(client, token, [{"query": q} for q in questions]))
-            report(
-                "types=[episode] + tags=[travel]",
-                *measure(
-                    client,
-                    token,
-                    [{"query": q, "types": ["episode"], "tags": ["travel"]} for q in questions[:100]],
-                ),
-            )
-            report(
-                "expand_entities=true",
-                *measure(client, token, [{"query": q, "expand_entities": True} for q in questions[:100]]),
-            )
-            report(
-                "at = 2024-06-01 (time travel)",
-                *measure(
-                    client, token, [{"query": q, "at": "2024-06-01T00:00:00+00:00"} for q in questions[:100]]
-                ),
-            )
-            if other_token:
-                report(
-                    f"another owner ({args.other_memories:,} memories)",
-                    *measure(client, other_token, [{"query": q} for q in questions[:100]]),
-                )
+    with httpx.Client(base_url=url, timeout=60) as client:
+        measure(client, token, [{"query": q} for q in questions[:20]])  # warm-up
         print()
+        total = args.memories + args.others * args.other_memories
         print(
-            "query embedding alone (in this process, same model): "
-            f"p50 {percentile(embed_times, 50) * 1000:.1f} ms, "
-            f"p95 {percentile(embed_times, 95) * 1000:.1f} ms"
+            f"recall through the API, {args.memories:,} memories in the measured space, "
+            f"{total:,} in the table, one call at a time:"
         )
-        print(
-            f"data: synthetic; {args.distinct} distinct sentences embedded with all-MiniLM-L6-v2, every row "
-            "reusing its sentence's vector plus Gaussian noise (sigma 0.01 per dimension, re-normalised)"
+        report("default (top_k 20)", *measure(client, token, [{"query": q} for q in questions]))
+        report(
+            "types=[episode] + tags=[travel]",
+            *measure(
+                client,
+                token,
+                [{"query": q, "types": ["episode"], "tags": ["travel"]} for q in questions[:100]],
+            ),
         )
+        report(
+            "expand_entities=true",
+            *measure(client, token, [{"query": q, "expand_entities": True} for q in questions[:100]]),
+        )
+        report(
+            "at = 2024-06-01 (time travel)",
+            *measure(
+                client, token, [{"query": q, "at": "2024-06-01T00:00:00+00:00"} for q in questions[:100]]
+            ),
+        )
+        if other_token:
+            report(
+                f"another owner ({args.other_memories:,} memories)",
+                *measure(client, other_token, [{"query": q} for q in questions[:100]]),
+            )
+    print()
+    print(
+        "query embedding alone (in this process, same model): "
+        f"p50 {percentile(embed_times, 50) * 1000:.1f} ms, "
+        f"p95 {percentile(embed_times, 95) * 1000:.1f} ms"
+    )
+    print(
+        f"data: synthetic; {args.distinct} distinct sentences embedded with all-MiniLM-L6-v2, every row "
+        "reusing its sentence's vector plus Gaussian noise (sigma 0.01 per dimension, re-normalised)"
+    )
+    if args.profile:
+        print()
+        profile(token, [{"query": q} for q in questions[:100]])
+        print()
+        profile(token, [{"query": q, "expand_entities": True} for q in questions[:100]])
 
 
 if __name__ == "__main__":

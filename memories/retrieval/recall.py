@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from accounts.models import User
@@ -38,8 +38,8 @@ from memories import embeddings
 from memories.models import FTS_CONFIG, Memory, Space
 from memories.pipeline.language import REQUEST_WORDS, STOP_WORDS, fold, stem
 from memories.pipeline.timeparse import resolve_times
+from memories.retrieval.rows import hit_rows_sql, memory_from_row
 from memories.selectors.as_of import View, held_sql, held_sql_params, started_sql
-from memories.selectors.memories import STATUS_ALL, memory_search_list
 
 
 @dataclass(frozen=True)
@@ -501,25 +501,18 @@ LIMIT %(top_k)s
     return sql
 
 
-def memory_recall(
+def _params(
     *,
     owner: User,
     space: Space,
     request: RecallRequest,
-    knobs: Knobs = DEFAULT_KNOBS,
-    query_vector: Sequence[float] | None = None,
-) -> RecallResult:
-    """The owner's best memories in `space` for `request.query`, best first.
-
-    One retrieval statement (plus two cheap SET LOCALs in the same transaction), then one query
-    for the rows and one for their entities. `query_vector` skips embedding the query (tests and
-    benchmarks that already have it).
-    """
-    now = timezone.now()
-    at = request.at or now
-    vector = query_vector if query_vector is not None else embeddings.embed([request.query])[0]
-    periods = query_periods(request.query, reference=at)
-    params: dict[str, Any] = {
+    knobs: Knobs,
+    vector: Sequence[float],
+    periods: list[tuple[datetime, datetime]],
+    now: datetime,
+) -> dict[str, Any]:
+    """The parameters of `_statement` for one recall."""
+    return {
         "owner": owner.pk,
         "space": space.pk,
         **held_sql_params(request.view, now=now),
@@ -564,37 +557,56 @@ def memory_recall(
         "semantic_floor": knobs.semantic_floor,
         "history_share": knobs.history_share,
     }
-    sql = _statement(request, has_periods=bool(periods))
+
+
+def memory_recall(
+    *,
+    owner: User,
+    space: Space,
+    request: RecallRequest,
+    knobs: Knobs = DEFAULT_KNOBS,
+    query_vector: Sequence[float] | None = None,
+) -> RecallResult:
+    """The owner's best memories in `space` for `request.query`, best first.
+
+    One round trip: the two SET LOCALs for the HNSW scan and the retrieval statement, which also
+    returns every hit's row, entities and annotations. `query_vector` skips embedding the query
+    (tests and benchmarks that already have it).
+    """
+    now = timezone.now()
+    at = request.at or now
+    vector = query_vector if query_vector is not None else embeddings.embed([request.query])[0]
+    periods = query_periods(request.query, reference=at)
+    params = _params(
+        owner=owner, space=space, request=request, knobs=knobs, vector=vector, periods=periods, now=now
+    )
+    sql = hit_rows_sql(_statement(request, has_periods=bool(periods)))
     ef_search = max(knobs.ef_search, params["vector_pool"], knobs.expansion_pool)
-    with transaction.atomic(), connection.cursor() as cursor:
-        # SET LOCAL: these settings end with this transaction, so they never leak into a pooled
-        # connection's next request. relaxed_order lets a filtered HNSW scan keep going until it
-        # has found enough rows that pass the filters (pgvector >= 0.8).
+    with connection.cursor() as cursor:
+        # Both statements travel as one message, which PostgreSQL runs as one implicit transaction
+        # (outside an atomic block too), so the SET LOCALs hold for the retrieval statement and end
+        # with it: they never leak into a pooled connection's next request, and no BEGIN/COMMIT
+        # round trips are needed. Django's psycopg cursor binds parameters client-side, which is
+        # what allows several statements in one execute. relaxed_order lets a filtered HNSW scan
+        # keep going until it has found enough rows that pass the filters (pgvector >= 0.8).
         cursor.execute(
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-            " set_config('hnsw.ef_search', %s, true)",
-            [str(ef_search)],
+            " set_config('hnsw.ef_search', %(ef_search)s, true);" + sql,
+            {**params, "ef_search": str(ef_search)},
         )
-        cursor.execute(sql, params)
-        ranked = [(row[0], float(row[1]), float(row[2]), bool(row[3])) for row in cursor.fetchall()]
-    if not ranked:
-        return RecallResult(at=at)
-    rows = {
-        memory.id: memory
-        for memory in memory_search_list(owner=owner, status=STATUS_ALL, include_superseded=True).filter(
-            id__in=[memory_id for memory_id, *_ in ranked]
+        if not cursor.nextset():
+            raise RuntimeError("the retrieval statement returned no result")
+        rows = cursor.fetchall()
+    hits = []
+    for score, similarity, held, *columns in rows:
+        memory = memory_from_row(columns, space=space)
+        hits.append(
+            Hit(
+                memory=memory,
+                score=float(score),
+                similarity=float(similarity),
+                matched_words=matched_words(memory.content, params["words"]),
+                held=bool(held),
+            )
         )
-    }
-    wanted = query_words(request.query)
-    hits = [
-        Hit(
-            memory=rows[memory_id],
-            score=score,
-            similarity=similarity,
-            matched_words=matched_words(rows[memory_id].content, wanted),
-            held=held,
-        )
-        for memory_id, score, similarity, held in ranked
-        if memory_id in rows
-    ]
     return RecallResult(at=at, hits=hits)

@@ -1,0 +1,90 @@
+"""The rows of recall's hits, returned by the retrieval statement itself.
+
+A read: nothing here writes. Loading the hits through the ORM afterwards took two more queries
+(the rows with their annotations, then their entities) and a queryset built for each; here the
+ranked ids join the tables the hits render from, in the same statement, and each row becomes a
+Memory shaped as the memory selectors shape it (`memories.selectors.memories._memories`: no
+vectors; space, agent and entities loaded; `evidence_count` and `image_source_id` set), so
+`memory_dict` renders it without a query.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any, cast
+
+from django.db import connection
+
+from memories.models import Entity, Evidence, Memory, Source, Space
+
+# Every stored column but the two vectors, as the memory selectors load a memory. Built once: the
+# model does not change while the process runs.
+_FIELDS = [f for f in Memory._meta.concrete_fields if f.attname not in ("embedding", "search_vector")]
+
+
+_NAMES = [f.attname for f in _FIELDS]
+
+
+_Application = Memory._meta.get_field("agent").related_model
+
+
+def hit_rows_sql(statement: str) -> str:
+    """`statement`, which returns (id, score, similarity, held) best first, wrapped so that the
+    same statement also returns each hit's row, agent name, entities and two annotations.
+
+    The evidence count and the image source are the SQL twins of the memory selectors' annotations
+    (`_memories`, `memories.selectors.images.image_source_of_memory`); the test that recall renders
+    a memory exactly as the selectors do keeps them in step. Parameters: `%(owner)s`.
+    """
+    columns = ", ".join(f"m.{connection.ops.quote_name(cast(str, f.column))}" for f in _FIELDS)
+    evidence, source = Evidence._meta.db_table, Source._meta.db_table
+    supports = Evidence.Stance.SUPPORTS.value
+    return f"""
+WITH ranked AS MATERIALIZED (
+    -- The statement's order, kept as a number: a join does not keep the order of its input.
+    SELECT r.id, r.score, r.similarity, r.held, row_number() OVER () AS position
+    FROM ({statement}) r
+)
+SELECT ranked.score, ranked.similarity, ranked.held, {columns},
+       agent.name,
+       (SELECT coalesce(json_agg(json_build_array(e.id, e.name, e.type) ORDER BY e.name), '[]'::json)
+        FROM {Memory.entities.through._meta.db_table} me
+        JOIN {Entity._meta.db_table} e ON e.id = me.entity_id
+        WHERE me.memory_id = m.id AND e.owner_id = %(owner)s),
+       (SELECT count(DISTINCT s.claimant) FROM {evidence} ev JOIN {source} s ON s.id = ev.source_id
+        WHERE ev.memory_id = m.id AND ev.stance = '{supports}'),
+       (SELECT ev.source_id FROM {evidence} ev JOIN {source} s ON s.id = ev.source_id
+        WHERE ev.memory_id = m.id AND ev.stance = '{supports}'
+          AND s.origin = '{Source.Origin.IMAGE.value}' AND s.image_name <> ''
+        ORDER BY s.recorded_at DESC LIMIT 1)
+FROM ranked
+JOIN {Memory._meta.db_table} m ON m.id = ranked.id
+LEFT JOIN {_Application._meta.db_table} agent ON agent.id = m.agent_id
+ORDER BY ranked.position
+"""  # noqa: S608 - table and column names and model constants only; values are parameters
+
+
+def memory_from_row(row: Sequence[Any], *, space: Space) -> Memory:
+    """The Memory of one row of `hit_rows_sql`, after its first three columns (score, similarity,
+    held), with no query."""
+    memory = Memory.from_db(connection.alias, _NAMES, row[: len(_NAMES)])
+    agent_name, entity_rows, evidence_count, image_source_id = row[len(_NAMES) :]
+    memory._state.fields_cache["space"] = space
+    memory._state.fields_cache["agent"] = (
+        _Application.from_db(connection.alias, ["id", "name"], [memory.agent_id, agent_name])
+        if memory.agent_id is not None
+        else None
+    )
+    entities = memory.entities.get_queryset()
+    # What prefetch_related stores (django.db.models.query.prefetch_one_level): a queryset whose
+    # results are known, so `memory.entities.all()` reads them without a query.
+    entities._result_cache = [
+        Entity.from_db(connection.alias, ["id", "name", "type"], [uuid.UUID(entity_id), name, kind])
+        for entity_id, name, kind in entity_rows
+    ]
+    entities._prefetch_done = True  # type: ignore[attr-defined]
+    memory._prefetched_objects_cache = {"entities": entities}  # type: ignore[attr-defined]
+    memory.evidence_count = evidence_count  # type: ignore[attr-defined]
+    memory.image_source_id = image_source_id  # type: ignore[attr-defined]
+    return memory

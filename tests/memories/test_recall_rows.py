@@ -1,0 +1,253 @@
+"""Recall returns its hits' rows from the retrieval statement itself: the same hits, in the same
+order, with the same scores, rendered exactly as the memory selectors render them, in one
+statement, and without leaving its HNSW settings on the pooled connection."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from memories import embeddings
+from memories.models import Entity, Evidence, Memory, Source, Space
+from memories.representations import hit_dict
+from memories.retrieval.recall import (
+    DEFAULT_KNOBS,
+    Hit,
+    RecallRequest,
+    _params,
+    _statement,
+    matched_words,
+    memory_recall,
+    query_periods,
+)
+from memories.selectors.memories import STATUS_ALL, memory_search_list
+from memories.services.spaces import space_create_default
+from tests.helpers import oauth_app
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime(2024, 6, 1, 12, tzinfo=UTC)
+
+
+def _source(owner, space: Space, content: str, **fields) -> Source:
+    return Source.objects.create(
+        owner=owner,
+        space=space,
+        origin=fields.pop("origin", "remember"),
+        content=content,
+        content_hash=hashlib.sha256(content.encode()).hexdigest(),
+        **fields,
+    )
+
+
+def _space(owner, texts: list[str]) -> Space:
+    """A space with a bit of everything recall renders: sessions (so context neighbours score),
+    entities, several claimants, a picture, an agent, pins, tags, a superseded memory."""
+    space = space_create_default(owner=owner)
+    agent = oauth_app("Notes agent", user=owner)
+    session = uuid.uuid4()
+    people = {
+        name: Entity.objects.create(
+            owner=owner, space=space, name=name, normalized_name=name.lower(), type="Person"
+        )
+        for name in ("Maya", "Tomas", "Aiko")
+    }
+    rows = []
+    for i, (text, vector) in enumerate(zip(texts, embeddings.embed(texts), strict=True)):
+        said = NOW - timedelta(days=40) + timedelta(minutes=i)
+        source = _source(
+            owner,
+            space,
+            text,
+            session_id=session if i % 3 else None,
+            agent=agent if i % 4 == 0 else None,
+            recorded_at=said,
+        )
+        memory = Memory.objects.create(
+            owner=owner,
+            space=space,
+            source=source,
+            session_id=source.session_id,
+            agent=source.agent,
+            kind=("fact", "episode", "foresight")[i % 3],
+            content=text,
+            embedding=vector,
+            tags=["travel"] if i % 2 else ["work", "travel"],
+            pinned=i % 7 == 0,
+            occurred_at=said - timedelta(days=i % 5),
+            recorded_at=said,
+            span_start=0 if i % 2 else None,
+            span_end=len(text) if i % 2 else None,
+        )
+        Evidence.objects.create(owner=owner, source=source, memory=memory, recorded_at=said)
+        memory.entities.add(*[entity for name, entity in people.items() if name in text])
+        rows.append(memory)
+    # A second claimant for one memory, a picture that said another again.
+    again = _source(owner, space, "Maya said it too", claimant="agent:other")
+    Evidence.objects.create(owner=owner, source=again, memory=rows[1], recorded_at=NOW)
+    picture = _source(owner, space, "a photo", origin=Source.Origin.IMAGE, image_name="photo.png")
+    Evidence.objects.create(owner=owner, source=picture, memory=rows[2], recorded_at=NOW)
+    # Superseded ten days ago: absent from the current view, present at a time before that.
+    Memory.objects.filter(id=rows[3].id).update(superseded_at=NOW - timedelta(days=10))
+    return space
+
+
+TEXTS = [
+    "Maya moved to Lisbon last spring and loves the light there.",
+    "Maya works at Spotify as a designer.",
+    "Tomas and I went hiking near Porto on Saturday.",
+    "My favourite food is ramen, especially in Osaka.",
+    "Aiko is allergic to peanuts.",
+    "Remind me to call Tomas about the Atlas project next Monday.",
+    "I had dinner with Maya at a small place in Lisbon.",
+    "The Atlas project deadline moved to 14 June.",
+    "Aiko lives in Kyoto and is learning pottery.",
+    "We booked a trip to Oslo in August to go kayaking.",
+    "I bought a new tent for camping from a shop in Berlin.",
+    "The meeting with Nokia about Beacon went well; Tomas presented.",
+    "I prefer cycling over running on weekends.",
+    "Maya and I went to a concert in Vienna in May.",
+    "I plan to start yoga lessons with Aiko in September.",
+    "Tomas is a nurse at the hospital in Porto.",
+]
+
+
+REQUESTS = [
+    RecallRequest(query="Where does Maya live?"),
+    RecallRequest(query="What did I do with Tomas?", top_k=3),
+    RecallRequest(query="Atlas project deadline", kinds=["foresight", "fact"], tags=["travel"]),
+    RecallRequest(query="Tell me about Aiko", expand_entities=True),
+    RecallRequest(query="favourite food", at=NOW - timedelta(days=20)),
+    RecallRequest(query="ramen Osaka", at=NOW - timedelta(days=20), include_history=True),
+    RecallRequest(query="When did I go to Vienna in May 2024?"),
+]
+
+
+def _statement_then_orm(owner, space: Space, request: RecallRequest) -> list[tuple]:
+    """Recall as it was: the retrieval statement alone, then the rows through the memory selector."""
+    now = NOW
+    vector = embeddings.embed([request.query])[0]
+    periods = query_periods(request.query, reference=request.at or now)
+    params = _params(
+        owner=owner,
+        space=space,
+        request=request,
+        knobs=DEFAULT_KNOBS,
+        vector=vector,
+        periods=periods,
+        now=now,
+    )
+    ef_search = max(DEFAULT_KNOBS.ef_search, params["vector_pool"], DEFAULT_KNOBS.expansion_pool)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+            " set_config('hnsw.ef_search', %s, true)",
+            [str(ef_search)],
+        )
+        cursor.execute(_statement(request, has_periods=bool(periods)), params)
+        ranked = cursor.fetchall()
+    rows = {
+        memory.id: memory
+        for memory in memory_search_list(owner=owner, status=STATUS_ALL, include_superseded=True).filter(
+            id__in=[row[0] for row in ranked]
+        )
+    }
+    hits = [
+        Hit(
+            memory=rows[memory_id],
+            score=float(score),
+            similarity=float(similarity),
+            matched_words=matched_words(rows[memory_id].content, params["words"]),
+            held=bool(held),
+        )
+        for memory_id, score, similarity, held in ranked
+    ]
+    return [(hit.memory.id, hit.score, hit.similarity, hit.held, hit_dict(hit)) for hit in hits]
+
+
+def _recalled(owner, space: Space, request: RecallRequest) -> list[tuple]:
+    hits = memory_recall(owner=owner, space=space, request=request).hits
+    return [(hit.memory.id, hit.score, hit.similarity, hit.held, hit_dict(hit)) for hit in hits]
+
+
+class TestSameResults:
+    @pytest.mark.parametrize("request_index", range(len(REQUESTS)))
+    def test_it_returns_the_statements_hits_in_its_order_with_its_scores(self, alice, request_index):
+        space = _space(alice, TEXTS)
+        request = REQUESTS[request_index]
+        # Frozen: both runs see the same "now" (the current view) and sign the same image links.
+        with time_machine.travel(NOW, tick=False):
+            before = _statement_then_orm(alice, space, request)
+            after = _recalled(alice, space, request)
+        assert before, "the fixture space must give this request some hits"
+        assert [row[:4] for row in after] == [row[:4] for row in before]
+        assert [row[4] for row in after] == [row[4] for row in before]
+
+    def test_it_renders_entities_claimants_pictures_and_agents_as_the_selectors_do(self, alice):
+        space = _space(alice, TEXTS)
+        with time_machine.travel(NOW, tick=False):
+            rendered = {
+                row[0]: row[4] for row in _recalled(alice, space, RecallRequest(query="Maya", top_k=50))
+            }
+        by_content = {data["content"]: data for data in rendered.values()}
+        # The fixture's special rows are among the hits, so the comparison above covers them.
+        assert by_content[TEXTS[1]]["evidence_count"] == 2
+        assert by_content[TEXTS[0]]["provenance"]["agent"]["name"] == "Notes agent"
+        assert [e["name"] for e in by_content[TEXTS[13]]["entities"]] == ["Maya"]
+        with time_machine.travel(NOW, tick=False):
+            tomas = {
+                row[4]["content"]: row[4]
+                for row in _recalled(alice, space, RecallRequest(query="hiking Porto"))
+            }
+        assert "image_url" in tomas[TEXTS[2]]
+
+    def test_it_never_returns_or_links_another_owners_rows(self, alice, bob):
+        space = _space(alice, TEXTS)
+        bobs = _space(bob, TEXTS)
+        # Bob's entity linked to Alice's memory (never made by the service) must not show either.
+        stray = Entity.objects.create(
+            owner=bob, space=bobs, name="Maya B", normalized_name="maya b", type="Person"
+        )
+        Memory.objects.get(owner=alice, content=TEXTS[0]).entities.add(stray)
+        hits = memory_recall(owner=alice, space=space, request=RecallRequest(query="Maya Lisbon")).hits
+        assert hits
+        assert {hit.memory.owner_id for hit in hits} == {alice.pk}
+        assert all(entity.owner_id == alice.pk for hit in hits for entity in hit.memory.entities.all())
+        assert stray.id not in {entity.id for hit in hits for entity in hit.memory.entities.all()}
+
+
+class TestOneStatement:
+    def test_it_renders_the_hits_without_another_query(self, alice):
+        space = _space(alice, TEXTS)
+        with CaptureQueriesContext(connection) as captured:
+            hits = memory_recall(owner=alice, space=space, request=RecallRequest(query="Maya", top_k=50)).hits
+            rendered = [hit_dict(hit) for hit in hits]
+        assert len(rendered) >= 5
+        assert len(captured.captured_queries) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+class TestSettingsEndWithTheStatement:
+    def test_it_leaves_no_hnsw_setting_on_the_connection(self, alice):
+        space = _space(alice, TEXTS)
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW hnsw.ef_search")
+            before = cursor.fetchone()[0]
+            assert connection.get_autocommit()
+            hits = memory_recall(
+                owner=alice, space=space, request=RecallRequest(query="Where does Maya live?")
+            ).hits
+            cursor.execute("SHOW hnsw.ef_search")
+            after = cursor.fetchone()[0]
+            cursor.execute("SHOW hnsw.iterative_scan")
+            scan = cursor.fetchone()[0]
+        assert hits
+        assert before != str(max(DEFAULT_KNOBS.ef_search, DEFAULT_KNOBS.vector_pool))
+        assert after == before
+        assert scan == "off"

@@ -210,6 +210,7 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
 
     from memories.models import Space
     from memories.pipeline.entities import normalize_entity_name
+    from memories.pipeline.timeparse import mentions_time
 
     matrix = numpy.array([b.vector for b in bases], dtype=numpy.float32)
     noise_rng = numpy.random.default_rng(7)
@@ -246,7 +247,7 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
                      occurred if base.kind == "episode" else None,
                      occurred if base.kind == "fact" else None,
                      occurred + timedelta(days=20) if base.kind == "foresight" else None,
-                     moment, superseded, "", "")
+                     moment, superseded, "", "", mentions_time(content))
                 )  # fmt: skip
                 for name, kind in base.entities:
                     key = (normalize_entity_name(name), kind)
@@ -276,7 +277,7 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
                 "COPY memories_memory (id, owner_id, space_id, source_id, session_id, kind, content,"
                 " fingerprint, slot, slot_value, tags, embedding, confidence, pinned, status,"
                 " suppressed_reason, occurred_at, valid_from, due_at, recorded_at, superseded_at,"
-                " category, suppressed_note) FROM STDIN"
+                " category, suppressed_note, names_time) FROM STDIN"
             ) as copy:
                 for row in memories:
                     copy.write_row(row)

@@ -575,7 +575,7 @@ def memory_recall(
     """
     now = timezone.now()
     at = request.at or now
-    vector = query_vector if query_vector is not None else embeddings.embed([request.query])[0]
+    vector = query_vector if query_vector is not None else embeddings.embed_query(request.query)
     periods = query_periods(request.query, reference=at)
     params = _params(
         owner=owner, space=space, request=request, knobs=knobs, vector=vector, periods=periods, now=now

@@ -174,8 +174,14 @@ def _heartbeat(claims: list[Claim]) -> Iterator[None]:
 
 def job_fail(*, job_id: Any, code: Code, message: str) -> None:
     """Record a permanent failure with its stable code (a job code of the catalogue; the message
-    is safe to show the owner)."""
-    Job.objects.filter(id=job_id).exclude(status=Job.Status.SUCCEEDED).update(
+    is safe to show the owner).
+
+    Not while another process holds a live lease on the job: an earlier attempt that gave up
+    (its retries spent, an unexpected error) must not fail the attempt that took the job over and
+    is still at work; that one records its own outcome.
+    """
+    held_elsewhere = Q(status=Job.Status.RUNNING, lease_expires_at__gt=Now()) & ~Q(claimed_by=_me())
+    Job.objects.filter(id=job_id).exclude(status=Job.Status.SUCCEEDED).exclude(held_elsewhere).update(
         status=Job.Status.FAILED,
         lease_expires_at=None,
         error_code=job_code(code),

@@ -13,6 +13,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from memories.errors import Code
 from memories.models import Job, Memory
 from memories.pipeline import worker
 from memories.pipeline.worker import LeaseHeld, job_claim, job_process, jobs_to_recover
@@ -122,3 +123,18 @@ def test_the_sweep_finds_expired_leases_and_unpublished_jobs_only(alice):
     _held_by_another_host(expired, lease_left=timedelta(seconds=-1))
 
     assert set(jobs_to_recover()) == {unpublished.id, lost.id, expired.id}
+
+
+def test_a_failure_reported_late_does_not_fail_the_attempt_that_took_the_job_over(alice):
+    job = _saved(alice, "My dentist is Dr Okafor.")
+    _held_by_another_host(job, lease_left=timedelta(seconds=20))
+    # This process's attempt gave up (retries spent) after the other host took the job over.
+    worker.job_fail(job_id=job.id, code=Code.RETRIES_EXHAUSTED, message="Processing failed.")
+    job.refresh_from_db()
+    assert (job.status, job.claimed_by, job.error_code) == ("running", OTHER_HOST, "")
+    # Once that lease has run out nobody is at work: the failure is recorded.
+    Job.objects.filter(id=job.id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    worker.job_fail(job_id=job.id, code=Code.RETRIES_EXHAUSTED, message="Processing failed.")
+    job.refresh_from_db()
+    assert job.status == "failed"
+    assert job.error_code

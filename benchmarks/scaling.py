@@ -396,7 +396,16 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--saves", type=int, default=100)
     parser.add_argument("--plot", type=Path, default=ROOT / "var" / "benchmarks" / "scaling.svg")
+    parser.add_argument(
+        "--report", action="store_true", help="only print and plot the figures kept beside --plot"
+    )
     args = parser.parse_args()
+    figures = args.plot.with_suffix(".json")
+    if args.report:
+        kept = [Step(**{**s, "ctes": [tuple(c) for c in s["ctes"]]}) for s in json.loads(figures.read_text())]
+        print_table(kept)
+        svg(kept, args.plot)
+        return
     sizes = sorted({*args.sizes, *([1_000_000] if args.million else [])})
     owners = 1_000 if args.million else args.owners
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -458,9 +467,9 @@ def main() -> None:
 
     print_table(steps)
     svg(steps, args.plot)
-    args.plot.with_suffix(".json").write_text(json.dumps([asdict(s) for s in steps], indent=1))
+    figures.write_text(json.dumps([asdict(s) for s in steps], indent=1))
     print()
-    print(f"plot: {args.plot} (figures: {args.plot.with_suffix('.json')})")
+    print(f"plot: {args.plot} (figures: {figures}; `--report` prints and plots them again)")
     print(
         f"data: synthetic notes (benchmarks/distractors.py), {min(REAL, len(rows.texts)):,} with their own "
         "all-MiniLM-L6-v2 vectors, any beyond reusing those with Gaussian noise (sigma 0.01, re-normalised)"

@@ -14,13 +14,19 @@ The vectors are cached in var/benchmarks/distractors-<seed>/ in chunks of 10,000
 
 from __future__ import annotations
 
+import hashlib
 import random
+import sys
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._service import ROOT
 from benchmarks.recall_latency import (
     ACTIVITIES,
@@ -136,78 +142,222 @@ def _texts(*, count: int, seed: int) -> tuple[list[str], list[str]]:
     return kinds, texts
 
 
+def _chunk_key(texts: list[str]) -> str:
+    """A digest of a chunk's texts: a cached chunk is used only for the texts it was embedded from."""
+    return hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+
+
 def distractors(*, count: int, seed: int = 11) -> Distractors:
-    """`count` distinct synthetic statements and their real embeddings (cached under var/)."""
+    """`count` distinct synthetic statements and their real embeddings (cached under var/).
+
+    Resumable: each chunk of CHUNK vectors is written (atomically, beside a digest of its texts) as
+    soon as it is embedded, so an interrupted build loses at most one chunk, and a chunk whose texts
+    changed (the generator was edited) is embedded again rather than silently reused.
+    """
     import numpy
 
     from memories import embeddings
 
-    kinds, texts = _texts(count=count, seed=seed)
+    chunks_needed = -(-count // CHUNK)
+    kinds, texts = _texts(count=chunks_needed * CHUNK, seed=seed)
     folder = CACHE / f"distractors-{seed}"
     folder.mkdir(parents=True, exist_ok=True)
     chunks = []
     started = time.perf_counter()
-    for offset in range(0, count, CHUNK):
-        path = folder / f"{offset:07d}.npy"
+    embedded = 0
+    for offset in range(0, chunks_needed * CHUNK, CHUNK):
+        batch = texts[offset : offset + CHUNK]
+        key = _chunk_key(batch)
+        path = folder / f"{offset:07d}-{key}.npy"
         if not path.exists():
-            print(
-                f"  embedding distractors {offset:,}-{offset + CHUNK:,} with the real model ...", flush=True
-            )
-            batch = _texts(count=offset + CHUNK, seed=seed)[1][offset:]
-            numpy.save(path, numpy.array(embeddings.embed(batch), dtype=numpy.float32))
-            print(f"    done ({time.perf_counter() - started:.0f} s so far)", flush=True)
+            print(f"  embedding distractors {offset:,}-{offset + CHUNK:,} ...", flush=True)
+            vectors = numpy.array(embeddings.embed(batch), dtype=numpy.float32)
+            partial = path.with_suffix(".partial.npy")
+            numpy.save(partial, vectors)
+            partial.replace(path)
+            embedded += len(batch)
+            elapsed = time.perf_counter() - started
+            print(f"    done ({elapsed:.0f} s so far, {embedded / elapsed:.0f} texts/s)", flush=True)
         chunks.append(numpy.load(path))
     vectors = numpy.concatenate(chunks)[:count]
-    return Distractors(kinds, texts, vectors)
+    return Distractors(kinds[:count], texts[:count], vectors)
+
+
+@dataclass
+class Saved:
+    """One statement to store as a memory, as if saved through REST at `saved` (no job, no agent)."""
+
+    text: str
+    vector: Any  # numpy float32 (384,), unit length
+    saved: datetime
+    session_id: uuid.UUID | None = None
+    # Tags the saver gave (the worker merges them with the text's own #tags).
+    tags: list[str] = field(default_factory=list)
+    status: str = "active"
+    pinned: bool = False
+    superseded_at: datetime | None = None
+
+
+def stored_form(text: str, *, saved: datetime) -> Any:
+    """What the worker's rules make of `text` saved at `saved`: its kind, clocks (occurred_at,
+    valid_from, due_at, stated_at, starts_by), entities, tags, slot and span, from the same function
+    the worker calls (`memories.pipeline.extract.extract`). Every generated statement is one sentence,
+    so it is one candidate with the text unchanged, and the cached vector is the vector of its content.
+    """
+    from memories.pipeline.extract import extract
+
+    _, candidates = extract(text, reference=saved)
+    if len(candidates) != 1 or candidates[0].content != text:
+        raise ValueError(f"expected one candidate equal to the text, got {len(candidates)}: {text!r}")
+    candidate = candidates[0]
+    # As the worker does (`_candidates`): a statement states its own save time.
+    candidate.stated_at = candidate.stated_at or saved
+    return candidate
+
+
+def vector_literal(vector: Any) -> str:
+    return "[" + ",".join(f"{x:.6f}" for x in vector) + "]"
+
+
+def copy_memories(cursor: Any, *, owner_id: int, space_id: Any, items: Iterable[Saved]) -> int:
+    """COPY `items` into `space_id` as the worker stores a save: a Source per save, a Memory with the
+    pipeline's kind, clocks, tags, slot and span (`stored_form`), and the entities it names linked
+    (new entities made once per space, existing ones reused, as `entity_record` does).
+
+    Left out, because recall reads none of it: the Job and Evidence rows, deduplication and
+    supersession against earlier rows (the statements are distinct, and a slot rival stays current,
+    so every loaded row competes in recall: harder than the service would make it, never easier).
+    Returns the number of memories written. Call inside `bulk_indexes_dropped` for big loads.
+    """
+    from memories.pipeline.dedupe import fingerprint_of
+    from memories.pipeline.entities import normalize_entity_name
+
+    cursor.execute(
+        "SELECT normalized_name, id FROM memories_entity WHERE owner_id = %s AND space_id = %s",
+        [owner_id, space_id],
+    )
+    entity_ids: dict[str, Any] = dict(cursor.fetchall())
+    new_entities: list[tuple[Any, str, str, str]] = []
+    sources, memories, links = [], [], []
+    for item in items:
+        candidate = stored_form(item.text, saved=item.saved)
+        source_id, memory_id = uuid.uuid4(), uuid.uuid4()
+        sources.append((source_id, item))
+        tags = "{" + ",".join(dict.fromkeys([*candidate.tags, *item.tags])) + "}"
+        memories.append(
+            (memory_id, owner_id, space_id, source_id, item.session_id, candidate.kind, item.text,
+             fingerprint_of(item.text), candidate.slot[:200], candidate.slot_value[:200], tags,
+             vector_literal(item.vector), 0.9, item.pinned, item.status, "", "", candidate.occurred_at,
+             candidate.valid_from, candidate.due_at, candidate.stated_at, candidate.starts_by,
+             candidate.span_start, candidate.span_end, item.saved, item.superseded_at, "")
+        )  # fmt: skip
+        for name, kind in candidate.entities:
+            key = normalize_entity_name(name)
+            if not key:
+                continue
+            if key not in entity_ids:
+                entity_ids[key] = uuid.uuid4()
+                new_entities.append((entity_ids[key], name[:200], key[:200], kind))
+            links.append((memory_id, entity_ids[key]))
+    with cursor.cursor.copy(
+        "COPY memories_source (id, owner_id, space_id, origin, content, content_hash, session_id,"
+        " source_kind, source_ref, version, versioning_mode, filename, media_type, size_bytes,"
+        " refers_to, recorded_at, claimant, source_text, title, image_name) FROM STDIN"
+    ) as copy:
+        for source_id, item in sources:
+            digest = hashlib.sha256(item.text.encode()).hexdigest()
+            copy.write_row(
+                (source_id, owner_id, space_id, "rest", item.text, digest, item.session_id, "", "", 1,
+                 "snapshot", "", "", len(item.text), None, item.saved, "user", "", "", "")
+            )  # fmt: skip
+    with cursor.cursor.copy(
+        "COPY memories_entity (id, owner_id, space_id, name, normalized_name, type, aliases,"
+        " attributes, created_at, updated_at) FROM STDIN"
+    ) as copy:
+        moment = datetime(2020, 1, 1, tzinfo=UTC)
+        for entity_id, name, key, kind in new_entities:
+            copy.write_row((entity_id, owner_id, space_id, name, key, kind, "{}", "{}", moment, moment))
+    with cursor.cursor.copy(
+        "COPY memories_memory (id, owner_id, space_id, source_id, session_id, kind, content,"
+        " fingerprint, slot, slot_value, tags, embedding, confidence, pinned, status,"
+        " suppressed_reason, suppressed_note, occurred_at, valid_from, due_at, stated_at, starts_by,"
+        " span_start, span_end, recorded_at, superseded_at, category) FROM STDIN"
+    ) as copy:
+        for row in memories:
+            copy.write_row(row)
+    with cursor.cursor.copy("COPY memories_memory_entities (memory_id, entity_id) FROM STDIN") as copy:
+        for link in links:
+            copy.write_row(link)
+    return len(memories)
+
+
+# Dropped for a bulk load and built again after it, as a bulk import would: the model's own
+# definitions (memories.models.Memory.Meta.indexes, which the migrations create), not copies.
+BULK_INDEXES = ("memory_embedding_hnsw", "memory_search_gin")
+
+
+@contextmanager
+def bulk_indexes_dropped(cursor: Any) -> Iterator[None]:
+    """Drop the HNSW and full-text indexes, run the load, then build them again and ANALYZE."""
+    from django.db import connection
+
+    from memories.models import Memory
+
+    indexes = [index for index in Memory._meta.indexes if index.name in BULK_INDEXES]
+    for index in indexes:
+        cursor.execute(f"DROP INDEX IF EXISTS {index.name}")
+    yield
+    started = time.perf_counter()
+    # Enough for the HNSW graph of a few hundred thousand rows to be built in memory (past it
+    # pgvector goes on, much slower, on disk); set for this session only.
+    cursor.execute("SET maintenance_work_mem = '2GB'")
+    with connection.schema_editor() as editor:
+        for index in indexes:
+            editor.add_index(Memory, index)
+    cursor.execute("ANALYZE")
+    print(f"  HNSW and full-text indexes built in {time.perf_counter() - started:.0f} s", flush=True)
 
 
 def load_distractors(*, spaces: list[Any], data: Distractors) -> None:
-    """COPY every distractor (with its Source) into each of `spaces`, then rebuild the indexes.
+    """Store every distractor in each of `spaces` (`copy_memories`), then rebuild the indexes.
 
-    Saved as notes over 2021-2024 (without sessions, one Source each), so they take part in every
-    step of recall (text, vector, period, context) as a person's other memories would.
+    Saved as separate notes (no session, one Source each) over 2021-2024, so they take part in every
+    step of recall (text, vector, period, dated, entities) as a person's other notes would; context
+    spreading passes over them because notes without a session are not a conversation.
     """
     from django.db import connection
 
     rng = random.Random(5)  # noqa: S311 - reproducible synthetic data, not secrets
     start = datetime(2021, 1, 1, tzinfo=UTC)
-    with connection.cursor() as cursor:
-        cursor.execute("DROP INDEX IF EXISTS memory_embedding_hnsw")
-        cursor.execute("DROP INDEX IF EXISTS memory_search_gin")
+    minutes = 4 * 365 * 24 * 60
+    with connection.cursor() as cursor, bulk_indexes_dropped(cursor):
         for space in spaces:
-            with cursor.cursor.copy(
-                "COPY memories_source (id, owner_id, space_id, origin, content, content_hash, session_id,"
-                " source_kind, source_ref, version, versioning_mode, filename, media_type, size_bytes,"
-                " refers_to, recorded_at, claimant, source_text, title) FROM STDIN"
-            ) as source_copy:
-                rows = []
-                for kind, text, vector in zip(data.kinds, data.texts, data.vectors, strict=True):
-                    saved = start + timedelta(minutes=rng.randrange(4 * 365 * 24 * 60))
-                    source_id = uuid.uuid4()
-                    source_copy.write_row(
-                        (source_id, space.owner_id, space.pk, "rest", text, "-", None, "", "", 1,
-                         "snapshot", "", "", len(text), saved, saved, "user", "", "")
-                    )  # fmt: skip
-                    rows.append((source_id, kind, text, vector, saved))
-            with cursor.cursor.copy(
-                "COPY memories_memory (id, owner_id, space_id, source_id, session_id, kind, content,"
-                " fingerprint, slot, slot_value, tags, embedding, confidence, pinned, status,"
-                " suppressed_reason, occurred_at, valid_from, due_at, recorded_at, superseded_at,"
-                " category) FROM STDIN"
-            ) as memory_copy:
-                for source_id, kind, text, vector, saved in rows:
-                    memory_copy.write_row(
-                        (uuid.uuid4(), space.owner_id, space.pk, source_id, None, kind, text, "", "", "",
-                         "{}", "[" + ",".join(f"{x:.6f}" for x in vector) + "]", 0.9, False, "active", "",
-                         saved if kind == "episode" else None, saved if kind == "fact" else None,
-                         saved + timedelta(days=20) if kind == "foresight" else None, saved, None, "")
-                    )  # fmt: skip
+            items = (
+                Saved(text, vector, start + timedelta(minutes=rng.randrange(minutes)))
+                for text, vector in zip(data.texts, data.vectors, strict=True)
+            )
+            copy_memories(cursor, owner_id=space.owner_id, space_id=space.pk, items=items)
             print(f"  loaded {len(data.texts):,} distractors into {space.owner}'s space", flush=True)
-        print("  building the HNSW and GIN indexes ...", flush=True)
-        cursor.execute("SET maintenance_work_mem = '1GB'")
-        cursor.execute(
-            "CREATE INDEX memory_embedding_hnsw ON memories_memory USING hnsw (embedding vector_cosine_ops)"
-            " WITH (m = 16, ef_construction = 64)"
-        )
-        cursor.execute("CREATE INDEX memory_search_gin ON memories_memory USING gin (search_vector)")
-        cursor.execute("ANALYZE")
+
+
+def main() -> None:
+    """Build (or resume) the embedding cache alone, e.g. in the background before a long run."""
+    import argparse
+    import os
+
+    parser = argparse.ArgumentParser(description="Embed and cache the distractor statements.")
+    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=11)
+    args = parser.parse_args()
+    # Only the settings are needed (which embedder to use); no database is opened.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    started = time.perf_counter()
+    data = distractors(count=args.count, seed=args.seed)
+    print(f"{len(data.texts):,} distractors embedded and cached in {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -249,7 +249,8 @@ def copy_memories(cursor: Any, *, owner_id: int, space_id: Any, items: Iterable[
              fingerprint_of(item.text), candidate.slot[:200], candidate.slot_value[:200], tags,
              vector_literal(item.vector), 0.9, item.pinned, item.status, "", "", candidate.occurred_at,
              candidate.valid_from, candidate.due_at, candidate.stated_at, candidate.starts_by,
-             candidate.span_start, candidate.span_end, item.saved, item.superseded_at, "")
+             candidate.span_start, candidate.span_end, item.saved, item.superseded_at, "",
+             candidate.names_time)
         )  # fmt: skip
         for name, kind in candidate.entities:
             key = normalize_entity_name(name)
@@ -281,7 +282,7 @@ def copy_memories(cursor: Any, *, owner_id: int, space_id: Any, items: Iterable[
         "COPY memories_memory (id, owner_id, space_id, source_id, session_id, kind, content,"
         " fingerprint, slot, slot_value, tags, embedding, confidence, pinned, status,"
         " suppressed_reason, suppressed_note, occurred_at, valid_from, due_at, stated_at, starts_by,"
-        " span_start, span_end, recorded_at, superseded_at, category) FROM STDIN"
+        " span_start, span_end, recorded_at, superseded_at, category, names_time) FROM STDIN"
     ) as copy:
         for row in memories:
             copy.write_row(row)

@@ -54,7 +54,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._service import ROOT, use_service_database
 from benchmarks.distractors import Saved, _texts, bulk_indexes_dropped, copy_memories, distractors
-from benchmarks.ingest import save_and_wait
+from benchmarks.ingest import observe_api, save_and_wait
 from benchmarks.locomo import percentile, service_with_data_dir
 from benchmarks.recall_latency import TAGS, queries
 
@@ -231,10 +231,12 @@ def ingest(url: str, token: str, saves: int, offset: int) -> tuple[float, float]
     """(saves/s, save-to-recallable p95 ms) for `saves` REST saves at concurrency 8."""
     headers = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=url, headers=headers, timeout=120) as client:
-        save_and_wait(client, offset - 1)  # warm-up
+        save_and_wait(client, offset - 1, observe_api)  # warm-up
         started = time.perf_counter()
         with ThreadPoolExecutor(8) as pool:
-            timings = list(pool.map(lambda i: save_and_wait(client, i), range(offset, offset + saves)))
+            timings = list(
+                pool.map(lambda i: save_and_wait(client, i, observe_api), range(offset, offset + saves))
+            )
         elapsed = time.perf_counter() - started
     return saves / elapsed, percentile([t[0] for t in timings], 95) * 1000
 

@@ -82,7 +82,9 @@ class Knobs:
     # Conversation context: shares of a hit's score passed to the next / previous memory.
     context_next: float = 0.3
     context_previous: float = 0.1
-    context_from_top: int = 30
+    # 10 was chosen on every leave-one-conversation-out fold once context reached five turns (30
+    # spread it from too many parents and flooded the top with their neighbours).
+    context_from_top: int = 10
     context_gap: timedelta = timedelta(hours=1)
     # The next `context_window` memories of the conversation (and as many before) take a share,
     # multiplied by `context_decay` for each step further away (0: the nearest one only).

@@ -100,6 +100,7 @@ def running_service(*, keep: bool = False) -> Iterator[tuple[str, str]]:
 def use_service_database(data_dir: Path) -> None:
     """Point this process's Django at a throwaway service's embedded database (for bulk loads)."""
     os.environ["DEEPRECALL_VAR_DIR"] = str(data_dir)
+    os.environ.setdefault("DEEPRECALL_MODELS_DIR", str(ROOT / "var" / "models"))
     os.environ.pop("DATABASE_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django

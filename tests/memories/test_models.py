@@ -45,7 +45,7 @@ class TestSchema:
         assert "USING hnsw (embedding vector_cosine_ops)" in defs["memory_embedding_hnsw"]
         assert "USING gin (search_vector)" in defs["memory_search_gin"]
         assert "USING gin (tags)" in defs["memory_tags_gin"]
-        assert "btree (owner_id, space_id, status)" in defs["memory_owner_space_status"]
+        assert "btree (owner_id, space_id, status, id)" in defs["memory_owner_space_status_id"]
 
     def test_it_has_uuid_primary_keys_and_a_384_dimension_embedding(self):
         with connection.cursor() as cur:

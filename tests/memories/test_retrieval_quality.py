@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+import uuid
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -110,6 +111,34 @@ class TestTextSide:
         common = [f"Meeting notes from the Monday meeting number {i}." for i in range(30)]
         _memories(alice, [*common, "Kubernetes upgrade planned."])
         assert _recall(alice, "meeting about kubernetes", top_k=1) == ["Kubernetes upgrade planned."]
+
+    def test_in_a_space_bigger_than_the_sample_the_sample_is_not_the_oldest_saves(self, alice):
+        # 1,000 memories, a sample of 100: the 20 that name Zephyr were saved first. Counted in the
+        # oldest 100 saves the name is in 20 % of the space and picks no candidates (too common to
+        # scan in a big space); in a uniform sample (the first ids; ids are spread here so exactly
+        # 2 of the 20 fall among the first 100) it is in 2 %, rare enough to pick its memories.
+        space = space_create_default(owner=alice)
+        rng = random.Random(3)  # noqa: S311 - reproducible test data
+        base = embeddings.embed(["Notes about the garden and the weather."])[0]
+        zephyr_slots = set(range(25, 1000, 50))
+        other_slots = iter(sorted(set(range(1000)) - zephyr_slots))
+        rows = []
+        for slot in sorted(zephyr_slots):
+            rows.append((slot, f"Zephyr fixed the gate, part {slot}."))
+        for i in range(980):
+            rows.append((next(other_slots), f"The garden needed water on day {i}."))
+        for slot, text in rows:  # the Zephyr rows first: the oldest saves
+            Memory.objects.create(
+                id=uuid.UUID(int=(slot + 1) << 64),
+                owner=alice,
+                space=space,
+                kind="fact",
+                content=text,
+                embedding=_jitter(base, rng, scale=0.05),
+            )
+        knobs = replace(DEFAULT_KNOBS, df_sample=100, vector_pool=1)
+        found = _recall(alice, "What did Zephyr fix?", knobs=knobs, top_k=20)
+        assert sum("Zephyr" in text for text in found) == 20
 
 
 class TestBoosts:

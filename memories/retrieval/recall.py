@@ -38,7 +38,7 @@ from memories import embeddings
 from memories.models import FTS_CONFIG, Memory, Space
 from memories.pipeline.language import REQUEST_WORDS, STOP_WORDS, fold, stem
 from memories.pipeline.timeparse import resolve_times
-from memories.retrieval.rows import hit_rows_sql, memory_from_row
+from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
 from memories.selectors.as_of import View, held_sql, held_sql_params, started_sql
 
 
@@ -292,9 +292,12 @@ def _filters(request: RecallRequest, alias: str = "m") -> str:
     return " AND ".join(clauses)
 
 
-def _bm25_norm(length: str) -> str:
-    """BM25's term-frequency part for a matched term seen once, for a memory of `length` lexemes."""
-    return f"(%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s + %(b)s * {length} / greatest(avgdl.value, 1)))"
+def _bm25_norm(length: str, average: str) -> str:
+    """BM25's term-frequency part for a matched term seen once, for a memory of `length` lexemes
+    among memories of `average` lexemes. In float8: the constants would otherwise be numeric, and
+    numeric arithmetic over a few thousand text matches cost milliseconds."""
+    k1, b = "%(k1)s::float8", "%(b)s::float8"
+    return f"({k1} + 1) / (1 + {k1} * (1 - {b} + {b} * {length} / greatest({average}, 1)))"
 
 
 def _statement(request: RecallRequest, *, has_periods: bool) -> str:
@@ -330,7 +333,7 @@ sample AS MATERIALIZED (
 ),
 sample_size AS (SELECT count(*) AS n FROM sample),
 weighted AS MATERIALIZED (
-    SELECT t.q, d.df, s.n, ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+    SELECT t.q, d.df, s.n, ln(1 + (s.n - d.df + 0.5::float8) / (d.df + 0.5::float8)) AS idf
     FROM terms t, sample_size s,
          LATERAL (SELECT count(*) AS df FROM sample x WHERE x.search_vector @@ t.q) d
 ),
@@ -349,7 +352,9 @@ vector_pool AS MATERIALIZED (
     ORDER BY m.embedding <=> %(qvec)s::vector
     LIMIT %(vector_pool)s
 ),
-vector_ranked AS (SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM vector_pool),
+vector_ranked AS (
+    SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank FROM vector_pool
+),
 text_matches AS MATERIALIZED (
     SELECT m.id, length(m.search_vector) AS dl,
            (SELECT sum(w.idf) FROM weighted w WHERE m.search_vector @@ w.q) AS idf_sum
@@ -357,11 +362,10 @@ text_matches AS MATERIALIZED (
     WHERE {where} AND s.q IS NOT NULL AND m.search_vector @@ s.q
     LIMIT %(text_scan)s
 ),
-text_avgdl AS (SELECT avg(dl) AS value FROM text_matches),
+text_avgdl AS (SELECT avg(dl)::float8 AS value FROM text_matches),
 text_ranked AS (
     SELECT tm.id, row_number() OVER (
-        ORDER BY tm.idf_sum * (%(k1)s + 1)
-                 / (1 + %(k1)s * (1 - %(b)s + %(b)s * tm.dl / greatest(a.value, 1))) DESC, tm.id
+        ORDER BY tm.idf_sum * {_bm25_norm("tm.dl", "a.value")} DESC, tm.id
     ) AS rank
     FROM text_matches tm, text_avgdl a
     ORDER BY rank LIMIT %(text_pool)s
@@ -369,22 +373,30 @@ text_ranked AS (
 candidates AS (SELECT id FROM vector_ranked UNION SELECT id FROM text_ranked),
 candidate_rows AS MATERIALIZED (
     SELECT c.id,
-           coalesce(1 - (c.embedding <=> %(qvec)s::vector), 0) AS cosine,
+           -- The vector pool's distance where it has one: no second pass over those vectors.
+           coalesce(1 - v.distance, 1 - (c.embedding <=> %(qvec)s::vector), 0) AS cosine,
            length(c.search_vector) AS dl,
            coalesce((SELECT sum(w.idf) FROM weighted w WHERE c.search_vector @@ w.q), 0) AS idf_sum,
-           coalesce(1.0 / (%(rrf_k)s + v.rank), 0) + coalesce(1.0 / (%(rrf_k)s + t.rank), 0) AS rrf,
-           lower(substring(c.content from '^([^:\\n]{{1,60}}):')) = ANY(%(names)s::text[]) AS spoken,
+           -- float8 throughout: a numeric 1.0 would make every score after it numeric arithmetic.
+           coalesce(1.0::float8 / (%(rrf_k)s + v.rank), 0)
+           + coalesce(1.0::float8 / (%(rrf_k)s + t.rank), 0) AS rrf,
+           -- "Name: ..." said by someone the query names: the text before a colon within the first
+           -- 61 characters, with no line break in it. strpos, not a regular expression: the
+           -- bounded repetition of '^([^:\\n]{{1,60}}):' cost about 20 us a row, most of this CTE.
+           (sp.colon > 1 AND strpos(left(c.content, sp.colon - 1), E'\\n') = 0
+            AND lower(left(c.content, sp.colon - 1)) = ANY(%(names)s::text[])) AS spoken,
            {period_match} AS in_period,
            (%(asks_when)s AND c.names_time) AS dated,
            {held_now} AS held
     FROM memories_memory c
     JOIN candidates USING (id)
+    CROSS JOIN LATERAL (SELECT strpos(left(c.content, 61), ':') AS colon) sp
     LEFT JOIN vector_ranked v USING (id)
     LEFT JOIN text_ranked t USING (id)
 ),
-avgdl AS (SELECT avg(dl) AS value FROM candidate_rows),
+avgdl AS (SELECT avg(dl)::float8 AS value FROM candidate_rows),
 text_scores AS (
-    SELECT r.*, r.idf_sum * {_bm25_norm("r.dl")} AS bm25
+    SELECT r.*, r.idf_sum * {_bm25_norm("r.dl", "avgdl.value")} AS bm25
     FROM candidate_rows r, avgdl
 ),
 best AS (SELECT greatest(max(bm25), 1e-9) AS bm25 FROM text_scores),
@@ -498,10 +510,12 @@ final AS (
         sql += """
 final AS (SELECT id, score FROM combined)"""
     sql += f"""
-SELECT c.id, final.score * (CASE WHEN c.pinned THEN 1 + %(pinned_boost)s ELSE 1 END) AS score,
+SELECT final.score * (CASE WHEN c.pinned THEN 1 + %(pinned_boost)s ELSE 1 END) AS score,
        coalesce(1 - (c.embedding <=> %(qvec)s::vector), 0) AS similarity,
-       {held_now} AS held
+       {held_now} AS held,
+       {hit_columns_sql("c")}
 FROM final JOIN memories_memory c ON c.id = final.id
+{hit_joins_sql("c")}
 WHERE {where_c}
 ORDER BY score DESC, c.recorded_at DESC, c.id
 LIMIT %(top_k)s
@@ -588,7 +602,7 @@ def memory_recall(
     params = _params(
         owner=owner, space=space, request=request, knobs=knobs, vector=vector, periods=periods, now=now
     )
-    sql = hit_rows_sql(_statement(request, has_periods=bool(periods)))
+    sql = _statement(request, has_periods=bool(periods))
     ef_search = max(knobs.ef_search, params["vector_pool"], knobs.expansion_pool)
     with connection.cursor() as cursor:
         # Both statements travel as one message, which PostgreSQL runs as one implicit transaction

@@ -2,7 +2,7 @@
 
 A read: nothing here writes. Loading the hits through the ORM afterwards took two more queries
 (the rows with their annotations, then their entities) and a queryset built for each; here the
-ranked ids join the tables the hits render from, in the same statement, and each row becomes a
+retrieval statement's final SELECT reads the columns the hits render from, and each row becomes a
 Memory shaped as the memory selectors shape it (`memories.selectors.memories._memories`: no
 vectors; space, agent and entities loaded; `evidence_count` and `image_source_id` set), so
 `memory_dict` renders it without a query.
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from django.db import connection
+from django.db.models import QuerySet
 
 from memories.models import Entity, Evidence, Memory, Source, Space
 
@@ -29,45 +30,42 @@ _NAMES = [f.attname for f in _FIELDS]
 _Application = Memory._meta.get_field("agent").related_model
 
 
-def hit_rows_sql(statement: str) -> str:
-    """`statement`, which returns (id, score, similarity, held) best first, wrapped so that the
-    same statement also returns each hit's row, agent name, entities and two annotations.
+def hit_columns_sql(alias: str) -> str:
+    """The select list that makes a row of memories_memory `alias` a hit row: its stored columns,
+    agent name, entities and two annotations. Goes with `hit_joins_sql(alias)` in the FROM clause.
 
-    The evidence count and the image source are the SQL twins of the memory selectors' annotations
-    (`_memories`, `memories.selectors.images.image_source_of_memory`); the test that recall renders
-    a memory exactly as the selectors do keeps them in step. Parameters: `%(owner)s`.
+    Spliced into the retrieval statement's final SELECT rather than wrapped around it: one join of
+    memories_memory fewer for the planner (planning the wrapper cost more than 2 ms a recall), and
+    PostgreSQL evaluates these sub-selects after the sort and LIMIT, for the returned rows only.
+    The evidence count and the image source are the SQL twins of the memory selectors'
+    annotations (`_memories`, `memories.selectors.images.image_source_of_memory`); the test that
+    recall renders a memory exactly as the selectors do keeps them in step. Parameters: `%(owner)s`.
     """
-    columns = ", ".join(f"m.{connection.ops.quote_name(cast(str, f.column))}" for f in _FIELDS)
+    columns = ", ".join(f"{alias}.{connection.ops.quote_name(cast(str, f.column))}" for f in _FIELDS)
     evidence, source = Evidence._meta.db_table, Source._meta.db_table
     supports = Evidence.Stance.SUPPORTS.value
-    return f"""
-WITH ranked AS MATERIALIZED (
-    -- The statement's order, kept as a number: a join does not keep the order of its input.
-    SELECT r.id, r.score, r.similarity, r.held, row_number() OVER () AS position
-    FROM ({statement}) r
-)
-SELECT ranked.score, ranked.similarity, ranked.held, {columns},
-       agent.name,
+    return f"""{columns},
+       hit_agent.name,
        (SELECT coalesce(json_agg(json_build_array(e.id, e.name, e.type) ORDER BY e.name), '[]'::json)
         FROM {Memory.entities.through._meta.db_table} me
         JOIN {Entity._meta.db_table} e ON e.id = me.entity_id
-        WHERE me.memory_id = m.id AND e.owner_id = %(owner)s),
+        WHERE me.memory_id = {alias}.id AND e.owner_id = %(owner)s),
        (SELECT count(DISTINCT s.claimant) FROM {evidence} ev JOIN {source} s ON s.id = ev.source_id
-        WHERE ev.memory_id = m.id AND ev.stance = '{supports}'),
+        WHERE ev.memory_id = {alias}.id AND ev.stance = '{supports}'),
        (SELECT ev.source_id FROM {evidence} ev JOIN {source} s ON s.id = ev.source_id
-        WHERE ev.memory_id = m.id AND ev.stance = '{supports}'
+        WHERE ev.memory_id = {alias}.id AND ev.stance = '{supports}'
           AND s.origin = '{Source.Origin.IMAGE.value}' AND s.image_name <> ''
-        ORDER BY s.recorded_at DESC LIMIT 1)
-FROM ranked
-JOIN {Memory._meta.db_table} m ON m.id = ranked.id
-LEFT JOIN {_Application._meta.db_table} agent ON agent.id = m.agent_id
-ORDER BY ranked.position
-"""  # noqa: S608 - table and column names and model constants only; values are parameters
+        ORDER BY s.recorded_at DESC LIMIT 1)"""  # noqa: S608 - table and column names and model constants only
+
+
+def hit_joins_sql(alias: str) -> str:
+    """The join `hit_columns_sql(alias)` reads the agent's name through."""
+    return f"LEFT JOIN {_Application._meta.db_table} hit_agent ON hit_agent.id = {alias}.agent_id"
 
 
 def memory_from_row(row: Sequence[Any], *, space: Space) -> Memory:
-    """The Memory of one row of `hit_rows_sql`, after its first three columns (score, similarity,
-    held), with no query."""
+    """The Memory of the `hit_columns_sql` part of a row (the columns after the statement's own),
+    with no query."""
     memory = Memory.from_db(connection.alias, _NAMES, row[: len(_NAMES)])
     agent_name, entity_rows, evidence_count, image_source_id = row[len(_NAMES) :]
     memory._state.fields_cache["space"] = space
@@ -76,9 +74,11 @@ def memory_from_row(row: Sequence[Any], *, space: Space) -> Memory:
         if memory.agent_id is not None
         else None
     )
-    entities = memory.entities.get_queryset()
     # What prefetch_related stores (django.db.models.query.prefetch_one_level): a queryset whose
-    # results are known, so `memory.entities.all()` reads them without a query.
+    # results are known, so `memory.entities.all()` reads them without a query. A bare queryset, not
+    # `memory.entities.get_queryset()`: building the relation's filter for each of 20 hits cost
+    # more than the rest of this function, and a queryset with its results set never runs it.
+    entities: QuerySet[Entity] = QuerySet(model=Entity)
     entities._result_cache = [
         Entity.from_db(connection.alias, ["id", "name", "type"], [uuid.UUID(entity_id), name, kind])
         for entity_id, name, kind in entity_rows

@@ -151,7 +151,8 @@ def _statement_then_orm(owner, space: Space, request: RecallRequest) -> list[tup
             [str(ef_search)],
         )
         cursor.execute(_statement(request, has_periods=bool(periods)), params)
-        ranked = cursor.fetchall()
+        # (score, similarity, held), then the memory's stored columns, the primary key first.
+        ranked = [(row[3], row[0], row[1], row[2]) for row in cursor.fetchall()]
     rows = {
         memory.id: memory
         for memory in memory_search_list(owner=owner, status=STATUS_ALL, include_superseded=True).filter(

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -106,3 +107,43 @@ def use_service_database(data_dir: Path) -> None:
     import django
 
     django.setup()
+
+
+def service_processes(url: str) -> dict[str, list[psutil.Process]]:
+    """The throwaway service's processes by part: `manage.py up --port N` and its children (web,
+    worker with its pool), and the embedded PostgreSQL's postmaster with its backends."""
+    port = url.rsplit(":", 1)[1]
+    up = next(
+        proc
+        for proc in psutil.process_iter(["cmdline"])
+        if "up" in (cmd := proc.info["cmdline"] or []) and "--port" in cmd and port in cmd
+    )
+    parts: dict[str, list[psutil.Process]] = {"web": [], "worker": [], "database": []}
+    for child in up.children():
+        part = "web" if "uvicorn" in " ".join(child.cmdline()) else "worker"
+        parts[part] += [child, *child.children(recursive=True)]
+    pgdata = Path(up.environ()["DEEPRECALL_VAR_DIR"]) / "pgdata"
+    postmaster = psutil.Process(int((pgdata / "postmaster.pid").read_text().split()[0]))
+    parts["database"] = [postmaster, *postmaster.children(recursive=True)]
+    return parts
+
+
+def service_pgdata(parts: dict[str, list[psutil.Process]]) -> Path:
+    """The embedded PostgreSQL's data folder, from its postmaster's command line."""
+    return Path(parts["database"][0].cmdline()[parts["database"][0].cmdline().index("-D") + 1])
+
+
+def cpu_seconds(parts: dict[str, list[psutil.Process]]) -> dict[str, float]:
+    """User + system CPU seconds so far of each part's live processes (read before and after a
+    phase: the difference is what the phase cost, whatever else the machine was doing)."""
+    totals = {}
+    for part, procs in parts.items():
+        total = 0.0
+        for proc in procs:
+            try:
+                times = proc.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            total += times.user + times.system
+        totals[part] = total
+    return totals

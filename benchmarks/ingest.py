@@ -32,11 +32,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psutil
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._service import running_service
+from benchmarks._service import cpu_seconds, running_service, service_pgdata, service_processes
 
 NOTES = [
     "I moved to {city} last month and I love the coffee there.",
@@ -129,43 +128,6 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def _service_processes(url: str) -> dict[str, list[psutil.Process]]:
-    """The throwaway service's processes by part: `manage.py up --port N` and its children (web,
-    worker with its pool), and the embedded PostgreSQL's postmaster with its backends."""
-    port = url.rsplit(":", 1)[1]
-    up = next(
-        proc
-        for proc in psutil.process_iter(["cmdline"])
-        if "up" in (cmd := proc.info["cmdline"] or []) and "--port" in cmd and port in cmd
-    )
-    parts: dict[str, list[psutil.Process]] = {"web": [], "worker": [], "database": []}
-    for child in up.children():
-        part = "web" if "uvicorn" in " ".join(child.cmdline()) else "worker"
-        parts[part] += [child, *child.children(recursive=True)]
-    pgdata = Path(up.environ()["DEEPRECALL_VAR_DIR"]) / "pgdata"
-    postmaster = psutil.Process(int((pgdata / "postmaster.pid").read_text().split()[0]))
-    parts["database"] = [postmaster, *postmaster.children(recursive=True)]
-    return parts
-
-
-def _pgdata(parts: dict[str, list[psutil.Process]]) -> Path:
-    return Path(parts["database"][0].cmdline()[parts["database"][0].cmdline().index("-D") + 1])
-
-
-def _cpu_seconds(parts: dict[str, list[psutil.Process]]) -> dict[str, float]:
-    totals = {}
-    for part, procs in parts.items():
-        total = 0.0
-        for proc in procs:
-            try:
-                times = proc.cpu_times()
-            except psutil.NoSuchProcess:
-                continue
-            total += times.user + times.system
-        totals[part] = total
-    return totals
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--saves", type=int, default=200)
@@ -181,17 +143,17 @@ def main() -> None:
     with running_service() as (url, token):
         headers = {"Authorization": f"Bearer {token}"}
         with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
-            parts = _service_processes(url)
-            observe = observe_api if args.observe == "api" else database_observer(_pgdata(parts))
+            parts = service_processes(url)
+            observe = observe_api if args.observe == "api" else database_observer(service_pgdata(parts))
             save_and_wait(client, -1, observe)  # warm-up: first request loads code paths
             # Processes are read once the service is warm (the database's backends are pooled).
-            parts = _service_processes(url)
-            cpu_before = _cpu_seconds(parts)
+            parts = service_processes(url)
+            cpu_before = cpu_seconds(parts)
             started = time.perf_counter()
             with ThreadPoolExecutor(args.concurrency) as pool:
                 timings = list(pool.map(lambda i: save_and_wait(client, i, observe), range(args.saves)))
             elapsed = time.perf_counter() - started
-            cpu_after = _cpu_seconds(parts)
+            cpu_after = cpu_seconds(parts)
     latencies = [t[0] for t in timings]
     waits = [t[1] for t in timings]
     work = [t[2] for t in timings]

@@ -42,10 +42,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
-from benchmarks._service import ROOT
+from benchmarks._service import ROOT, cpu_seconds, service_processes
 from benchmarks.locomo import (
     CATEGORIES,
     DATA_DIR,
@@ -98,25 +97,8 @@ def mem0_venv() -> Path:
     return python
 
 
-def service_cpu_seconds(root: psutil.Process) -> float:
-    """User + system CPU time of the service's live process tree (web, worker, PostgreSQL)."""
-    total = 0.0
-    for proc in [root, *root.children(recursive=True)]:
-        try:
-            times = proc.cpu_times()
-        except psutil.Error:
-            continue
-        total += times.user + times.system
-    return total
-
-
 def run_ours(conversations: list[Conversation]) -> dict[str, Any]:
     with service_with_data_dir() as (url, _token, data_dir):
-        service = next(
-            child
-            for child in psutil.Process().children()
-            if any(part == "up" for part in child.cmdline()) and "manage.py" in " ".join(child.cmdline())
-        )
         tokens = create_users(data_dir, [f"locomo-{c.name}@example.com" for c in conversations])
         for conversation, token in zip(conversations, tokens, strict=True):
             conversation.token = token
@@ -137,9 +119,11 @@ def run_ours(conversations: list[Conversation]) -> dict[str, Any]:
             ingested = time.perf_counter() - started
             ask(client, conversations[0], 20, [])  # warm-up, as mem0's runner does
             latencies: list[float] = []
-            cpu = service_cpu_seconds(service)
+            # Read once warm: the database's backends are pooled and live through the questions.
+            service = service_processes(url)
+            cpu = sum(cpu_seconds(service).values())
             scores = [s for c in conversations for s in ask(client, c, 20, latencies)]
-            cpu = service_cpu_seconds(service) - cpu
+            cpu = sum(cpu_seconds(service).values()) - cpu
     return {
         "turns": sum(len(c.turns) for c in conversations),
         "ingest_seconds": ingested,

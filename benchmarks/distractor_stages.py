@@ -144,10 +144,12 @@ def _stage_sql(knobs: Any, request: Any) -> str:
     from memories.retrieval.recall import _statement
 
     sql = _statement(request, has_periods=False)
-    head = sql[: sql.index("\nSELECT c.id, final.score")]
+    # The statement's CTEs, without its final SELECT (which starts at the last top-level SELECT).
+    head = sql[: sql.index("\nSELECT final.score")]
     # The statement's own CTEs, then what each evidence memory went through.
-    return (
-        head
+    # Only the statement's own constant text and this constant tail; values are parameters.
+    sql = (
+        head  # noqa: S608
         + """
 SELECT e.id::text,
        EXISTS (SELECT 1 FROM vector_ranked v WHERE v.id = e.id) AS in_vector,
@@ -175,6 +177,7 @@ SELECT e.id::text,
 FROM unnest(%(evidence)s::uuid[]) AS e(id) JOIN memories_memory m ON m.id = e.id
 """
     )
+    return sql
 
 
 def cmd_diagnose(args: argparse.Namespace) -> None:
@@ -255,7 +258,8 @@ def cmd_diagnose(args: argparse.Namespace) -> None:
                         f" {matching} matches"
                     )
                 stages[stage] += 1
-                details.append(f"  {item.conversation.name} {turn:>7} {stage}: {why} | {question['question']}")
+                name = item.conversation.name
+                details.append(f"  {name} {turn:>7} {stage}: {why} | {question['question']}")
     print("\n".join(details))
     print()
     for stage, count in stages.most_common():

@@ -10,6 +10,7 @@ vectors; space, agent and entities loaded; `evidence_count` and `image_source_id
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Sequence
 from typing import Any, cast
@@ -30,6 +31,7 @@ _NAMES = [f.attname for f in _FIELDS]
 _Application = Memory._meta.get_field("agent").related_model
 
 
+@functools.cache
 def hit_columns_sql(alias: str) -> str:
     """The select list that makes a row of memories_memory `alias` a hit row: its stored columns,
     agent name, entities and two annotations. Goes with `hit_joins_sql(alias)` in the FROM clause.
@@ -40,6 +42,7 @@ def hit_columns_sql(alias: str) -> str:
     The evidence count and the image source are the SQL twins of the memory selectors'
     annotations (`_memories`, `memories.selectors.images.image_source_of_memory`); the test that
     recall renders a memory exactly as the selectors do keeps them in step. Parameters: `%(owner)s`.
+    Cached: the model does not change while the process runs.
     """
     columns = ", ".join(f"{alias}.{connection.ops.quote_name(cast(str, f.column))}" for f in _FIELDS)
     evidence, source = Evidence._meta.db_table, Source._meta.db_table

@@ -152,18 +152,29 @@ def _pgdata(parts: dict[str, list[psutil.Process]]) -> Path:
     return Path(parts["database"][0].cmdline()[parts["database"][0].cmdline().index("-D") + 1])
 
 
-def _cpu_seconds(parts: dict[str, list[psutil.Process]]) -> dict[str, float]:
+CpuReading = dict[tuple[str, int, float], float]
+
+
+def _cpu_seconds(parts: dict[str, list[psutil.Process]]) -> CpuReading:
+    """CPU seconds (user + system) by process: (part, pid, start time), so a pid reused is another."""
     totals = {}
     for part, procs in parts.items():
-        total = 0.0
         for proc in procs:
             try:
                 times = proc.cpu_times()
+                totals[(part, proc.pid, proc.create_time())] = times.user + times.system
             except psutil.NoSuchProcess:
                 continue
-            total += times.user + times.system
-        totals[part] = total
     return totals
+
+
+def _cpu_spent(before: CpuReading, after: CpuReading) -> dict[str, float]:
+    """CPU seconds by part between two readings. A process started in between (a database backend,
+    a pool process replaced) counts whole; one that ended in between is lost with what it spent."""
+    spent = {part: 0.0 for part, _, _ in (*before, *after)}
+    for key, seconds in after.items():
+        spent[key[0]] += seconds - before.get(key, 0.0)
+    return spent
 
 
 def main() -> None:
@@ -191,7 +202,8 @@ def main() -> None:
             with ThreadPoolExecutor(args.concurrency) as pool:
                 timings = list(pool.map(lambda i: save_and_wait(client, i, observe), range(args.saves)))
             elapsed = time.perf_counter() - started
-            cpu_after = _cpu_seconds(parts)
+            # Read again: processes started during the run (database backends) count too.
+            cpu_after = _cpu_seconds(_service_processes(url))
     latencies = [t[0] for t in timings]
     waits = [t[1] for t in timings]
     work = [t[2] for t in timings]
@@ -206,8 +218,7 @@ def main() -> None:
         f"of which queue wait p50 {pct(waits, 50) * 1000:.0f} ms / p95 {pct(waits, 95) * 1000:.0f} ms, "
         f"processing p50 {pct(work, 50) * 1000:.0f} ms / p95 {pct(work, 95) * 1000:.0f} ms"
     )
-    # A backend started during the run is not counted (its time is not in the snapshot before).
-    spent = {part: (cpu_after[part] - cpu_before[part]) * 1000 / args.saves for part in parts}
+    spent = {part: seconds * 1000 / args.saves for part, seconds in _cpu_spent(cpu_before, cpu_after).items()}
     print(
         f"CPU per save ({'API polls' if args.observe == 'api' else 'database polls'} included): "
         + ", ".join(f"{part} {ms:.1f} ms" for part, ms in spent.items())

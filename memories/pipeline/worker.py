@@ -50,7 +50,7 @@ from memories.pipeline.supersede import (
     supersede,
 )
 from memories.pipeline.update import Verdict, frame_of
-from memories.selectors.graph import entity_names_known
+from memories.selectors.graph import entity_names_known, entity_names_known_each
 from memories.services.documents import document_text_store
 from memories.services.entities import entity_record
 from memories.services.images import image_store
@@ -212,7 +212,9 @@ def job_fail(*, job_id: Any, code: Code, message: str) -> None:
     )
 
 
-def _candidates(source: Source, job: Job) -> list[Candidate]:
+def _candidates(source: Source, job: Job, *, known: set[str] | None = None) -> list[Candidate]:
+    """The job's statements. `known`: the names of the text the space already knows, when the
+    caller has read them (a batch reads them for all its saves at once: _names_known)."""
     reference = source.refers_to or source.recorded_at
     kind = stated_kind(kind=job.options.get("kind"), category=job.options.get("category"))
     if settings.LLM_BASE_URL:
@@ -221,9 +223,10 @@ def _candidates(source: Source, job: Job) -> list[Candidate]:
         candidates = llm_extract(source.content, reference=reference)
     else:
         # Names the space already knows are kept where a sentence starts with them.
-        known = entity_names_known(
-            owner=job.owner, space_id=job.space_id, names=capitalised_words(source.content)
-        )
+        if known is None:
+            known = entity_names_known(
+                owner=job.owner, space_id=job.space_id, names=capitalised_words(source.content)
+            )
         if source.origin == Source.Origin.DOCUMENT:
             # A document is a set of statements: one memory per item, row and sentence, so a later
             # version can change one of them without touching the others.
@@ -467,10 +470,13 @@ def _batch_run(*, claims: list[Claim]) -> None:
         key=lambda job: (job.created_at, str(job.id)),
     )
     _progress_many({job.id: 0 for job in jobs}, "extracting")
+    known = _names_known(jobs)
     work: list[tuple[Job, list[Candidate]]] = []
     for job in jobs:
         try:
-            candidates = _candidates(job.source, job) if job.source is not None else []
+            candidates = (
+                _candidates(job.source, job, known=known.get(job.id)) if job.source is not None else []
+            )
         except (OperationalError, InterfaceError):
             raise
         except Exception:
@@ -521,6 +527,20 @@ def _batch_run(*, claims: list[Claim]) -> None:
             except Exception:
                 logger.exception("job %s failed while storing", job.id)
                 job_fail(job_id=job.id, code=Code.INTERNAL_ERROR, message=FAILED_MESSAGE)
+
+
+def _names_known(jobs: list[Job]) -> dict[Any, set[str]]:
+    """For each job with a source, the names of its text its space already knows (the rules'
+    `known`, see _candidates): one query per owner and space of the batch, not one per job."""
+    spaces: dict[tuple[Any, Any], list[Job]] = {}
+    for job in jobs:
+        if job.source is not None:
+            spaces.setdefault((job.owner_id, job.space_id), []).append(job)
+    known: dict[Any, set[str]] = {}
+    for (_, space_id), group in spaces.items():
+        names = {job.id: capitalised_words(job.source.content) for job in group if job.source is not None}
+        known |= entity_names_known_each(owner=group[0].owner, space_id=space_id, names=names)
+    return known
 
 
 def _progress_many(totals: dict[Any, int], stage: str, *, done: bool = False) -> None:

@@ -177,6 +177,28 @@ class TestBatchInProcess:
         bobs = Entity.objects.get(owner=bob, normalized_name="priya raman")
         assert list(Memory.objects.filter(entities=bobs).values_list("job_id", flat=True)) == [jobs[1].id]
 
+    def test_a_name_starting_a_sentence_is_kept_where_its_own_space_knows_it(self, alice, bob):
+        from memories.services.entities import entity_record
+        from memories.services.spaces import space_create_default
+
+        space = space_create_default(owner=alice)
+        entity_record(owner_id=alice.id, space_id=space.id, name="Kestrel", type_="Product")
+        jobs = _queued_together(
+            (alice, "Kestrel needs a new battery."),
+            (bob, "Kestrel needs a new battery."),
+            (alice, "Harrow needs a new battery."),
+        )
+
+        job_process(job_id=jobs[0].id)
+
+        assert [job.status for job in _reloaded(jobs)] == ["succeeded"] * 3 and _one_batch(jobs)
+        names = [
+            sorted(Memory.objects.get(job=job).entities.values_list("normalized_name", flat=True))
+            for job in jobs
+        ]
+        # Alice's space knows Kestrel; Bob's does not, and neither knows Harrow.
+        assert names == [["kestrel"], [], []]
+
     def test_a_requeued_job_is_claimed_as_its_next_attempt_and_runs_alone(self, alice):
         jobs = _queued_together((alice, "My bank is Nordbank."), (alice, "My gym is Fit Lab."))
         Job.objects.filter(id=jobs[0].id).update(attempts=2)  # sent again after two tries

@@ -133,17 +133,29 @@ def service_pgdata(parts: dict[str, list[psutil.Process]]) -> Path:
     return Path(parts["database"][0].cmdline()[parts["database"][0].cmdline().index("-D") + 1])
 
 
-def cpu_seconds(parts: dict[str, list[psutil.Process]]) -> dict[str, float]:
-    """User + system CPU seconds so far of each part's live processes (read before and after a
-    phase: the difference is what the phase cost, whatever else the machine was doing)."""
+CpuReading = dict[tuple[str, int, float], float]
+
+
+def cpu_seconds(parts: dict[str, list[psutil.Process]]) -> CpuReading:
+    """CPU seconds (user + system) by process: (part, pid, start time), so a pid reused is another.
+    Read before and after a phase; `cpu_spent` turns the two into what the phase cost by part,
+    whatever else the machine was doing."""
     totals = {}
     for part, procs in parts.items():
-        total = 0.0
         for proc in procs:
             try:
                 times = proc.cpu_times()
+                totals[(part, proc.pid, proc.create_time())] = times.user + times.system
             except psutil.NoSuchProcess:
                 continue
-            total += times.user + times.system
-        totals[part] = total
     return totals
+
+
+def cpu_spent(before: CpuReading, after: CpuReading) -> dict[str, float]:
+    """CPU seconds by part between two readings. A process started in between (a database backend,
+    a pool process replaced) counts whole; one that ended in between is lost with what it spent.
+    Read `after` from a fresh `service_processes` so the processes started in between are in it."""
+    spent = {part: 0.0 for part, _, _ in (*before, *after)}
+    for key, seconds in after.items():
+        spent[key[0]] += seconds - before.get(key, 0.0)
+    return spent

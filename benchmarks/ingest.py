@@ -35,7 +35,7 @@ import httpx
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._service import cpu_seconds, running_service, service_pgdata, service_processes
+from benchmarks._service import cpu_seconds, cpu_spent, running_service, service_pgdata, service_processes
 
 NOTES = [
     "I moved to {city} last month and I love the coffee there.",
@@ -153,7 +153,8 @@ def main() -> None:
             with ThreadPoolExecutor(args.concurrency) as pool:
                 timings = list(pool.map(lambda i: save_and_wait(client, i, observe), range(args.saves)))
             elapsed = time.perf_counter() - started
-            cpu_after = cpu_seconds(parts)
+            # Read again: processes started during the run (database backends) count too.
+            cpu_after = cpu_seconds(service_processes(url))
     latencies = [t[0] for t in timings]
     waits = [t[1] for t in timings]
     work = [t[2] for t in timings]
@@ -168,8 +169,7 @@ def main() -> None:
         f"of which queue wait p50 {pct(waits, 50) * 1000:.0f} ms / p95 {pct(waits, 95) * 1000:.0f} ms, "
         f"processing p50 {pct(work, 50) * 1000:.0f} ms / p95 {pct(work, 95) * 1000:.0f} ms"
     )
-    # A backend started during the run is not counted (its time is not in the snapshot before).
-    spent = {part: (cpu_after[part] - cpu_before[part]) * 1000 / args.saves for part in parts}
+    spent = {part: seconds * 1000 / args.saves for part, seconds in cpu_spent(cpu_before, cpu_after).items()}
     print(
         f"CPU per save ({'API polls' if args.observe == 'api' else 'database polls'} included): "
         + ", ".join(f"{part} {ms:.1f} ms" for part, ms in spent.items())

@@ -42,7 +42,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._service import cpu_seconds, service_processes, use_service_database
+from benchmarks._service import cpu_seconds, cpu_spent, service_processes, use_service_database
 from benchmarks.locomo import percentile, service_with_data_dir
 
 
@@ -407,17 +407,16 @@ def measure(client: httpx.Client, token: str, bodies: list[dict[str, Any]]) -> M
     headers = {"Authorization": f"Bearer {token}"}
     latencies = []
     hits = []
-    # Read each time: the database's backends are pooled, so after the warm-up they are the same.
-    parts = service_processes(str(client.base_url).rstrip("/"))
-    before = cpu_seconds(parts)
+    url = str(client.base_url).rstrip("/")
+    before = cpu_seconds(service_processes(url))
     for body in bodies:
         started = time.perf_counter()
         response = client.post("/api/v1/operations/recall", json=body, headers=headers)
         latencies.append(time.perf_counter() - started)
         response.raise_for_status()
         hits.append(len(response.json()["memories"]))
-    after = cpu_seconds(parts)
-    per_call = {part: (after[part] - before[part]) * 1000 / len(bodies) for part in after}
+    spent = cpu_spent(before, cpu_seconds(service_processes(url)))
+    per_call = {part: seconds * 1000 / len(bodies) for part, seconds in spent.items()}
     return Measured(latencies, statistics.mean(hits), per_call["web"], per_call["database"])
 
 

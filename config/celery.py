@@ -36,18 +36,6 @@ app.conf.beat_schedule = {
         "schedule": OAUTH_HOUSEKEEPING_INTERVAL_SECONDS,
     },
 }
-# The filesystem broker of development is polled: an idle worker, or one whose processes were all
-# busy, looks for the next message only after this interval, so a save waited up to the 50 ms of
-# settings.py before a worker took it, most of a short save's queue wait. A poll of an idle queue is
-# a directory listing or two, so 100 a second cost well under 1% of a core (measured in
-# docs/pipeline.md). Redis pushes its messages and has no such interval.
-FILESYSTEM_POLLING_SECONDS = 0.01
-if app.conf.broker_url and app.conf.broker_url.startswith("filesystem"):
-    app.conf.broker_transport_options = {
-        **app.conf.broker_transport_options,
-        "polling_interval": FILESYSTEM_POLLING_SECONDS,
-    }
-
 # Beat's own default is ./celerybeat-schedule, wherever it was started (a home folder, say);
 # it belongs with the service's other state.
 app.conf.beat_schedule_filename = str(settings.VAR_DIR / "celerybeat-schedule")

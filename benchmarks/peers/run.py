@@ -44,7 +44,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
-from benchmarks._service import ROOT, cpu_seconds, service_processes
+from benchmarks._service import ROOT, cpu_seconds, cpu_spent, service_processes
 from benchmarks.locomo import (
     CATEGORIES,
     DATA_DIR,
@@ -119,11 +119,9 @@ def run_ours(conversations: list[Conversation]) -> dict[str, Any]:
             ingested = time.perf_counter() - started
             ask(client, conversations[0], 20, [])  # warm-up, as mem0's runner does
             latencies: list[float] = []
-            # Read once warm: the database's backends are pooled and live through the questions.
-            service = service_processes(url)
-            cpu = sum(cpu_seconds(service).values())
+            cpu_before = cpu_seconds(service_processes(url))
             scores = [s for c in conversations for s in ask(client, c, 20, latencies)]
-            cpu = sum(cpu_seconds(service).values()) - cpu
+            cpu = sum(cpu_spent(cpu_before, cpu_seconds(service_processes(url))).values())
     return {
         "turns": sum(len(c.turns) for c in conversations),
         "ingest_seconds": ingested,

@@ -5,6 +5,7 @@ one and keeps it as history; a new version of a living document retires what onl
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from django.db.models import QuerySet
@@ -132,7 +133,9 @@ def judge_priors(
     return judged
 
 
+@lru_cache(maxsize=4096)
 def _several_claims(text: str) -> bool:
+    # Asked of every prior of every new statement; the same priors recur (frame_of says the same).
     _, body = split_speaker(text.strip())
     return len(statement_sentences(body)) > 1
 

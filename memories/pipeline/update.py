@@ -245,6 +245,9 @@ def _is_person(word: str, body: str) -> bool:
     return lowered in FIRST_NAMES or (word, "Person") in extract_entities(body)
 
 
+# A save judges each new statement against up to eight nearby memories, and the same memories come
+# up again and again (PRIORS): their frames are read once per process. Frames are immutable.
+@lru_cache(maxsize=4096)
 def frame_of(text: str) -> Frame:
     """The frame of one statement (a memory's content)."""
     speaker, body = split_speaker(text.strip())

@@ -50,7 +50,7 @@ from memories.pipeline.supersede import (
     supersede,
 )
 from memories.pipeline.update import Verdict, frame_of
-from memories.selectors.graph import entity_names_known
+from memories.selectors.graph import entity_names_known, entity_names_known_each
 from memories.services.documents import document_text_store
 from memories.services.entities import entity_record
 from memories.services.images import image_store
@@ -68,13 +68,15 @@ HEARTBEAT_EVERY = LEASE / 3
 class Claim:
     job_id: Any
     attempt: int
+    # A short save (_batchable_flag), read with the claim: it may take other queued saves along.
+    batchable: bool = False
 
 
 @dataclass(frozen=True)
 class LeaseHeld(Exception):
     """Another process holds a live lease on the job; it may be asked again after `seconds`.
 
-    `batched`: the job is a short save (job_batchable), which a batch may be holding: its holder
+    `batched`: the job is a short save (_batchable_flag), which a batch may be holding: its holder
     commits it within the batch, so the message has nothing left to do.
     """
 
@@ -97,10 +99,32 @@ def job_claim(*, job_id: Any) -> Claim | None:
     Raises LeaseHeld when another process holds a lease that has not expired: the job is in hand,
     and the caller may ask again once the lease would have run out.
     """
-    # Most messages of a finished job are those of a batch's members (job_batch_claim), which the
-    # batch has done: one plain read answers them, without the locking transaction below.
-    if Job.objects.filter(id=job_id, status__in=(Job.Status.SUCCEEDED, Job.Status.FAILED)).exists():
+    # One plain read first. Most messages of a finished job are those of a batch's members
+    # (job_batch_claim), which the batch has done: this read answers them. It also says whether the
+    # job is a short save, which the batch claim needs.
+    seen = (
+        Job.objects.filter(id=job_id)
+        .annotate(source_chars=Length("source__content"), batchable=_batchable_flag())
+        .values_list("id", "status", "attempts", "batchable")
+        .first()
+    )
+    if seen is None or seen[1] in (Job.Status.SUCCEEDED, Job.Status.FAILED):
         return None
+    # The id as the database holds it (a message carries it as text): a batch keys its claims by it.
+    job_id, status, attempts, batchable = seen
+    if status == Job.Status.QUEUED:
+        # A queued job nobody holds (the usual case) is claimed by one conditional UPDATE, without
+        # the locking transaction below: of two processes sending it at once, the row lock makes
+        # the second wait and re-check the row, and only the first finds it still queued.
+        won = Job.objects.filter(id=job_id, status=Job.Status.QUEUED, attempts=attempts).update(
+            status=Job.Status.RUNNING,
+            attempts=attempts + 1,
+            started_at=Now(),
+            claimed_by=_me(),
+            lease_expires_at=_lease_end(),
+        )
+        if won:
+            return Claim(job_id, attempts + 1, batchable=bool(batchable))
     with transaction.atomic():
         # One row lock: two processes claiming at once see each other's lease, never both win.
         job = (
@@ -115,9 +139,7 @@ def job_claim(*, job_id: Any) -> Claim | None:
             return None
         if job.status == Job.Status.RUNNING and job.leased and job.claimed_by != _me():
             remaining = (job.lease_expires_at - timezone.now()).total_seconds() if job.lease_expires_at else 0
-            raise LeaseHeld(
-                max(1.0, min(remaining, LEASE.total_seconds())) + 1.0, batched=job_batchable(job_id=job.id)
-            )
+            raise LeaseHeld(max(1.0, min(remaining, LEASE.total_seconds())) + 1.0, batched=bool(batchable))
         Job.objects.filter(id=job.id).update(
             status=Job.Status.RUNNING,
             attempts=job.attempts + 1,
@@ -125,7 +147,7 @@ def job_claim(*, job_id: Any) -> Claim | None:
             claimed_by=_me(),
             lease_expires_at=_lease_end(),
         )
-        return Claim(job.id, job.attempts + 1)
+        return Claim(job.id, job.attempts + 1, batchable=bool(batchable))
 
 
 def job_lease_extend(*, claim: Claim) -> bool:
@@ -190,7 +212,9 @@ def job_fail(*, job_id: Any, code: Code, message: str) -> None:
     )
 
 
-def _candidates(source: Source, job: Job) -> list[Candidate]:
+def _candidates(source: Source, job: Job, *, known: set[str] | None = None) -> list[Candidate]:
+    """The job's statements. `known`: the names of the text the space already knows, when the
+    caller has read them (a batch reads them for all its saves at once: _names_known)."""
     reference = source.refers_to or source.recorded_at
     kind = stated_kind(kind=job.options.get("kind"), category=job.options.get("category"))
     if settings.LLM_BASE_URL:
@@ -199,9 +223,10 @@ def _candidates(source: Source, job: Job) -> list[Candidate]:
         candidates = llm_extract(source.content, reference=reference)
     else:
         # Names the space already knows are kept where a sentence starts with them.
-        known = entity_names_known(
-            owner=job.owner, space_id=job.space_id, names=capitalised_words(source.content)
-        )
+        if known is None:
+            known = entity_names_known(
+                owner=job.owner, space_id=job.space_id, names=capitalised_words(source.content)
+            )
         if source.origin == Source.Origin.DOCUMENT:
             # A document is a set of statements: one memory per item, row and sentence, so a later
             # version can change one of them without touching the others.
@@ -258,7 +283,7 @@ def job_process(*, job_id: Any) -> None:
     try:
         # A job on a second attempt runs alone: should it be what crashed its process, it takes no
         # other save down with it again.
-        if claim.attempt == 1 and not settings.LLM_BASE_URL and job_batchable(job_id=job_id):
+        if claim.attempt == 1 and not settings.LLM_BASE_URL and claim.batchable:
             claims += job_batch_claim(exclude=job_id, limit=BATCH_MAX - 1)
         with _heartbeat(claims):
             if len(claims) == 1:
@@ -297,14 +322,10 @@ def _batchable() -> Q:
     )
 
 
-def job_batchable(*, job_id: Any) -> bool:
-    """Whether the job is a short save, which a batch may take (job_batch_claim)."""
-    return (
-        Job.objects.filter(id=job_id)
-        .annotate(source_chars=Length("source__content"))
-        .filter(_batchable())
-        .exists()
-    )
+def _batchable_flag() -> Case:
+    # Whether the job is a short save, which a batch may take (job_batch_claim): _batchable() as a
+    # column, read with the job's status (job_claim). A job whose source is gone is not one.
+    return Case(When(_batchable(), then=Value(True)), default=Value(False), output_field=BooleanField())
 
 
 def job_batch_claim(*, exclude: Any, limit: int) -> list[Claim]:
@@ -330,7 +351,7 @@ def job_batch_claim(*, exclude: Any, limit: int) -> list[Claim]:
                 claimed_by=_me(),
                 lease_expires_at=_lease_end(),
             )
-    return [Claim(job_id, 1) for job_id in ids]
+    return [Claim(job_id, 1, batchable=True) for job_id in ids]
 
 
 def _batch_members_resend(claims: list[Claim]) -> None:
@@ -449,10 +470,13 @@ def _batch_run(*, claims: list[Claim]) -> None:
         key=lambda job: (job.created_at, str(job.id)),
     )
     _progress_many({job.id: 0 for job in jobs}, "extracting")
+    known = _names_known(jobs)
     work: list[tuple[Job, list[Candidate]]] = []
     for job in jobs:
         try:
-            candidates = _candidates(job.source, job) if job.source is not None else []
+            candidates = (
+                _candidates(job.source, job, known=known.get(job.id)) if job.source is not None else []
+            )
         except (OperationalError, InterfaceError):
             raise
         except Exception:
@@ -503,6 +527,20 @@ def _batch_run(*, claims: list[Claim]) -> None:
             except Exception:
                 logger.exception("job %s failed while storing", job.id)
                 job_fail(job_id=job.id, code=Code.INTERNAL_ERROR, message=FAILED_MESSAGE)
+
+
+def _names_known(jobs: list[Job]) -> dict[Any, set[str]]:
+    """For each job with a source, the names of its text its space already knows (the rules'
+    `known`, see _candidates): one query per owner and space of the batch, not one per job."""
+    spaces: dict[tuple[Any, Any], list[Job]] = {}
+    for job in jobs:
+        if job.source is not None:
+            spaces.setdefault((job.owner_id, job.space_id), []).append(job)
+    known: dict[Any, set[str]] = {}
+    for (_, space_id), group in spaces.items():
+        names = {job.id: capitalised_words(job.source.content) for job in group if job.source is not None}
+        known |= entity_names_known_each(owner=group[0].owner, space_id=space_id, names=names)
+    return known
 
 
 def _progress_many(totals: dict[Any, int], stage: str, *, done: bool = False) -> None:
@@ -644,11 +682,15 @@ def _link_entities(*, job: Job, memory: Memory, entities: list[tuple[str, str]])
     # entity_record locks each row until the job commits; key order makes two saves naming the same
     # entities take the locks in one order. A deadlock left (across memories) is an OperationalError,
     # which the task retries.
+    linked = []
     for name, type_ in sorted(entities, key=lambda item: normalize_entity_name(item[0])):
         if not normalize_entity_name(name) or type_ not in valid_types:
             continue
         entity, _ = entity_record(owner_id=job.owner_id, space_id=job.space_id, name=name, type_=type_)
-        memory.entities.add(entity)
+        linked.append(entity)
+    if linked:
+        # One INSERT for the memory's links (a link already there is skipped, as add() does).
+        memory.entities.add(*linked)
 
 
 # A job committed but not yet marked published is given this long for its publish to finish (it

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -156,11 +156,19 @@ def entity_matches(*, owner: User, space: Space, name: str, prefer_type: str | N
 def entity_names_known(*, owner: User, space_id: Any, names: Iterable[str]) -> set[str]:
     """Which of `names` are already entities of the space, as normalized names (one query): the
     `known` that `extract_entities` takes, so a known name starting a sentence is kept."""
-    keys = {key for key in map(normalize_entity_name, names) if key}
-    if not keys:
-        return set()
-    rows = Entity.objects.filter(owner=owner, space_id=space_id, normalized_name__in=keys)
-    return set(rows.values_list("normalized_name", flat=True))
+    return entity_names_known_each(owner=owner, space_id=space_id, names={None: names})[None]
+
+
+def entity_names_known_each(
+    *, owner: User, space_id: Any, names: Mapping[Any, Iterable[str]]
+) -> dict[Any, set[str]]:
+    """entity_names_known for several texts of one space (a batch's saves), in one query: for each
+    key of `names`, which of its names the space already knows."""
+    keys = {text: {key for key in map(normalize_entity_name, words) if key} for text, words in names.items()}
+    wanted = set().union(*keys.values())
+    rows = Entity.objects.filter(owner=owner, space_id=space_id, normalized_name__in=wanted)
+    found = set(rows.values_list("normalized_name", flat=True)) if wanted else set()
+    return {text: mine & found for text, mine in keys.items()}
 
 
 def entity_context(*, owner: User, space: Space, name: str, at: datetime | None = None) -> dict[str, Any]:

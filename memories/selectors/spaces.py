@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 from uuid import UUID
 
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
@@ -36,6 +36,27 @@ def grant_space_id(*, user: User, application_id: Any = None, personal_token_id:
     else:
         choice = choice.filter(personal_token_id=personal_token_id)
     return choice.values_list("space_id", flat=True).first()
+
+
+def space_granted_or_default(
+    *, user: User, application_id: Any = None, personal_token_id: Any = None
+) -> Space | None:
+    """The space a grant switched to, else the user's default space (None when they have neither):
+    grant_space_id and space_default in one read, since every save and read of an agent asks it."""
+    choice = GrantSpace.objects.filter(owner=user, space_id=OuterRef("pk"))
+    if application_id is not None:
+        choice = choice.filter(application_id=application_id)
+    elif personal_token_id is not None:
+        choice = choice.filter(personal_token_id=personal_token_id)
+    else:
+        return space_default(owner=user)
+    return (
+        Space.objects.filter(owner=user)
+        .annotate(granted=Exists(choice))
+        .filter(Q(granted=True) | Q(is_default=True))
+        .order_by("-granted")
+        .first()
+    )
 
 
 def _spaces_with_counts(*, owner: User) -> QuerySet[Space]:

@@ -20,7 +20,7 @@ from memories import errors
 from memories.errors import AppError, Code, name_checked
 from memories.limits import SPACE_NAME_MAX_LENGTH
 from memories.models import AuditEvent, Entity, GrantSpace, Job, Memory, Relation, Source, Space
-from memories.selectors.spaces import grant_space_id, space_default
+from memories.selectors.spaces import grant_space_id, space_default, space_granted_or_default
 from memories.services.audit import audit_record
 from memories.services.entities import entity_merge, entity_record
 from memories.services.purge import memories_hard_delete_in_space
@@ -65,11 +65,9 @@ def space_for_caller(*, caller: Caller, space_id: Any = None) -> Space:
     The dashboard (a session) has no grant: it uses the default unless a page names a space.
     """
     if space_id is None:
-        grant = _grant_of(caller)
-        if grant is not None:
-            space_id = grant_space_id(user=caller.user, **grant)
-    if space_id is None:
-        return space_create_default(owner=caller.user)
+        # The grant's space or the default, in one read; the default is created when there is none.
+        space = space_granted_or_default(user=caller.user, **(_grant_of(caller) or {}))
+        return space if space is not None else space_create_default(owner=caller.user)
     space = Space.objects.filter(owner=caller.user, id=space_id).first()
     if space is None:
         raise errors.AppError(

@@ -88,6 +88,16 @@ class TestBatchInProcess:
         assert [job.progress for job in jobs] == [{"stage": "done", "done": 1, "total": 1}] * 3
         assert _one_batch(jobs)
 
+    def test_a_batch_started_by_a_message_stores_every_save(self, alice):
+        # A message carries the job id as text, as the task receives it.
+        jobs = _queued_together((alice, "My bike is a green Brompton."), (alice, "My car is a red Fiat."))
+
+        result = process_job.apply(args=[str(jobs[0].id)])
+
+        assert result.state == "SUCCESS"
+        jobs = _reloaded(jobs)
+        assert [(job.status, job.attempts) for job in jobs] == [("succeeded", 1)] * 2 and _one_batch(jobs)
+
     def test_a_members_own_message_does_nothing(self, alice):
         jobs = _queued_together((alice, "My bike is a green Brompton."), (alice, "My car is a red Fiat."))
         job_process(job_id=jobs[0].id)
@@ -133,6 +143,71 @@ class TestBatchInProcess:
         job_process(job_id=jobs[0].id)
 
         assert [job.status for job in _reloaded(jobs)] == ["succeeded", "queued", "queued"]
+
+    def test_the_same_note_twice_in_one_batch_is_one_memory_with_both_sources(self, alice):
+        jobs = _queued_together(
+            (alice, "My passport expires in 2031."), (alice, "my passport expires in 2031")
+        )
+
+        job_process(job_id=jobs[0].id)
+
+        jobs = _reloaded(jobs)
+        assert [job.status for job in jobs] == ["succeeded", "succeeded"] and _one_batch(jobs)
+        (memory,) = Memory.objects.filter(owner=alice)
+        assert memory.content == "My passport expires in 2031."
+        evidence = Evidence.objects.filter(memory=memory).values_list("source_id", flat=True)
+        assert sorted(evidence) == sorted(job.source_id for job in jobs)
+
+    def test_saves_of_one_batch_naming_one_entity_share_it_and_its_votes(self, alice, bob):
+        jobs = _queued_together(
+            (alice, "I had lunch with Priya Raman at Acme yesterday."),
+            (bob, "Priya Raman is my new manager."),
+            (alice, "Priya Raman moved to the platform team."),
+        )
+
+        job_process(job_id=jobs[0].id)
+
+        assert [job.status for job in _reloaded(jobs)] == ["succeeded"] * 3
+        alices = Entity.objects.get(owner=alice, normalized_name="priya raman")
+        assert alices.attributes["type_votes"] == {"Person": 2}
+        linked = Memory.objects.filter(owner=alice, entities=alices).values_list("job_id", flat=True)
+        assert sorted(linked) == sorted([jobs[0].id, jobs[2].id])
+        acme = Memory.objects.get(job=jobs[0]).entities.values_list("normalized_name", flat=True)
+        assert sorted(acme) == ["acme", "priya raman"]
+        bobs = Entity.objects.get(owner=bob, normalized_name="priya raman")
+        assert list(Memory.objects.filter(entities=bobs).values_list("job_id", flat=True)) == [jobs[1].id]
+
+    def test_a_name_starting_a_sentence_is_kept_where_its_own_space_knows_it(self, alice, bob):
+        from memories.services.entities import entity_record
+        from memories.services.spaces import space_create_default
+
+        space = space_create_default(owner=alice)
+        entity_record(owner_id=alice.id, space_id=space.id, name="Kestrel", type_="Product")
+        jobs = _queued_together(
+            (alice, "Kestrel needs a new battery."),
+            (bob, "Kestrel needs a new battery."),
+            (alice, "Harrow needs a new battery."),
+        )
+
+        job_process(job_id=jobs[0].id)
+
+        assert [job.status for job in _reloaded(jobs)] == ["succeeded"] * 3 and _one_batch(jobs)
+        names = [
+            sorted(Memory.objects.get(job=job).entities.values_list("normalized_name", flat=True))
+            for job in jobs
+        ]
+        # Alice's space knows Kestrel; Bob's does not, and neither knows Harrow.
+        assert names == [["kestrel"], [], []]
+
+    def test_a_requeued_job_is_claimed_as_its_next_attempt_and_runs_alone(self, alice):
+        jobs = _queued_together((alice, "My bank is Nordbank."), (alice, "My gym is Fit Lab."))
+        Job.objects.filter(id=jobs[0].id).update(attempts=2)  # sent again after two tries
+
+        job_process(job_id=jobs[0].id)
+
+        first, second = _reloaded(jobs)
+        assert (first.status, first.attempts) == ("succeeded", 3)
+        assert (second.status, second.attempts) == ("queued", 0)
 
     def test_a_database_error_fails_the_whole_batch_and_its_members_run_again_alone(self, alice, monkeypatch):
         jobs = _queued_together(

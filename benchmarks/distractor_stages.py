@@ -4,6 +4,8 @@
     .venv/bin/python benchmarks/distractor_stages.py clean --dir var/benchmarks/stages
     .venv/bin/python benchmarks/distractor_stages.py crowd --dir var/benchmarks/stages --distractors 20000
     .venv/bin/python benchmarks/distractor_stages.py diagnose --dir var/benchmarks/stages
+    .venv/bin/python benchmarks/distractor_stages.py score --dir var/benchmarks/stages \
+        --variant '' --variant speaker_boost=0.6
 
 `load` ingests the conversations through the service's API (as benchmarks/locomo.py does) into a
 data folder that is kept, with the memory -> turn map beside it; every later step runs in process
@@ -77,9 +79,13 @@ def _prepared(args: argparse.Namespace) -> list[Any]:
 
 
 def _knobs(args: argparse.Namespace) -> Any:
+    return _knobs_from(args.knob or [])
+
+
+def _knobs_from(items: list[str]) -> Any:
     from memories.retrieval.recall import DEFAULT_KNOBS
 
-    changes = dict(item.split("=", 1) for item in args.knob or [])
+    changes = dict(item.split("=", 1) for item in items)
     typed = {k: type(getattr(DEFAULT_KNOBS, k))(float(v)) for k, v in changes.items()}
     return dataclasses.replace(DEFAULT_KNOBS, **typed)
 
@@ -138,6 +144,26 @@ def cmd_crowd(args: argparse.Namespace) -> None:
     # The first `have` are in already; the rest go in now.
     data = dataclasses.replace(data, texts=data.texts[have:], vectors=data.vectors[have:])
     load_distractors(spaces=[item.space for item in prepared], data=data)
+
+
+def cmd_score(args: argparse.Namespace) -> None:
+    """R@10 per conversation, per category and overall, for each `--variant` of the knobs."""
+    from benchmarks.locomo import mean_recall, score_in_process
+
+    prepared = _prepared(args)
+    names = [item.conversation.name for item in prepared]
+    print(f"{'variant':<40}" + "".join(f"{n:>7}" for n in names) + "  multi  temp  open single    all")
+    for variant in args.variant or [""]:
+        knobs = _knobs_from([v for v in variant.split(",") if v])
+        per = [score_in_process(item, knobs) for item in prepared]
+        pooled = [s for scores in per for s in scores]
+        print(
+            f"{variant or 'default':<40}"
+            + "".join(f"{mean_recall(scores):7.3f}" for scores in per)
+            + "".join(f"{mean_recall(pooled, category=c):6.3f}" for c in (1, 2, 3, 4))
+            + f"{mean_recall(pooled):7.3f}",
+            flush=True,
+        )
 
 
 def _stage_sql(knobs: Any, request: Any) -> str:
@@ -268,11 +294,14 @@ def cmd_diagnose(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=["load", "clean", "crowd", "diagnose"])
+    parser.add_argument("step", choices=["load", "clean", "crowd", "diagnose", "score"])
     parser.add_argument("--dir", type=Path, required=True)
     parser.add_argument("--conversations", nargs="+", default=["26"])
     parser.add_argument("--distractors", type=int, default=20000)
     parser.add_argument("--knob", action="append", help="name=value, a Knobs field to change")
+    parser.add_argument(
+        "--variant", action="append", help="score: comma-separated name=value knobs, one row each"
+    )
     args = parser.parse_args()
     # Started in the background, a process inherits SIGINT ignored; the service is stopped with it.
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -282,7 +311,7 @@ def main() -> None:
         return
     _service.use_service_database(args.dir)
     started = time.perf_counter()
-    {"clean": cmd_clean, "crowd": cmd_crowd, "diagnose": cmd_diagnose}[args.step](args)
+    {"clean": cmd_clean, "crowd": cmd_crowd, "diagnose": cmd_diagnose, "score": cmd_score}[args.step](args)
     print(f"({time.perf_counter() - started:.0f} s)")
 
 

@@ -179,7 +179,7 @@ def in_process(
     owner: Any, space: Any, questions: list[str], vectors: list[list[float]]
 ) -> tuple[list[float], list[tuple[str, float]]]:
     """memory_recall with the query vector given: its wall times, and per-CTE medians of the plans."""
-    from django.db import connection
+    from django.db import connection, transaction
 
     from memories.retrieval.recall import RecallRequest, memory_recall
 
@@ -187,10 +187,14 @@ def in_process(
 
     def explain(execute: Any, sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
         # The retrieval statement is the one with a vector pool; it is explained first, then run.
+        # It travels behind its SET LOCALs in one message, and EXPLAIN of that message would explain
+        # the SET LOCALs only: the two parts run apart here, in one transaction so the settings hold.
         if "vector_pool AS MATERIALIZED" in sql and not sql.startswith("EXPLAIN"):
-            cursor = context["cursor"]
-            cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
-            plans.append(cursor.fetchone()[0][0])
+            settings, statement = sql.split(";", 1)
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(settings, params)
+                cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, params)
+                plans.append(cursor.fetchone()[0][0])
         return execute(sql, params, many, context)
 
     def recall(question: str, vector: list[float]) -> None:

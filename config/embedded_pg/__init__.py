@@ -117,28 +117,68 @@ def _start(pgdata: Path) -> EmbeddedServer:
     return server
 
 
-# PostgreSQL's default shared_buffers (128 MB) is smaller than the vector index of
-# a modest memory store, so every recall would read it from the OS cache again.
-SHARED_BUFFERS = os.environ.get("EMBEDDED_PG_SHARED_BUFFERS", "512MB")
+def shared_buffers() -> str:
+    """The embedded server's `shared_buffers`: EMBEDDED_PG_SHARED_BUFFERS, else an eighth of this
+    machine's memory between 256 MB and 4 GB.
+
+    PostgreSQL's own default (128 MB) is smaller than the table and vector index of a modest memory
+    store, so recalls would read them from the OS cache again and again: at 160,000 memories (a
+    313 MB table and a 313 MB HNSW index) 512 MB left a warm default recall at p95 45 ms and a
+    time-travel one at 102 ms, 2 GB at 42 and 65 ms (benchmarks/recall_latency.py, docs/retrieval.md).
+    An eighth leaves the rest to the web and worker processes that share the machine; the memory is
+    only taken as pages are read.
+    """
+    configured = os.environ.get("EMBEDDED_PG_SHARED_BUFFERS", "").strip()
+    if configured:
+        if not re.fullmatch(r"[1-9][0-9]*(kB|MB|GB)", configured):
+            raise EmbeddedPostgresError("EMBEDDED_PG_SHARED_BUFFERS must look like 512MB or 1GB")
+        return configured
+    total = _memory_bytes()
+    if total is None:
+        return "512MB"
+    return f"{min(max(total // 8 // 2**20, 256), 4096)}MB"
+
+
+def _memory_bytes() -> int | None:
+    """This machine's memory, or the container's limit when that is lower (cgroup v2 or v1)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            limit = Path(limit_file).read_text().strip()
+        except OSError:
+            continue
+        if limit.isdigit():
+            total = min(total, int(limit))
+    return total
+
+
+# pg_prewarm's autoprewarm worker records which pages are cached and loads them again at start-up,
+# so a restarted service answers its first recalls from memory rather than the disk.
+PRELOAD_LIBRARIES = "pg_prewarm"
 
 
 def _tune(server: EmbeddedServer) -> bool:
     """Apply our server settings with ALTER SYSTEM; True when a restart is needed."""
     import psycopg
 
-    if not re.fullmatch(r"[1-9][0-9]*(kB|MB|GB)", SHARED_BUFFERS):
-        raise EmbeddedPostgresError("EMBEDDED_PG_SHARED_BUFFERS must look like 512MB or 1GB")
+    size = shared_buffers()
     with psycopg.connect(server.conninfo("postgres"), autocommit=True) as conn:
-        row = conn.execute("SELECT setting, unit FROM pg_settings WHERE name = 'shared_buffers'").fetchone()
-        pending = conn.execute(
-            "SELECT setting FROM pg_file_settings WHERE name = 'shared_buffers' AND applied IS FALSE"
+        row = conn.execute(
+            "SELECT pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(%s),"
+            " current_setting('shared_preload_libraries') = %s",
+            [size, PRELOAD_LIBRARIES],
         ).fetchone()
-        wanted = conn.execute("SELECT pg_size_bytes(%s)", [SHARED_BUFFERS]).fetchone()
-        current = int(row[0]) * 8192 if row and row[1] == "8kB" else None
-        if wanted is None or current == int(wanted[0]):
+        if row is None or all(row):
             return False
-        if pending is None:
-            conn.execute(f"ALTER SYSTEM SET shared_buffers = '{SHARED_BUFFERS}'")
+        # Always written when the running value differs: ALTER SYSTEM is idempotent, and
+        # pg_file_settings is no guide to a pending change (postgresql.conf's own line, overridden
+        # by postgresql.auto.conf, is listed as not applied too, which once kept a new size from
+        # ever being written).
+        conn.execute(f"ALTER SYSTEM SET shared_buffers = '{size}'")
+        conn.execute(f"ALTER SYSTEM SET shared_preload_libraries = '{PRELOAD_LIBRARIES}'")
     return True
 
 

@@ -375,6 +375,14 @@ class Memory(models.Model):
                 condition=Q(superseded_at__isnull=True) & ~Q(slot=""),
             ),
             models.Index(fields=["owner", "recorded_at"], name="memory_owner_recorded"),
+            # recall's `session_id` filter keeps one conversation's memories: read through this and
+            # ranked exactly (memories.retrieval.recall.EXACT_VECTOR_ROWS), where a walk of the HNSW
+            # index would pass over thousands of other rows before finding them.
+            models.Index(
+                fields=["owner", "session_id"],
+                name="memory_owner_session",
+                condition=Q(session_id__isnull=False),
+            ),
         ]
         constraints = [
             models.CheckConstraint(

@@ -19,7 +19,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
-from django.db.models.functions import Lower
+from django.db.models.functions import Coalesce, Lower
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
@@ -382,6 +382,15 @@ class Memory(models.Model):
                 fields=["owner", "session_id"],
                 name="memory_owner_session",
                 condition=Q(session_id__isnull=False),
+            ),
+            # When a memory starts to hold in the world (memories.selectors.as_of.MEMORY_START, in
+            # its order): a recall `at` a time when few memories had started reads those through
+            # this and ranks them exactly instead of walking the HNSW index past all the later ones.
+            models.Index(
+                models.F("owner"),
+                models.F("space"),
+                Coalesce("valid_from", "occurred_at", "stated_at", "recorded_at"),
+                name="memory_world_start",
             ),
         ]
         constraints = [

@@ -346,7 +346,8 @@ def load(
     """COPY the synthetic space into `user`'s default space (indexes dropped for the load, rebuilt after)."""
     from django.db import connection
 
-    from memories.models import Space
+    from benchmarks.distractors import BULK_INDEXES
+    from memories.models import Memory, Space
 
     space = Space.objects.get(owner=user, is_default=True)
     loaded = Loaded()
@@ -371,19 +372,19 @@ def load(
         ("memories_evidence", EVIDENCE_COLUMNS, rows.evidence),
     ]
     with connection.cursor() as cursor:
-        cursor.execute("DROP INDEX IF EXISTS memory_embedding_hnsw")
-        cursor.execute("DROP INDEX IF EXISTS memory_search_gin")
+        for name in BULK_INDEXES:
+            cursor.execute(f"DROP INDEX IF EXISTS {name}")
         for table, columns, table_rows in tables:
             with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
                 for row in table_rows:
                     copy.write_row(row)
         print("  building the HNSW and GIN indexes ...", flush=True)
         cursor.execute("SET maintenance_work_mem = '1GB'")
-        cursor.execute(
-            "CREATE INDEX memory_embedding_hnsw ON memories_memory USING hnsw (embedding vector_cosine_ops)"
-            " WITH (m = 16, ef_construction = 64)"
-        )
-        cursor.execute("CREATE INDEX memory_search_gin ON memories_memory USING gin (search_vector)")
+        # The migration's definitions (parameters included), not a copy of them.
+        with connection.schema_editor() as editor:
+            for index in Memory._meta.indexes:
+                if index.name in BULK_INDEXES:
+                    editor.add_index(Memory, index)
         cursor.execute("ANALYZE")
     return loaded
 

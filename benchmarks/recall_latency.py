@@ -208,7 +208,8 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
     import numpy
     from django.db import connection
 
-    from memories.models import Space
+    from benchmarks.distractors import BULK_INDEXES
+    from memories.models import Memory, Space
     from memories.pipeline.entities import normalize_entity_name
     from memories.pipeline.timeparse import mentions_time
 
@@ -216,8 +217,8 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
     noise_rng = numpy.random.default_rng(7)
     start = datetime(2024, 1, 1, tzinfo=UTC)
     with connection.cursor() as cursor:
-        cursor.execute("DROP INDEX IF EXISTS memory_embedding_hnsw")
-        cursor.execute("DROP INDEX IF EXISTS memory_search_gin")
+        for name in BULK_INDEXES:
+            cursor.execute(f"DROP INDEX IF EXISTS {name}")
         for user, count in owners:
             space = Space.objects.get(owner=user, is_default=True)
             entity_ids: dict[tuple[str, str], uuid.UUID] = {}
@@ -289,11 +290,11 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
             print(f"  loaded {count} memories for {user.email}", flush=True)
         print("  building the HNSW and GIN indexes ...", flush=True)
         cursor.execute("SET maintenance_work_mem = '1GB'")
-        cursor.execute(
-            "CREATE INDEX memory_embedding_hnsw ON memories_memory USING hnsw (embedding vector_cosine_ops)"
-            " WITH (m = 16, ef_construction = 64)"
-        )
-        cursor.execute("CREATE INDEX memory_search_gin ON memories_memory USING gin (search_vector)")
+        # The migration's definitions (parameters included), not a copy of them.
+        with connection.schema_editor() as editor:
+            for index in Memory._meta.indexes:
+                if index.name in BULK_INDEXES:
+                    editor.add_index(Memory, index)
         cursor.execute("ANALYZE")
         prewarm(cursor)
 

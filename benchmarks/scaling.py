@@ -27,8 +27,8 @@ tags, a few suppressed, superseded and pinned. The first 100,000 have their own 
 all-MiniLM-L6-v2 embeddings (the distractor cache); beyond that a row reuses the vector of one of
 those plus Gaussian noise (sigma 0.01 per dimension, re-normalised), so its text and vector no
 longer match: fine for latency, which is all that is measured here. The HNSW and full-text indexes
-are dropped for each load and built again from the model's definitions (the migration's m=16,
-ef_construction=64), then the tables are analysed. The figures and the plot (SVG, written by hand,
+are dropped for each load and built again from the model's definitions (the migration's
+parameters), then the tables are analysed. The figures and the plot (SVG, written by hand,
 no plotting library) are also kept as JSON beside the plot.
 """
 

@@ -235,3 +235,58 @@ def test_0019_flags_the_memories_saved_before_it_that_name_a_time(before_names_t
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
     assert dict(Memory.objects.filter(id__in=ids).values_list("id", "names_time")) == ids
+
+
+@pytest.fixture
+def before_hnsw_128(transactional_db):
+    yield from _as_left_by([("memories", "0023_memory_world_start")])
+
+
+def _index_definition(name: str) -> str | None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [name])
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def test_0024_swaps_in_the_ef_construction_128_index_and_keeps_the_session_setting(before_hnsw_128, alice):
+    from memories import embeddings
+    from memories.models import Memory
+    from tests.memories.test_api_read import default_space
+
+    assert "ef_construction='64'" in (_index_definition("memory_embedding_hnsw") or "")
+    OldMemory = before_hnsw_128.get_model("memories", "Memory")
+    space = default_space(alice)
+    texts = ["Maya moved to Lisbon last spring.", "I prefer window seats on long flights."]
+    ids = [
+        OldMemory.objects.create(
+            owner_id=alice.id, space_id=space.id, content=text, kind="fact", embedding=vector
+        ).id
+        for text, vector in zip(texts, embeddings.embed(texts), strict=True)
+    ]
+    with connection.cursor() as cursor:
+        # Below what the migration asks for, so it raises it (and must put it back after).
+        cursor.execute("SET maintenance_work_mem = '64MB'")
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    definition = _index_definition("memory_embedding_hnsw") or ""
+    assert "USING hnsw" in definition and "m='16'" in definition and "ef_construction='128'" in definition
+    assert _index_definition("memory_embedding_hnsw_128") is None
+    with connection.cursor() as cursor:
+        # The migration's larger build memory ended with it.
+        cursor.execute("SHOW maintenance_work_mem")
+        cursor.execute(
+            "SELECT pg_size_bytes(current_setting('maintenance_work_mem')),"
+            " (SELECT reset_val::bigint * 1024 FROM pg_settings WHERE name = 'maintenance_work_mem')"
+        )
+        now, default = cursor.fetchone()
+        assert now == default < 512 * 1024 * 1024
+        # The new index holds the rows written before it: a walk of it finds them.
+        cursor.execute("SET enable_seqscan = off")
+        cursor.execute(
+            "SELECT id FROM memories_memory ORDER BY embedding <=> %s::vector LIMIT 1",
+            [str(embeddings.embed([texts[1]])[0])],
+        )
+        assert cursor.fetchone()[0] == ids[1]
+        cursor.execute("RESET enable_seqscan")
+    assert Memory.objects.filter(id__in=ids).count() == 2

@@ -2,6 +2,7 @@
 save-to-recallable latency.
 
     .venv/bin/python benchmarks/ingest.py [--saves 200] [--concurrency 8] [--observe database|api]
+    .venv/bin/python benchmarks/ingest.py --service URL --data-dir DIR --owner EMAIL [--first N]
 
 It starts a throwaway service (`manage.py up` on a temporary data folder: the
 embedded PostgreSQL, the worker, the real model), creates a user and a token,
@@ -12,6 +13,11 @@ full-text vector. Latency is measured per save from the POST to the first poll
 that sees the job succeeded: a read of the job's row every 5 ms (default), or
 GET /api/v1/jobs/{id} every 20 ms (`--observe api`, the way before 2026-12-02,
 whose polls cost the web process more CPU than the saves).
+
+With `--service` it saves instead into a service already running on a kept data folder (`manage.py
+up` with `DEEPRECALL_VAR_DIR=DIR` and `RATE_LIMIT_SAVE=off`) as EMAIL: into the 100,000-memory
+space that `recall_latency.py --keep` leaves (latency-0@example.com), say, to measure saves into a
+big index. `--first` numbers the notes, so that a second run saves new notes, not duplicates.
 
 It also prints the CPU time the service spent per save, by part (web, worker, database), read from
 the processes' counters over the timed run: it moves much less than latency when other work loads
@@ -25,8 +31,9 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -35,7 +42,14 @@ import httpx
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._service import cpu_seconds, cpu_spent, running_service, service_pgdata, service_processes
+from benchmarks._service import (
+    cpu_seconds,
+    cpu_spent,
+    running_service,
+    service_pgdata,
+    service_processes,
+    use_service_database,
+)
 
 NOTES = [
     "I moved to {city} last month and I love the coffee there.",
@@ -123,6 +137,21 @@ def database_observer(pgdata: Path) -> Observer:
     return observe
 
 
+@contextmanager
+def existing_service(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
+    """The running service of --service, and a new write token of --owner (made in its database)."""
+    use_service_database(args.data_dir)
+    from django.db import connection
+
+    from accounts.models import User
+    from accounts.services import pat_create
+
+    owner = User.objects.get(email=args.owner)
+    token = pat_create(user=owner, name="ingest benchmark", scopes=["memory:read", "memory:write"])[1]
+    connection.close()
+    yield args.service, token
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -139,19 +168,26 @@ def main() -> None:
         help="how a client learns its save is recallable: its job's row (default), or GET /api/v1/jobs/{id} "
         "every 20 ms, whose polls cost the web process more CPU than the saves (see docs/pipeline.md)",
     )
+    parser.add_argument("--service", help="URL of a service already running on --data-dir")
+    parser.add_argument("--data-dir", type=Path, help="the data folder of --service")
+    parser.add_argument("--owner", default="latency-0@example.com", help="with --service: who saves")
+    parser.add_argument("--first", type=int, default=0, help="number of the first note")
     args = parser.parse_args()
-    with running_service() as (url, token):
+    if args.service and not args.data_dir:
+        parser.error("--service needs --data-dir")
+    with running_service() if not args.service else existing_service(args) as (url, token):
         headers = {"Authorization": f"Bearer {token}"}
         with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
             parts = service_processes(url)
             observe = observe_api if args.observe == "api" else database_observer(service_pgdata(parts))
-            save_and_wait(client, -1, observe)  # warm-up: first request loads code paths
+            save_and_wait(client, args.first - 1, observe)  # warm-up: first request loads code paths
             # Processes are read once the service is warm (the database's backends are pooled).
             parts = service_processes(url)
             cpu_before = cpu_seconds(parts)
             started = time.perf_counter()
             with ThreadPoolExecutor(args.concurrency) as pool:
-                timings = list(pool.map(lambda i: save_and_wait(client, i, observe), range(args.saves)))
+                numbers = range(args.first, args.first + args.saves)
+                timings = list(pool.map(lambda i: save_and_wait(client, i, observe), numbers))
             elapsed = time.perf_counter() - started
             # Read again: processes started during the run (database backends) count too.
             cpu_after = cpu_seconds(service_processes(url))

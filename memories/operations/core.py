@@ -15,7 +15,7 @@ from django.conf import settings
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
 from accounts.throttles import user_throttle
 from memories.limits import QUERY_MAX_LENGTH, TAG_MAX_LENGTH, TAGS_MAX
-from memories.models import Memory, Space
+from memories.models import Memory
 from memories.operations.registry import (
     DELETES,
     EVERY_PROFILE,
@@ -27,7 +27,6 @@ from memories.operations.schemas import ALL, UUID, clocks_schema, obj
 from memories.representations import hit_dict, iso
 from memories.retrieval import answer as answering
 from memories.retrieval.recall import NONE, STRONG, WEAK, RecallRequest, RecallResult, memory_recall
-from memories.selectors.jobs import pending_saves
 from memories.services.memories import memory_hard_delete, memory_suppress, remember
 from memories.services.spaces import space_for_caller
 
@@ -106,9 +105,12 @@ FRESHNESS_SCHEMA: dict[str, Any] = obj(
 )
 
 
-def freshness(*, caller: Caller, space: Space) -> dict[str, Any]:
-    """How fresh a read is: saves of the caller's space still being processed are not in it yet."""
-    pending = pending_saves(owner=caller.user, space=space)
+def freshness(result: RecallResult) -> dict[str, Any]:
+    """How fresh a recall is: saves of its space still being processed are not in it yet (counted
+    by the recall itself, `count_pending`)."""
+    pending = result.pending
+    if pending is None:
+        raise RuntimeError("the recall did not count the pending saves")
     if pending:
         note = (
             f"{pending} save(s) are still being processed; what they contain is not recallable yet. "
@@ -198,12 +200,13 @@ RECALL_OUTPUT: dict[str, Any] = obj(
 )
 
 
-def _recalled(caller: Caller, args: dict[str, Any], query: str, **filters: Any) -> tuple[Space, RecallResult]:
-    """Recall in the caller's space with the clock and session filters recall and answer share."""
+def _recalled(caller: Caller, args: dict[str, Any], query: str, **filters: Any) -> RecallResult:
+    """Recall in the caller's space with the clock and session filters recall and answer share,
+    counting the space's pending saves for `freshness`."""
     space = space_for_caller(caller=caller)
     when: dict[str, Any] = {"at": args.get("at"), "session_id": args.get("session_id")}
     request = RecallRequest(query=query, top_k=args["top_k"], **when, **filters)
-    return space, memory_recall(owner=caller.user, space=space, request=request)
+    return memory_recall(owner=caller.user, space=space, request=request, count_pending=True)
 
 
 @operation("recall", EVERY_PROFILE, SCOPE_READ, READ_ONLY, RECALL_INPUT, RECALL_OUTPUT)
@@ -219,14 +222,14 @@ def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
 def recall_rendered(caller: Caller, args: dict[str, Any], **filters: Any) -> dict[str, Any]:
     """A recall of `args["query"]` (`top_k`, optional `at` and `session_id`) in the caller's space,
     as every recall tool answers it (RECALL_OUTPUT): active, current memories only, unless `at`."""
-    space, result = _recalled(caller, args, args["query"], **filters)
+    result = _recalled(caller, args, args["query"], **filters)
     return {
         "at": iso(result.at),
         "memories": [hit_dict(hit) for hit in result.hits],
         "total": len(result.hits),
         "match": result.match,
         "match_note": MATCH_NOTES[result.match],
-        "freshness": freshness(caller=caller, space=space),
+        "freshness": freshness(result),
     }
 
 
@@ -282,7 +285,7 @@ def _answer(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     the order of `based_on`. Every citation is checked against the retrieved memories; when nothing
     supports an answer it says so instead of guessing.
     """
-    space, result = _recalled(caller, args, args["question"])
+    result = _recalled(caller, args, args["question"])
     answer = answering.answer_question(
         question=args["question"], hits=result.hits, max_tokens=args.get("max_tokens")
     )
@@ -295,7 +298,7 @@ def _answer(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         "model": answer.model,
         "usage": answer.usage,
         "checks": answer.checks,
-        "freshness": freshness(caller=caller, space=space),
+        "freshness": freshness(result),
     }
 
 

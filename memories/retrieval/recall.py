@@ -41,6 +41,7 @@ from memories.pipeline.language import REQUEST_WORDS, STOP_WORDS, fold, stem
 from memories.pipeline.timeparse import resolve_times
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
 from memories.selectors.as_of import View, held_sql, held_sql_params, started_sql
+from memories.selectors.jobs import PENDING_SAVES_SQL
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,8 @@ STRONG_SIMILARITY = 0.5
 class RecallResult:
     at: datetime
     hits: list[Hit] = field(default_factory=list)
+    # The space's saves still queued or running, when the recall was asked to count them.
+    pending: int | None = None
 
     @property
     def match(self) -> str:
@@ -645,6 +648,7 @@ def memory_recall(
     request: RecallRequest,
     knobs: Knobs = DEFAULT_KNOBS,
     query_vector: Sequence[float] | None = None,
+    count_pending: bool = False,
 ) -> RecallResult:
     """The owner's best memories in `space` for `request.query`, best first.
 
@@ -652,6 +656,9 @@ def memory_recall(
     returns every hit's row, entities and annotations (with `types`, `tags`, `session_id`, `at` or
     `known_at`, the planner's estimate of the rows they keep comes first, to pick the vector scan).
     `query_vector` skips embedding the query (tests and benchmarks that already have it).
+    `count_pending` also counts the space's saves still being processed (`RecallResult.pending`),
+    in the same message: what every recall tool reports as its freshness, without a round trip of
+    its own.
     """
     now = timezone.now()
     at = request.at or now
@@ -673,12 +680,19 @@ def memory_recall(
         # keep going until it has found enough rows that pass the filters (pgvector >= 0.8).
         cursor.execute(
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-            " set_config('hnsw.ef_search', %(ef_search)s, true);" + sql,
+            " set_config('hnsw.ef_search', %(ef_search)s, true);"
+            + sql
+            + (";" + PENDING_SAVES_SQL if count_pending else ""),
             {**params, "ef_search": str(ef_search)},
         )
         if not cursor.nextset():
             raise RuntimeError("the retrieval statement returned no result")
         rows = cursor.fetchall()
+        pending = None
+        if count_pending:
+            if not cursor.nextset():
+                raise RuntimeError("the pending saves' count returned no result")
+            pending = int(cursor.fetchone()[0])
     hits = []
     for score, similarity, held, *columns in rows:
         memory = memory_from_row(columns, space=space)
@@ -691,4 +705,4 @@ def memory_recall(
                 held=bool(held),
             )
         )
-    return RecallResult(at=at, hits=hits)
+    return RecallResult(at=at, hits=hits, pending=pending)

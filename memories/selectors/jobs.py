@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import models
+from django.db import connection, models
 from django.db.models import (
     BooleanField,
     ExpressionWrapper,
@@ -80,11 +80,21 @@ def job_wait(job: Job, seconds: float) -> Job:
     return job
 
 
+# The saves of a space that are not recallable yet: queued or running. SQL with named parameters
+# (`owner`, `space`: primary keys), so that recall can send it in the message of its retrieval
+# statement and answer freshness without a round trip of its own (memories.retrieval.recall).
+PENDING_SAVES_SQL = (
+    f"SELECT count(*) FROM {Job._meta.db_table}"  # noqa: S608 - the model's own names, no input
+    " WHERE owner_id = %(owner)s AND space_id = %(space)s"
+    f" AND status IN ('{Job.Status.QUEUED.value}', '{Job.Status.RUNNING.value}')"
+)
+
+
 def pending_saves(*, owner: User, space: Space) -> int:
     """How many of the owner's saves into `space` are still queued or running."""
-    return Job.objects.filter(
-        owner=owner, space=space, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
-    ).count()
+    with connection.cursor() as cursor:
+        cursor.execute(PENDING_SAVES_SQL, {"owner": owner.pk, "space": space.pk})
+        return int(cursor.fetchone()[0])
 
 
 STAGES = ("queued", "extract", "embed", "store", "searchable")

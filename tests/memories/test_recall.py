@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import jsonschema
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 import memories.operations.core  # noqa: F401 - registers recall and answer
 from memories.models import Job, Memory
@@ -105,6 +107,31 @@ class TestInputRules:
         assert body["memories"] == [] and body["total"] == 0
         Job.objects.update(status=Job.Status.SUCCEEDED)
         assert _recall(client, query="bees")["freshness"]["pending_jobs"] == 0
+
+    def test_it_counts_only_the_callers_pending_saves_and_only_in_its_space(self, alice, bob):
+        alice_client, bob_client = pat_client(alice), pat_client(bob)
+        for content in ("Bob keeps bees.", "Bob keeps goats."):
+            response = bob_client.post("/api/v1/operations/remember", {"content": content}, format="json")
+            assert response.status_code == 200
+        assert _recall(alice_client, query="bees")["freshness"]["pending_jobs"] == 0
+        assert _recall(bob_client, query="bees")["freshness"]["pending_jobs"] == 2
+        # A save queued in another of Bob's spaces is not pending in the one he recalls from.
+        other = bob_client.post("/api/v1/spaces", {"name": "Work"}, format="json").json()["id"]
+        response = bob_client.post("/api/v1/memories", {"content": "A memo.", "space": other}, format="json")
+        assert response.status_code == 202, response.json()
+        assert _recall(bob_client, query="bees")["freshness"]["pending_jobs"] == 2
+
+    def test_it_reads_freshness_in_the_round_trip_of_the_retrieval_statement(self, alice):
+        client = pat_client(alice)
+        client.post("/api/v1/operations/remember", {"content": "I keep bees."}, format="json")
+        _recall(client, query="bees")  # the token's first use writes its last_used_at
+        with CaptureQueriesContext(connection) as captured:
+            body = _recall(client, query="bees")
+        assert body["freshness"]["pending_jobs"] == 1
+        # The token, the space, then one message: the retrieval statement and the pending count.
+        statements = [query["sql"] for query in captured.captured_queries]
+        assert len(statements) == 3, statements
+        assert "vector_pool" in statements[2] and statements[2].rstrip().endswith("'running')")
 
 
 @pytest.mark.django_db(transaction=True)

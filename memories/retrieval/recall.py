@@ -678,21 +678,25 @@ def memory_recall(
         # round trips are needed. Django's psycopg cursor binds parameters client-side, which is
         # what allows several statements in one execute. relaxed_order lets a filtered HNSW scan
         # keep going until it has found enough rows that pass the filters (pgvector >= 0.8).
+        # The pending saves are counted before the retrieval statement reads: under READ COMMITTED
+        # each statement has its own snapshot, and a save that finished in between is then counted
+        # as pending and maybe found (harmless: "may not be in it yet"), never missed while the
+        # freshness note says everything is in.
         cursor.execute(
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
             " set_config('hnsw.ef_search', %(ef_search)s, true);"
-            + sql
-            + (";" + PENDING_SAVES_SQL if count_pending else ""),
+            + (PENDING_SAVES_SQL + ";" if count_pending else "")
+            + sql,
             {**params, "ef_search": str(ef_search)},
         )
-        if not cursor.nextset():
-            raise RuntimeError("the retrieval statement returned no result")
-        rows = cursor.fetchall()
         pending = None
         if count_pending:
             if not cursor.nextset():
                 raise RuntimeError("the pending saves' count returned no result")
             pending = int(cursor.fetchone()[0])
+        if not cursor.nextset():
+            raise RuntimeError("the retrieval statement returned no result")
+        rows = cursor.fetchall()
     hits = []
     for score, similarity, held, *columns in rows:
         memory = memory_from_row(columns, space=space)

@@ -8,6 +8,7 @@ ISO 8601 with their offset (`iso`), the clocks one object (`clocks`), and embedd
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -177,6 +178,13 @@ def job_progress(job: Job) -> dict[str, Any]:
     return {"stage": stage, "done": int(written.get("done") or 0), "total": int(written.get("total") or 0)}
 
 
+def _job_memories(job: Job) -> Iterable[Memory]:
+    # A job's memories are written in the transaction that marks it succeeded (and a failed job is
+    # re-run as the same job only from failed): as of the status read, any other job has none, and
+    # a save's answer, or a poll of a pending job, needs no query for them.
+    return job.memories.all() if job.status == Job.Status.SUCCEEDED else ()
+
+
 def job_dict(job: Job, *, memories: list[Memory] | None = None) -> dict[str, Any]:
     """A job as the API shows it; `memories` (rendered in full) when given."""
     duration_ms = None
@@ -194,7 +202,7 @@ def job_dict(job: Job, *, memories: list[Memory] | None = None) -> dict[str, Any
         "duration_ms": duration_ms,
         "space_id": str(job.space_id),
         "source_id": _str_or_none(job.source_id),
-        "memory_ids": [str(m.id) for m in (memories if memories is not None else job.memories.all())],
+        "memory_ids": [str(m.id) for m in (memories if memories is not None else _job_memories(job))],
         "progress": job_progress(job),
     }
     if memories is not None:

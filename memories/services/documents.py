@@ -14,7 +14,7 @@ from memories import errors
 from memories.errors import Code
 from memories.models import Job, Source
 from memories.services.jobs import job_queue
-from memories.services.sources import content_hash, document_claimant, source_record
+from memories.services.sources import content_hash, document_claimant, source_new
 from memories.services.spaces import space_for_caller
 
 
@@ -90,7 +90,7 @@ def document_ingest(
             )
             if previous is not None:
                 version = previous.version + 1
-        source = source_record(
+        source = source_new(
             caller=caller,
             space=space,
             origin=Source.Origin.DOCUMENT,

@@ -24,7 +24,7 @@ from memories.errors import Code
 from memories.models import Job, Source
 from memories.selectors.images import image_storage
 from memories.services.jobs import job_queue
-from memories.services.sources import content_hash, source_record
+from memories.services.sources import content_hash, source_new
 from memories.services.spaces import space_for_caller
 
 logger = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ def image_ingest(
         if job is not None:
             return earlier, job, False
     with transaction.atomic():
-        source = source_record(
+        source = source_new(
             caller=caller,
             space=space,
             origin=Source.Origin.IMAGE,

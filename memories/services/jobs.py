@@ -1,9 +1,9 @@
 """Queueing jobs for the worker. The worker's side (claim, run, fail) is `memories.pipeline.worker`.
 
 The job row is the outbox: it is committed first, then its message is published, and the row
-records that the publish reached the broker (`published_at`). A publish that fails after the commit
-(the broker restarting) leaves the save accepted; the recovery sweep sends the job from the
-database (`memories.pipeline.worker.jobs_to_recover`).
+records the publish (`published_at`: written with the row, cleared when the publish fails). A
+publish that fails after the commit (the broker restarting) leaves the save accepted; the recovery
+sweep sends the job from the database (`memories.pipeline.worker.jobs_to_recover`).
 """
 
 from __future__ import annotations
@@ -13,29 +13,42 @@ from typing import Any
 
 from django.db import DatabaseError, transaction
 from django.db.models.functions import Now
+from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from accounts.caller import Caller
 from memories.models import Job, Source, Space
+from memories.services.rows import rows_insert
 
 logger = logging.getLogger(__name__)
 
 
 def job_queue(*, caller: Caller, space: Space, source: Source, kind: str, options: dict[str, Any]) -> Job:
-    """Create the job; its message is published once the caller's transaction commits."""
-    job = Job.objects.create(
-        owner=caller.user, space=space, agent_id=caller.agent_id, source=source, kind=kind, options=options
+    """Create the job, and its source first when that is new (`source_new`), in one message: both
+    rows or neither, one round trip. Its message is published once the caller's transaction commits
+    (at once outside an atomic block).
+
+    The row says it was published from the start: the publish follows the commit, and a failed one
+    clears the mark (job_publish), so the common case costs no second write. Only a process that
+    dies between the commit and the publish leaves a marked job unsent; the sweep takes it for a
+    lost message and sends it REPUBLISH_AFTER later (memories.pipeline.worker.jobs_to_recover).
+    """
+    job = Job(
+        owner=caller.user,
+        space=space,
+        agent_id=caller.agent_id,
+        source=source,
+        kind=kind,
+        options=options,
+        published_at=timezone.now(),
     )
+    rows_insert(*([source] if source._state.adding else []), job)
     job_id = job.id
-    transaction.on_commit(lambda: job_enqueue(job_id=job_id))
+    transaction.on_commit(lambda: job_publish(job_id=job_id))
     return job
 
 
-def job_enqueue(*, job_id: Any) -> bool:
-    """Send the job to the worker and mark it published. Safe to call twice: the worker claims a
-    job once. False when the broker could not be reached: the job stays in the outbox (committed,
-    unpublished) for the sweep, and the save that queued it is still accepted, because a client
-    told to retry it would save it twice."""
+def _send(job_id: Any) -> bool:
     from memories.tasks import process_job
 
     try:
@@ -43,11 +56,35 @@ def job_enqueue(*, job_id: Any) -> bool:
     except (BrokerError, OSError) as exc:
         logger.warning("job %s: publish failed (%s); the sweep sends it", job_id, exc.__class__.__name__)
         return False
+    return True
+
+
+def job_publish(*, job_id: Any) -> bool:
+    """Send a job that job_queue just committed, marked published. False when the broker could not be
+    reached: the mark is cleared, so the sweep sends the job from the outbox (committed,
+    unpublished) a few seconds on, and the save that queued it is still accepted, because a client
+    told to retry it would save it twice."""
+    if _send(job_id):
+        return True
+    try:
+        Job.objects.filter(id=job_id, status=Job.Status.QUEUED).update(published_at=None)
+    except DatabaseError:
+        # Neither sent nor unmarked: the sweep sends it as a lost message, later. The save itself
+        # committed, so it must not fail now.
+        logger.warning("job %s: not published, and the mark could not be cleared", job_id)
+    return False
+
+
+def job_enqueue(*, job_id: Any) -> bool:
+    """Send a job to the worker again (the sweep, a batch that let its members go) and mark it
+    published. Safe to call twice: the worker claims a job once. False when the broker could not be
+    reached: the job stays as it was for the next sweep."""
+    if not _send(job_id):
+        return False
     try:
         Job.objects.filter(id=job_id).update(published_at=Now())
     except DatabaseError:
-        # Sent, but not marked: the sweep sends it once more, which the claim makes harmless. The
-        # save itself committed, so it must not fail now.
+        # Sent, but not marked: the sweep sends it once more, which the claim makes harmless.
         logger.warning("job %s: published, but the mark was not stored", job_id)
     return True
 

@@ -19,7 +19,7 @@ from memories.models import AuditEvent, Job, Memory, Source
 from memories.services.audit import audit_record
 from memories.services.jobs import job_queue
 from memories.services.purge import memories_purge, purge_record
-from memories.services.sources import source_record
+from memories.services.sources import source_new
 from memories.services.spaces import space_for_caller
 
 
@@ -117,19 +117,19 @@ def remember(
         options["entities"] = [{"name": e["name"], "type": e["type"]} for e in entities]
     if confidence is not None:
         options["confidence"] = confidence
-    with transaction.atomic():
-        space = space_for_caller(caller=caller, space_id=space_id)
-        source = source_record(
-            caller=caller,
-            space=space,
-            origin=origin,
-            content=content,
-            source_text=source_text.strip(),
-            session_id=session_id,
-            refers_to=occurred_at,
-        )
-        job = job_queue(caller=caller, space=space, source=source, kind=Job.Kind.REMEMBER, options=options)
-    return job
+    # No transaction of its own: the source and its job are one message (job_queue), all or nothing,
+    # and the space read before it needs no lock (a default space created for it may stay).
+    space = space_for_caller(caller=caller, space_id=space_id)
+    source = source_new(
+        caller=caller,
+        space=space,
+        origin=origin,
+        content=content,
+        source_text=source_text.strip(),
+        session_id=session_id,
+        refers_to=occurred_at,
+    )
+    return job_queue(caller=caller, space=space, source=source, kind=Job.Kind.REMEMBER, options=options)
 
 
 # The clocks a person may correct on a memory (the world-time ones; system time is the service's).
@@ -163,7 +163,7 @@ def memory_revise(
         if memory.superseded_at is not None or memory.status != Memory.Status.ACTIVE:
             raise AppError(Code.MEMORY_NOT_CURRENT)
         space = space_for_caller(caller=caller, space_id=memory.space_id)
-        source = source_record(caller=caller, space=space, origin=Source.Origin.REMEMBER, content=content)
+        source = source_new(caller=caller, space=space, origin=Source.Origin.REMEMBER, content=content)
         options: dict[str, Any] = {
             "kind": kind,
             "tags": list(tags),

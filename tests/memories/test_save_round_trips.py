@@ -1,0 +1,66 @@
+"""A save's round trips to PostgreSQL: the token, the space, and one message with the source and its
+job (memories.services.rows.rows_insert), all or nothing, outside any transaction block."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import DataError, connection
+from django.test.utils import CaptureQueriesContext
+
+from accounts.caller import Caller
+from memories.models import Job, Source
+from memories.services.jobs import job_queue
+from memories.services.rows import rows_insert
+from memories.services.sources import source_new
+from memories.services.spaces import space_for_caller
+from tests.helpers import pat_client
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_save_is_the_token_the_space_and_one_message(alice, no_worker_broker, tmp_path):
+    client = pat_client(alice)
+    first = client.post("/api/v1/memories", {"content": "I keep bees."}, format="json")
+    assert first.status_code == 202, first.json()  # the token's first use writes its last_used_at
+    with CaptureQueriesContext(connection) as captured:
+        saved = client.post("/api/v1/memories", {"content": "I grow tomatoes."}, format="json")
+    assert saved.status_code == 202, saved.json()
+    statements = [query["sql"] for query in captured.captured_queries]
+    assert len(statements) == 3, "\n".join(s[:150] for s in statements)
+    message = statements[2]
+    assert message.index('INSERT INTO "memories_source"') < message.index('INSERT INTO "memories_job"')
+    # Published with no write after the commit: the row said so from the start, and the message
+    # reached the broker folder.
+    job = Job.objects.select_related("source").get(id=saved.json()["job"]["id"])
+    assert job.published_at is not None and job.source.content == "I grow tomatoes."
+    sent = [path.read_text() for path in (tmp_path / "broker" / "queue").glob("*.msg")]
+    assert sum(str(job.id) in text for text in sent) == 1
+
+
+def test_the_source_and_its_job_are_stored_together_or_not_at_all(alice):
+    caller = Caller(user=alice, scopes=frozenset(), via="session")
+    space = space_for_caller(caller=caller)
+    source = source_new(caller=caller, space=space, origin=Source.Origin.REMEMBER, content="I like figs.")
+    # Too long for the column: PostgreSQL refuses the second INSERT of the message, after the first.
+    job = Job(owner=alice, space=space, source=source, kind="k" * 21, options={})
+    with pytest.raises(DataError):
+        rows_insert(source, job)
+    assert not Source.objects.filter(owner=alice).exists()
+    assert not Job.objects.filter(owner=alice).exists()
+
+    # The same rows, well formed, are stored as Model.save() would store them.
+    source = source_new(caller=caller, space=space, origin=Source.Origin.REMEMBER, content="I like figs.")
+    job = job_queue(
+        caller=caller, space=space, source=source, kind=Job.Kind.REMEMBER, options={"tags": ["x"]}
+    )
+    stored = Job.objects.select_related("source").get(id=job.id)
+    assert (stored.status, stored.options, stored.source.content, stored.source.claimant) == (
+        "queued",
+        {"tags": ["x"]},
+        "I like figs.",
+        "user",
+    )
+    assert stored.source.content_hash == source.content_hash and stored.source.size_bytes == len(
+        b"I like figs."
+    )
+    assert stored.created_at == job.created_at and stored.source.recorded_at == source.recorded_at

@@ -93,6 +93,19 @@ def _lease_end() -> Any:
     return Now() + LEASE
 
 
+def _leased() -> ExpressionWrapper:
+    # Whether the job's lease is live, by the database's clock (_lease_end).
+    return ExpressionWrapper(Q(lease_expires_at__gt=Now()), output_field=BooleanField())
+
+
+def _held(lease_expires_at: datetime | None, *, batched: bool) -> LeaseHeld:
+    """LeaseHeld for a job in another process's hands: ask again once its lease would have run out."""
+    remaining = (
+        (lease_expires_at - timezone.now()).total_seconds() if lease_expires_at else LEASE.total_seconds()
+    )
+    return LeaseHeld(max(1.0, min(remaining, LEASE.total_seconds())) + 1.0, batched=batched)
+
+
 def job_claim(*, job_id: Any) -> Claim | None:
     """Take the job's lease for this process: None when it is finished or gone.
 
@@ -100,18 +113,22 @@ def job_claim(*, job_id: Any) -> Claim | None:
     and the caller may ask again once the lease would have run out.
     """
     # One plain read first. Most messages of a finished job are those of a batch's members
-    # (job_batch_claim), which the batch has done: this read answers them. It also says whether the
-    # job is a short save, which the batch claim needs.
+    # (job_batch_claim), which the batch has done: this read answers them, and the messages of jobs
+    # a live lease holds elsewhere (a batch still at work on them), without waiting on a lock the
+    # holder keeps until its batch commits. It also says whether the job is a short save, which the
+    # batch claim needs.
     seen = (
         Job.objects.filter(id=job_id)
-        .annotate(source_chars=Length("source__content"), batchable=_batchable_flag())
-        .values_list("id", "status", "attempts", "batchable")
+        .annotate(source_chars=Length("source__content"), batchable=_batchable_flag(), leased=_leased())
+        .values_list("id", "status", "attempts", "batchable", "leased", "claimed_by", "lease_expires_at")
         .first()
     )
     if seen is None or seen[1] in (Job.Status.SUCCEEDED, Job.Status.FAILED):
         return None
     # The id as the database holds it (a message carries it as text): a batch keys its claims by it.
-    job_id, status, attempts, batchable = seen
+    job_id, status, attempts, batchable, leased, claimed_by, lease_expires_at = seen
+    if status == Job.Status.RUNNING and leased and claimed_by != _me():
+        raise _held(lease_expires_at, batched=bool(batchable))
     if status == Job.Status.QUEUED:
         # A queued job nobody holds (the usual case) is claimed by one conditional UPDATE, without
         # the locking transaction below: of two processes sending it at once, the row lock makes
@@ -126,20 +143,22 @@ def job_claim(*, job_id: Any) -> Claim | None:
         if won:
             return Claim(job_id, attempts + 1, batchable=bool(batchable))
     with transaction.atomic():
-        # One row lock: two processes claiming at once see each other's lease, never both win.
+        # One row lock: two processes claiming at once see each other's lease, never both win. A row
+        # locked now is in someone's hands (a claim, a batch's write): that holder is at work.
         job = (
-            Job.objects.select_for_update()
+            Job.objects.select_for_update(skip_locked=True)
             .filter(id=job_id)
-            .annotate(
-                leased=ExpressionWrapper(Q(lease_expires_at__gt=Now()), output_field=BooleanField()),
-            )
+            .annotate(leased=_leased())
             .first()
         )
-        if job is None or job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED):
+        if job is None:
+            if Job.objects.filter(id=job_id).exists():
+                raise _held(None, batched=bool(batchable))
+            return None
+        if job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED):
             return None
         if job.status == Job.Status.RUNNING and job.leased and job.claimed_by != _me():
-            remaining = (job.lease_expires_at - timezone.now()).total_seconds() if job.lease_expires_at else 0
-            raise LeaseHeld(max(1.0, min(remaining, LEASE.total_seconds())) + 1.0, batched=bool(batchable))
+            raise _held(job.lease_expires_at, batched=bool(batchable))
         Job.objects.filter(id=job.id).update(
             status=Job.Status.RUNNING,
             attempts=job.attempts + 1,

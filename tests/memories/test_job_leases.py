@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memories.errors import Code
@@ -55,6 +57,49 @@ def test_it_respects_a_live_lease_held_on_another_host(alice):
     job.refresh_from_db()
     assert (job.status, job.attempts, job.claimed_by) == ("running", 1, OTHER_HOST)
     assert not Memory.objects.filter(owner=alice).exists()
+
+
+@contextmanager
+def _row_locked_elsewhere(job: Job) -> Iterator[None]:
+    """The job's row locked by another connection's open transaction, as a batch holds its jobs' rows
+    until it commits (memories.pipeline.worker._batch_run)."""
+    locked, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                list(Job.objects.select_for_update().filter(id=job.id))
+                locked.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert locked.wait(10)
+    try:
+        yield
+    finally:
+        release.set()
+        thread.join()
+
+
+@pytest.mark.parametrize("lease_left", [timedelta(seconds=20), timedelta(seconds=-1)])
+def test_a_message_for_a_job_in_another_process_hands_does_not_wait_for_its_lock(alice, lease_left):
+    # Live: a batch at work on it. Expired but locked: its holder is writing it right now. Either way
+    # the message steps back at once instead of blocking its worker process until that commits.
+    job = _saved(alice, "My dentist is Dr Okafor.")
+    _held_by_another_host(job, lease_left=lease_left)
+    with _row_locked_elsewhere(job), connection.cursor() as cursor:
+        cursor.execute("SET lock_timeout = '2s'")
+        try:
+            with pytest.raises(LeaseHeld) as held:
+                job_claim(job_id=job.id)
+        finally:
+            cursor.execute("RESET lock_timeout")
+    assert held.value.batched
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.claimed_by) == ("running", 1, OTHER_HOST)
 
 
 def test_it_takes_over_an_expired_lease_held_on_another_host(alice):

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import django
+from asgiref.sync import ThreadSensitiveContext
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.handlers.asgi import ASGIHandler, ASGIRequest
 
@@ -47,8 +49,56 @@ class Request(ASGIRequest):
             del self._post
 
 
+class _Executors:
+    """Single-thread executors kept for the next request, instead of one made and joined per request.
+
+    Django runs each request's synchronous code (middleware, views) on one thread of its own: it
+    enters a ThreadSensitiveContext, and asgiref makes a new one-thread executor for it, starts its
+    thread on the first call, and joins it on exit. Both block the event loop until the other
+    thread is scheduled, so on a busy machine every request in flight waited for each of those
+    starts and joins (docs/pipeline.md, 4 December 2026). A context given an executor uses it and
+    leaves it running (asgiref >= 3.13): here it goes back to this list for the next request, as a
+    WSGI server's threads serve request after request. The loop is one thread, so the list needs
+    no lock.
+    """
+
+    # Idle threads kept beyond this many are let go (their executor shut down without waiting).
+    KEEP = 32
+
+    def __init__(self) -> None:
+        self._idle: list[ThreadPoolExecutor] = []
+
+    def take(self) -> ThreadPoolExecutor:
+        return (
+            self._idle.pop()
+            if self._idle
+            else ThreadPoolExecutor(max_workers=1, thread_name_prefix="request")
+        )
+
+    def give_back(self, executor: ThreadPoolExecutor) -> None:
+        if len(self._idle) < self.KEEP:
+            self._idle.append(executor)
+        else:
+            executor.shutdown(wait=False)
+
+
 class Handler(ASGIHandler):
     request_class = Request
+    executors = _Executors()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            # Django's own refusal (anything but HTTP is not ours to serve).
+            await super().__call__(scope, receive, send)
+            return
+        executor = self.executors.take()
+        try:
+            async with ThreadSensitiveContext(executor=executor):
+                await self.handle(scope, receive, send)
+        finally:
+            # A view still running after its client left (Django cancels the response, not the
+            # thread) only delays the next request given this executor: its calls queue behind it.
+            self.executors.give_back(executor)
 
 
 django.setup(set_prefix=False)

@@ -1,0 +1,68 @@
+"""Each request's synchronous code runs on a thread kept for the next request (config.asgi), instead
+of a thread the event loop starts and joins per request; requests in flight together still get a
+thread each."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import httpx
+import pytest
+
+from config import asgi
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _threads(executor: object) -> set[threading.Thread]:
+    return set(executor._threads)  # type: ignore[attr-defined]
+
+
+def test_requests_run_on_kept_threads_one_per_request_in_flight():
+    executors = asgi.Handler.executors
+    executors._idle.clear()
+
+    async def run() -> None:
+        transport = httpx.ASGITransport(app=asgi.application)  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            # A DRF view: synchronous code, on the request's thread (401: no token, no database).
+            first = await client.get("/api/v1/memories")
+            assert first.status_code == 401, first.text
+            [kept] = executors._idle
+            [thread] = _threads(kept)
+            assert thread.is_alive()
+
+            second = await client.get("/api/v1/memories")
+            assert second.status_code == 401
+            # The same executor, on the same thread, served the next request.
+            assert executors._idle == [kept] and _threads(kept) == {thread}
+
+            together = await asyncio.gather(*(client.get("/api/v1/memories") for _ in range(6)))
+            assert [r.status_code for r in together] == [401] * 6
+        # Six at once took up to six executors, each with its own thread, and gave them all back.
+        assert kept in executors._idle and 1 <= len(executors._idle) <= 6
+        threads = [_threads(executor) for executor in executors._idle]
+        assert all(len(t) <= 1 for t in threads)
+        assert len(set().union(*threads)) == sum(len(t) for t in threads)
+
+    asyncio.run(run())
+
+
+def test_idle_threads_beyond_the_limit_are_let_go(monkeypatch):
+    executors = asgi.Handler.executors
+    executors._idle.clear()
+    monkeypatch.setattr(asgi._Executors, "KEEP", 2)
+    taken = [executors.take() for _ in range(3)]
+    for executor in taken:
+        executor.submit(lambda: None).result()
+    for executor in taken:
+        executors.give_back(executor)
+    assert executors._idle == taken[:2]
+    # The third was shut down: it takes no more work, and its thread ends.
+    with pytest.raises(RuntimeError):
+        taken[2].submit(lambda: None)
+    for thread in _threads(taken[2]):
+        thread.join(timeout=5)
+        assert not thread.is_alive()
+    executors._idle.clear()

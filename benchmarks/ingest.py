@@ -19,6 +19,10 @@ up` with `DEEPRECALL_VAR_DIR=DIR` and `RATE_LIMIT_SAVE=off`) as EMAIL: into the 
 space that `recall_latency.py --keep` leaves (latency-0@example.com), say, to measure saves into a
 big index. `--first` numbers the notes, so that a second run saves new notes, not duplicates.
 
+It prints how long the POST took to answer (the web's part of the latency), and how many claims
+ran the saves: a worker process takes the queued short saves in a batch, whose jobs share their
+process and start time, so saves per claim is the mean batch size.
+
 It also prints the CPU time the service spent per save, by part (web, worker, database), read from
 the processes' counters over the timed run: it moves much less than latency when other work loads
 the machine, so two runs on a busy machine compare better by it.
@@ -31,6 +35,7 @@ import statistics
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -78,17 +83,21 @@ def _seconds_between(start: str | None, end: str | None) -> float:
     return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
 
 
-def save_and_wait(client: httpx.Client, i: int, observe: Observer) -> tuple[float, float, float]:
-    """(save-to-recallable, queue wait, processing) in seconds for one save."""
+def save_and_wait(client: httpx.Client, i: int, observe: Observer) -> tuple[float, float, float, float, str]:
+    """(save-to-recallable, queue wait, processing, the POST's answer) in seconds for one save, and
+    the claim it ran in (its process and start: the saves of one batch share it)."""
     started = time.perf_counter()
     response = client.post("/api/v1/operations/remember", json={"content": note(i)})
     response.raise_for_status()
+    answered = time.perf_counter() - started
     job = observe(client, response.json()["job_id"])
     latency = time.perf_counter() - started
     return (
         latency,
         _seconds_between(job["created_at"], job["started_at"]),
         _seconds_between(job["started_at"], job["finished_at"]),
+        answered,
+        f"{job.get('claimed_by')} {job['started_at']}",
     )
 
 
@@ -121,7 +130,8 @@ def database_observer(pgdata: Path) -> Observer:
             local.conn = psycopg.connect(conninfo, autocommit=True)
         while True:
             row = local.conn.execute(
-                "SELECT status, created_at, started_at, finished_at FROM memories_job WHERE id = %s",
+                "SELECT status, created_at, started_at, finished_at, claimed_by"
+                " FROM memories_job WHERE id = %s",
                 (job_id,),
             ).fetchone()
             if row is not None and row[0] == "succeeded":
@@ -129,6 +139,7 @@ def database_observer(pgdata: Path) -> Observer:
                     "created_at": row[1].isoformat(),
                     "started_at": row[2].isoformat(),
                     "finished_at": row[3].isoformat(),
+                    "claimed_by": row[4],
                 }
             if row is not None and row[0] == "failed":
                 raise RuntimeError(f"job {job_id} failed")
@@ -194,6 +205,8 @@ def main() -> None:
     latencies = [t[0] for t in timings]
     waits = [t[1] for t in timings]
     work = [t[2] for t in timings]
+    answers = [t[3] for t in timings]
+    batches = Counter(t[4] for t in timings)
     print(f"saves: {args.saves}  concurrency: {args.concurrency}  observed through: {args.observe}")
     print(f"throughput: {args.saves / elapsed:.1f} saves/s (save -> job succeeded, end to end)")
     print(
@@ -204,6 +217,11 @@ def main() -> None:
     print(
         f"of which queue wait p50 {pct(waits, 50) * 1000:.0f} ms / p95 {pct(waits, 95) * 1000:.0f} ms, "
         f"processing p50 {pct(work, 50) * 1000:.0f} ms / p95 {pct(work, 95) * 1000:.0f} ms"
+    )
+    print(
+        f"the POST answered in p50 {pct(answers, 50) * 1000:.0f} ms / p95 {pct(answers, 95) * 1000:.0f} ms; "
+        f"{len(batches)} claims ran the saves, {args.saves / len(batches):.1f} saves each on average"
+        + (" (api observer: claims not read)" if args.observe == "api" else "")
     )
     spent = {part: seconds * 1000 / args.saves for part, seconds in cpu_spent(cpu_before, cpu_after).items()}
     print(

@@ -16,8 +16,10 @@ connection, that POST
   (a query-embedding cache, memories.embeddings.embed_query, hits once recall uses it).
 
 Each phase starts with a few seconds of warm-up that are not counted. It prints requests per second
-(completed calls over the phase's wall time), p50/p95/max latency, and the CPU seconds this client
-process spent, which the service did not have (the client runs on the same two cores).
+(completed calls over the phase's wall time), p50/p95/max latency, the CPU seconds this client
+process spent, which the service did not have (the client runs on the same two cores), and the
+service's CPU per call by part (web, worker, database; the warm-up's calls included), which moves
+much less than the rates from run to run, so two builds compare better by it.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import httpx
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._service import cpu_seconds, cpu_spent, service_processes
 from benchmarks.locomo import percentile
 from benchmarks.memory_footprint import service_with_model
 from benchmarks.recall_latency import EXTRAS, TEMPLATES, fill, queries
@@ -44,8 +47,9 @@ WARM_UP_SECONDS = 3.0
 
 def run_phase(
     url: str, token: str, *, clients: int, seconds: float, questions: list[str]
-) -> tuple[list[float], float, dict[str, int]]:
-    """(latencies of the counted calls, counted wall seconds, failures) for `clients` threads."""
+) -> tuple[list[float], float, dict[str, int], int]:
+    """(latencies of the counted calls, counted wall seconds, failures, all calls made, the warm-up's
+    included) for `clients` threads."""
     counter = iter(range(10**9))
     lock = threading.Lock()
     latencies: list[float] = []
@@ -57,8 +61,11 @@ def run_phase(
         with lock:
             return questions[next(counter) % len(questions)]
 
+    made = [0]
+
     def client_loop() -> None:
         mine: list[float] = []
+        calls = 0
         with httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {token}"}) as client:
             while True:
                 started = time.perf_counter()
@@ -70,6 +77,7 @@ def run_phase(
                 except httpx.HTTPError as exc:
                     failure = exc.__class__.__name__
                 finished = time.perf_counter()
+                calls += 1
                 if failure:
                     with lock:
                         failures[failure] = failures.get(failure, 0) + 1
@@ -77,6 +85,7 @@ def run_phase(
                     mine.append(finished - started)
         with lock:
             latencies.extend(mine)
+            made[0] += calls
 
     threads = [threading.Thread(target=client_loop) for _ in range(clients)]
     for thread in threads:
@@ -84,7 +93,7 @@ def run_phase(
     for thread in threads:
         thread.join()
     # Calls still running at `stop` end after it; the counted wall time is up to the last of them.
-    return latencies, max(seconds, time.perf_counter() - start_counting), failures
+    return latencies, max(seconds, time.perf_counter() - start_counting), failures, made[0]
 
 
 def save_all(url: str, token: str, contents: list[str]) -> None:
@@ -111,12 +120,23 @@ def save_all(url: str, token: str, contents: list[str]) -> None:
                 time.sleep(0.2)
 
 
-def report(label: str, latencies: list[float], wall: float, failures: dict[str, int], cpu: float) -> None:
+def report(
+    label: str,
+    latencies: list[float],
+    wall: float,
+    failures: dict[str, int],
+    cpu: float,
+    service_cpu: dict[str, float],
+    calls: int,
+) -> None:
+    """One phase's line; the service's CPU is per call made, the warm-up's included."""
     failed = ", ".join(f"{count} x {what}" for what, count in sorted(failures.items())) or "none"
+    per_call = ", ".join(f"{part} {seconds * 1000 / calls:.1f}" for part, seconds in service_cpu.items())
     print(
         f"{label:<22} {len(latencies) / wall:6.1f} req/s   p50 {percentile(latencies, 50) * 1000:6.1f} ms"
         f"   p95 {percentile(latencies, 95) * 1000:6.1f} ms   max {max(latencies) * 1000:6.1f} ms"
-        f"   ({len(latencies)} calls in {wall:.1f} s, failed: {failed}; client CPU {cpu:.1f} s)"
+        f"   ({len(latencies)} calls in {wall:.1f} s, failed: {failed}; client CPU {cpu:.1f} s;"
+        f" service CPU ms/call: {per_call})"
     )
 
 
@@ -155,10 +175,12 @@ def main() -> None:
         )
         for label, questions in (("distinct queries", distinct), ("repeated queries (50)", repeated)):
             cpu_before = sum(me.cpu_times()[:2])
-            latencies, wall, failures = run_phase(
+            service_before = cpu_seconds(service_processes(url))
+            latencies, wall, failures, calls = run_phase(
                 url, token, clients=args.clients, seconds=args.seconds, questions=questions
             )
-            report(label, latencies, wall, failures, sum(me.cpu_times()[:2]) - cpu_before)
+            service = cpu_spent(service_before, cpu_seconds(service_processes(url)))
+            report(label, latencies, wall, failures, sum(me.cpu_times()[:2]) - cpu_before, service, calls)
 
 
 if __name__ == "__main__":

@@ -5,9 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import Any
 
 from celery import Celery
+from celery.signals import task_postrun, task_prerun
 from django.conf import settings
+from django.db import close_old_connections
 
 from config.cli import settings_load
 
@@ -43,6 +46,27 @@ app.conf.beat_schedule_filename = str(settings.VAR_DIR / "celerybeat-schedule")
 # Unwritable is left for beat to report (the unit's state folder is the usual answer).
 with contextlib.suppress(OSError):
     settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+# Celery's Django fixup closes every database connection before and after each task, and in a prefork
+# pool process with Django's connection pool it closes that pool too: every task opened a pool (its
+# threads started) and a new PostgreSQL connection (a backend forked, authenticated, configured),
+# a sixth of a worker process's time at ingest concurrency 8 (docs/pipeline.md, 4 December 2026).
+# With a reuse count the fixup closes them only every this many tasks; in between, _connections_back
+# hands the connection back to the pool after each task as Django does after each request, and the
+# pool checks it before the next task takes it (CONN_HEALTH_CHECKS), so one a database restart broke
+# is replaced, not used.
+app.conf["CELERY_DB_REUSE_MAX"] = 1000
+
+
+@task_prerun.connect(weak=False)
+@task_postrun.connect(weak=False)
+def _connections_back(sender: Any = None, **kwargs: Any) -> None:
+    # Not for a task applied in the caller's process (`apply()`): its connection is the caller's,
+    # maybe inside the caller's transaction. The fixup leaves those alone too.
+    if getattr(getattr(sender, "request", None), "is_eager", False):
+        return
+    close_old_connections()
 
 
 def ensure_broker_folders() -> None:

@@ -4,16 +4,20 @@ Nothing here writes.
 
 from __future__ import annotations
 
+import functools
+import secrets
 import uuid
 from typing import Any
 from uuid import UUID
 
+from django.db import connection
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
 from memories.errors import AppError, Code
 from memories.models import GrantSpace, Memory, Space
+from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows
 
 
 def space_list(*, owner: User) -> QuerySet[Space]:
@@ -42,21 +46,47 @@ def space_granted_or_default(
     *, user: User, application_id: Any = None, personal_token_id: Any = None
 ) -> Space | None:
     """The space a grant switched to, else the user's default space (None when they have neither):
-    grant_space_id and space_default in one read, since every save and read of an agent asks it."""
-    choice = GrantSpace.objects.filter(owner=user, space_id=OuterRef("pk"))
+    grant_space_id and space_default in one read, since every save and read of an agent asks it.
+
+    Compiled once (memories.selectors.compiled): every REST and MCP request asks it, and building
+    and compiling the queryset each time cost about 0.7 ms of CPU, ten times the read itself.
+    """
     if application_id is not None:
-        choice = choice.filter(application_id=application_id)
+        grant: dict[str, Any] = {"application_id": application_id}
     elif personal_token_id is not None:
-        choice = choice.filter(personal_token_id=personal_token_id)
+        grant = {"personal_token_id": personal_token_id}
     else:
-        return space_default(owner=user)
-    return (
-        Space.objects.filter(owner=user)
-        .annotate(granted=Exists(choice))
-        .filter(Q(granted=True) | Q(is_default=True))
-        .order_by("-granted")
-        .first()
-    )
+        grant = {}
+    rows = compiled_rows(_granted_or_default(*grant), owner=user.pk, **grant)
+    if not rows:
+        return None
+    space = Space.from_db(connection.alias, _SPACE_COLUMNS, rows[0])
+    space._state.fields_cache["owner"] = user
+    return space
+
+
+_SPACE_COLUMNS = [f.attname for f in Space._meta.concrete_fields]
+
+
+@functools.cache
+def _granted_or_default(*grant_columns: str) -> CompiledQuery:
+    """space_granted_or_default's read for a grant by `grant_columns` (one or none)."""
+
+    def build(owner: UUID, **grant: Any) -> QuerySet[Space, Any]:
+        spaces = Space.objects.filter(owner_id=owner)
+        if not grant:
+            return spaces.filter(is_default=True).values_list(*_SPACE_COLUMNS)[:1]
+        choice = GrantSpace.objects.filter(owner_id=owner, space_id=OuterRef("pk"), **grant)
+        return (
+            spaces.annotate(granted=Exists(choice))
+            .filter(Q(granted=True) | Q(is_default=True))
+            .order_by("-granted")
+            .values_list(*_SPACE_COLUMNS)[:1]
+        )
+
+    # Samples of each key's type (an application's id is a bigint, a token's a UUID).
+    samples = {"application_id": secrets.randbits(62), "personal_token_id": uuid.uuid4()}
+    return compile_once(build, owner=uuid.uuid4(), **{column: samples[column] for column in grant_columns})
 
 
 def _spaces_with_counts(*, owner: User) -> QuerySet[Space]:

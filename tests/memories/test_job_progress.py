@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import re
 
 import pytest
 from django.db import connection
@@ -18,14 +18,22 @@ from memories.services.memories import remember
 pytestmark = pytest.mark.django_db
 
 
+# One job's progress as the worker's UPDATE carries it: an element of a jsonb[] literal, so its quotes
+# arrive escaped.
+_WRITTEN = re.compile(r'\\*"stage\\*": \\*"(\w+)\\*", \\*"done\\*": (\d+), \\*"total\\*": (\d+)')
+
+
 def _progress_writes(queries: list[dict[str, str]]) -> list[dict[str, int | str]]:
-    """The progress values the worker wrote, in order, read from its UPDATE statements."""
-    written = []
+    """The progress values the worker wrote, in order, read from its UPDATE statements
+    (memories.pipeline.worker._progress_write)."""
+    written: list[dict[str, int | str]] = []
     for query in queries:
         sql = query["sql"]
-        if sql.startswith('UPDATE "memories_job" SET "progress"'):
-            start = sql.index("'") + 1
-            written.append(json.loads(sql[start : sql.index("'", start)]))
+        if sql.startswith("UPDATE memories_job j SET progress"):
+            written += [
+                {"stage": stage, "done": int(done), "total": int(total)}
+                for stage, done, total in _WRITTEN.findall(sql)
+            ]
     return written
 
 

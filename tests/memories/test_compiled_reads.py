@@ -1,0 +1,165 @@
+"""Querysets compiled once and run again with other values (memories.selectors.compiled), and the
+hot reads built on them: a job's claim read, the batch claim, the caller's space and a personal
+token's lookup. Each must answer what the queryset it was compiled from answers, for every value."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db.models.functions import Length, Now
+from django.utils import timezone
+
+from accounts.authentication import pat_authenticate
+from accounts.caller import ALL_SCOPES, Actor, Caller
+from accounts.services import pat_create
+from memories.models import GrantSpace, Job, Space
+from memories.pipeline import worker
+from memories.selectors.compiled import compile_once, compiled_rows
+from memories.selectors.spaces import space_granted_or_default
+from memories.services.memories import remember
+from memories.services.spaces import space_create
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_worker_broker")]
+
+
+def _orm_claim_read(job_id: Any) -> tuple[Any, ...] | None:
+    # What job_claim read before its read was compiled once.
+    return (
+        Job.objects.filter(id=job_id)
+        .annotate(
+            source_chars=Length("source__content"),
+            batchable=worker._batchable_flag(),
+            leased=worker._leased(),
+        )
+        .values_list("id", "status", "attempts", "batchable", "leased", "claimed_by", "lease_expires_at")
+        .first()
+    )
+
+
+class TestCompileOnce:
+    def test_every_value_gets_the_answer_of_its_own_queryset(self, alice, bob):
+        saves = [
+            remember(caller=Caller(user=user, scopes=ALL_SCOPES), content=content)
+            for user, content in [(alice, "I live in Porto."), (bob, "x" * 5000), (alice, "My cat is Tom.")]
+        ]
+        Job.objects.filter(id=saves[2].id).update(
+            status=Job.Status.RUNNING,
+            claimed_by="elsewhere:1",
+            lease_expires_at=timezone.now() + timedelta(minutes=1),
+        )
+        compiled = worker._claim_read()
+        for job_id in [*(job.id for job in saves), uuid.uuid4()]:
+            rows = compiled_rows(compiled, job_id=job_id)
+            assert (rows[0] if rows else None) == _orm_claim_read(job_id)
+        # A short save, a long one, a leased one: the rows differ, so the values did reach them.
+        answers = [compiled_rows(compiled, job_id=job.id)[0] for job in saves]
+        assert [row[3] for row in answers] == [True, False, True]
+        assert [row[4] for row in answers] == [None, None, True]
+
+    def test_the_database_clock_is_read_at_each_run_not_when_compiled(self, alice):
+        job = remember(caller=Caller(user=alice, scopes=ALL_SCOPES), content="I live in Porto.")
+        compiled = compile_once(
+            lambda job_id: (
+                Job.objects.filter(id=job_id).annotate(live=worker._leased()).values_list("live", flat=True)
+            ),
+            job_id=uuid.uuid4(),
+        )
+        Job.objects.filter(id=job.id).update(lease_expires_at=Now() + timedelta(seconds=30))
+        assert compiled_rows(compiled, job_id=job.id) == [(True,)]
+        Job.objects.filter(id=job.id).update(lease_expires_at=Now() - timedelta(seconds=1))
+        assert compiled_rows(compiled, job_id=job.id) == [(False,)]
+
+    def test_a_value_used_twice_fills_both_places(self, alice, bob):
+        work = space_create(actor=Actor.owner_acting(alice), name="Work")
+        compiled = compile_once(
+            lambda owner: (
+                Space.objects.filter(
+                    owner_id=owner, name__in=Space.objects.filter(owner_id=owner).values("name")
+                )
+                .order_by("name")
+                .values_list("name", flat=True)
+            ),
+            owner=uuid.uuid4(),
+        )
+        assert len(compiled.slots["owner"]) == 2
+        assert [name for (name,) in compiled_rows(compiled, owner=alice.id)] == sorted(
+            Space.objects.filter(owner=alice).values_list("name", flat=True)
+        )
+        assert work.name in [name for (name,) in compiled_rows(compiled, owner=alice.id)]
+        assert work.name not in [name for (name,) in compiled_rows(compiled, owner=bob.id)]
+
+    def test_a_converted_column_or_a_missing_sample_is_refused(self):
+        with pytest.raises(ValueError, match="converts"):
+            compile_once(
+                lambda job_id: Job.objects.filter(id=job_id).values_list("options"), job_id=uuid.uuid4()
+            )
+        with pytest.raises(ValueError, match="not among"):
+            compile_once(
+                lambda job_id: Job.objects.filter(status="queued").values_list("id"), job_id=uuid.uuid4()
+            )
+
+    def test_every_slot_must_be_given(self):
+        compiled = worker._claim_read()
+        with pytest.raises(TypeError):
+            compiled.params()
+        with pytest.raises(TypeError):
+            compiled.params(job_id=uuid.uuid4(), other=1)
+
+
+class TestTheHotReads:
+    def test_the_batch_claim_takes_the_oldest_queued_short_saves_of_any_owner_and_no_other(self, alice, bob):
+        caller_a, caller_b = Caller(user=alice, scopes=ALL_SCOPES), Caller(user=bob, scopes=ALL_SCOPES)
+        leader = remember(caller=caller_a, content="I live in Porto.")
+        short = [
+            remember(caller=caller, content=f"Note {n} about Lisbon.")
+            for n, caller in enumerate([caller_b, caller_a, caller_b])
+        ]
+        long = remember(caller=caller_a, content="word " * 1000)
+        retried = remember(caller=caller_b, content="I was tried before.")
+        Job.objects.filter(id=retried.id).update(attempts=1)
+        claims = worker.job_batch_claim(exclude=str(leader.id), limit=2)
+        taken = {claim.job_id for claim in claims}
+        assert taken == {short[0].id, short[1].id}
+        assert all(claim.attempt == 1 and claim.batchable for claim in claims)
+        rows = {
+            job.id: job
+            for job in Job.objects.filter(id__in=[leader.id, *(j.id for j in short), long.id, retried.id])
+        }
+        for job_id in taken:
+            assert rows[job_id].status == Job.Status.RUNNING
+            assert rows[job_id].claimed_by == worker._me()
+            assert rows[job_id].lease_expires_at > timezone.now()
+        for job in (leader, short[2], long, retried):
+            assert rows[job.id].status == Job.Status.QUEUED
+        assert {c.job_id for c in worker.job_batch_claim(exclude=leader.id, limit=15)} == {short[2].id}
+        assert worker.job_batch_claim(exclude=leader.id, limit=15) == []
+
+    def test_the_callers_space_follows_its_grant_and_never_another_owners(self, alice, bob):
+        token, _ = pat_create(user=alice, name="agent", scopes=["memory:read"])
+        other, _ = pat_create(user=alice, name="other agent", scopes=["memory:read"])
+        default = space_granted_or_default(user=alice, personal_token_id=token.id)
+        assert default is not None and default.is_default and default.owner_id == alice.id
+        assert space_granted_or_default(user=alice) == default
+        work = space_create(actor=Actor.owner_acting(alice), name="Work")
+        GrantSpace.objects.create(owner=alice, personal_token=token, space=work)
+        chosen = space_granted_or_default(user=alice, personal_token_id=token.id)
+        assert chosen == work and chosen.name == "Work" and chosen.owner == alice
+        assert space_granted_or_default(user=alice, personal_token_id=other.id) == default
+        # Bob's account: never Alice's spaces, whatever token id is asked with.
+        bobs = space_granted_or_default(user=bob, personal_token_id=token.id)
+        assert bobs is None or bobs.owner_id == bob.id
+
+    def test_a_personal_token_is_found_with_its_user_and_only_by_its_own_text(self, alice, bob):
+        _, raw_a = pat_create(user=alice, name="a", scopes=["memory:read"])
+        _, raw_b = pat_create(user=bob, name="b", scopes=["memory:read", "memory:write"])
+        found_a, found_b = pat_authenticate(raw_a), pat_authenticate(raw_b)
+        assert found_a is not None and found_a.user == alice and found_a.user.email == alice.email
+        assert (
+            found_b is not None
+            and found_b.user == bob
+            and found_b.scope_set == {"memory:read", "memory:write"}
+        )
+        assert pat_authenticate(raw_a[:-1] + ("x" if raw_a[-1] != "x" else "y")) is None

@@ -80,6 +80,11 @@ def _installed_here_not_editable() -> bool:
         dist = metadata.distribution("deeprecall")
     except metadata.PackageNotFoundError:
         return False
+    if Path(str(dist.locate_file(""))).resolve() == ROOT:
+        # deeprecall.egg-info in the checkout itself, which setuptools leaves there when it builds
+        # the venv's editable install: found through the current folder on sys.path, it is no
+        # install in this interpreter, and taking it for one ran manage.py without the venv.
+        return False
     return _editable_source(dist.read_text("direct_url.json")) is None
 
 

@@ -1,18 +1,38 @@
-"""kombu's filesystem transport with atomic message files.
+"""kombu's filesystem transport with atomic message files and a doorbell.
 
 The stock transport creates a message file and then writes it; a worker polling
 the folder can move the file away in between and read it empty, which kills the
 worker with a JSONDecodeError (seen here while /healthz pinged a starting
 worker). Writing to a temporary name and renaming it into place makes a message
 appear whole or not at all: rename is atomic within one filesystem.
+
+The stock transport is polled: a consumer with nothing to take sleeps `polling_interval` and looks
+again, so a message sent to an idle worker, or one that has just finished a task, waited half the
+interval on average before anyone looked (docs/pipeline.md). Here a consumer waits on doorbells
+instead of sleeping, and still looks again after `polling_interval` at the latest:
+
+- a queue's doorbell is a named pipe in the control folder (`.<queue>.doorbell`), made by the first
+  consumer of the queue; a publisher writes a byte to it after the message is in place, if anyone
+  has it open (a write that would block or finds no reader is skipped: the consumer polls anyway);
+- a consumer also wakes itself when it acknowledges or rejects a message (a self-pipe), since a
+  worker that held its prefetch limit may now take the next one.
+
+A ring wakes one of the processes waiting on that queue, and maybe one that cannot take the message
+(its prefetch is full); the others find it at their next poll, as before. Nothing is lost if a
+ring is: the files are the queue, the doorbells only say when to look.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
+import stat
 import time
 import uuid
+from collections.abc import Iterable
+from queue import Empty
 from typing import Any
 
 from kombu.transport import filesystem
@@ -30,6 +50,15 @@ class Channel(filesystem.Channel):
         with open(partial, "wb") as fh:
             fh.write(str_to_bytes(dumps(payload)))
         os.replace(partial, final)
+        _ring(doorbell_path(str(self.control_folder), queue))
+
+    def basic_ack(self, delivery_tag: Any, multiple: bool = False) -> None:
+        super().basic_ack(delivery_tag, multiple)
+        _wake(self.connection)
+
+    def basic_reject(self, delivery_tag: Any, requeue: bool = False) -> None:
+        super().basic_reject(delivery_tag, requeue)
+        _wake(self.connection)
 
     def get_table(self, exchange: str) -> Any:
         # The exchange table is rewritten in place when a queue binds (worker start);
@@ -42,5 +71,131 @@ class Channel(filesystem.Channel):
         return super().get_table(exchange)
 
 
+def doorbell_path(folder: str, queue: str) -> str:
+    """The named pipe a publisher rings after putting a message on `queue`. In the control folder,
+    not beside the messages: every poll lists the messages' folder."""
+    return os.path.join(folder, f".{queue}.doorbell")
+
+
+def _ring(path: str) -> None:
+    try:
+        # Non-blocking: with no consumer holding the pipe open this fails at once (ENXIO), and with
+        # its buffer full (wake-ups already pending) the write fails instead of waiting.
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        os.write(fd, b"\0")
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _wake(transport: Any) -> None:
+    # The channel's transport is ours (Transport.Channel), typed by the stubs as kombu's base class.
+    transport.wake()
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
+
+
 class Transport(filesystem.Transport):
     Channel = Channel
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Made by the first wait: a transport that only publishes (the web's) holds no descriptor.
+        self._doorbells: dict[str, int] = {}
+        self._wake_pipe: tuple[int, int] | None = None
+
+    def wake(self) -> None:
+        """Make this consumer's next (or current) wait for messages return at once."""
+        if self._wake_pipe is not None:
+            with contextlib.suppress(OSError):  # full: wake-ups are already pending; closed: gone
+                os.write(self._wake_pipe[1], b"\0")
+
+    # The signature of kombu's virtual.Transport.drain_events, which the stubs type more loosely.
+    def drain_events(self, connection: Any, timeout: float | None = None) -> None:  # type: ignore[override]
+        # kombu's virtual.Transport.drain_events, waiting on the doorbells where it sleeps.
+        assert self.cycle is not None  # set up by the virtual transport's __init__
+        started = time.monotonic()
+        interval = self.polling_interval
+        if timeout and interval and interval > timeout:
+            interval = timeout
+        while True:
+            try:
+                self.cycle.get(self._deliver, timeout=timeout)
+            except Empty:
+                if timeout is not None and time.monotonic() - started >= timeout:
+                    raise TimeoutError() from None
+                if interval is not None:
+                    self._wait(interval)
+            else:
+                return
+
+    def _wait(self, seconds: float) -> None:
+        if self._wake_pipe is None:
+            self._wake_pipe = os.pipe()
+            for fd in self._wake_pipe:
+                os.set_blocking(fd, False)
+        if not hasattr(select, "poll"):
+            time.sleep(seconds)  # no poll(): polling only, as the stock transport does
+            return
+        # poll(), not select(): a process with over a thousand descriptors open is not refused.
+        waiting = select.poll()
+        for fd in [self._wake_pipe[0], *self._doorbell_fds(self._consumed())]:
+            waiting.register(fd, select.POLLIN)
+        for fd, _ in waiting.poll(seconds * 1000):
+            _drain(fd)
+
+    def _consumed(self) -> Iterable[tuple[str, str]]:
+        for channel in self.channels or []:
+            if isinstance(channel, Channel):
+                for queue in channel._active_queues:
+                    yield str(channel.control_folder), queue
+
+    def _doorbell_fds(self, consumed: Iterable[tuple[str, str]]) -> list[int]:
+        fds = []
+        for folder, queue in consumed:
+            path = doorbell_path(folder, queue)
+            if path not in self._doorbells:
+                # -1: no doorbell can be had here (no named pipes); not tried again at every wait.
+                self._doorbells[path] = self._doorbell_open(path)
+            if self._doorbells[path] >= 0:
+                fds.append(self._doorbells[path])
+        return fds
+
+    @staticmethod
+    def _doorbell_open(path: str) -> int:
+        """The doorbell opened for reading, made if missing; -1 where there can be none (no named
+        pipes on this system, or something else has the name): the consumer then only polls."""
+        try:
+            os.mkfifo(path, 0o600)
+        except FileExistsError:
+            pass
+        except (AttributeError, OSError):
+            return -1
+        try:
+            if not stat.S_ISFIFO(os.stat(path).st_mode):
+                return -1
+            # Read and write: a pipe with no writer reads as end-of-file, which select() would report
+            # as ready for ever; holding a write end ourselves keeps it quiet until a byte comes.
+            return os.open(path, os.O_RDWR | os.O_NONBLOCK)
+        except OSError:
+            return -1
+
+    def close_connection(self, connection: Any) -> None:
+        super().close_connection(connection)
+        for fd in [*self._doorbells.values(), *(self._wake_pipe or ())]:
+            if fd < 0:
+                continue
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._doorbells.clear()
+        self._wake_pipe = None

@@ -441,10 +441,12 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         "control_folder": str(BROKER_DIR / "control"),
         "processed_folder": str(BROKER_DIR / "processed"),
         "store_processed": False,
-        # The filesystem broker is polled: an idle worker, or one whose processes were all busy,
-        # looks for the next message only after this interval, so at 50 ms it was most of a short
-        # save's queue wait. A poll of an idle queue is a directory listing or two, so 100 a second
-        # cost well under 1% of a core (docs/pipeline.md). Redis pushes its messages: no interval.
+        # The filesystem broker is polled: a worker with nothing to take looks again after this
+        # interval at the latest. A publish rings the queue's doorbell and an acknowledgement wakes
+        # its own worker (config/broker.py), so this bounds only what a ring misses (another
+        # worker process on the same folder took the wake-up). A poll of an idle queue is a
+        # directory listing or two, so 100 a second cost well under 1% of a core
+        # (docs/pipeline.md). Redis pushes its messages: no interval.
         "polling_interval": 0.01,
     }
 CELERY_TASK_ACKS_LATE = True

@@ -120,3 +120,18 @@ class TestBootstrap:
             f'{{"dir_info": {{"editable": true}}, "url": "file://{other}"}}'
         )
         assert bootstrap._venv_belongs_elsewhere() is True
+
+    def test_the_checkouts_own_egg_info_is_not_an_install(self, tmp_path, monkeypatch):
+        # setuptools leaves deeprecall.egg-info in the checkout when it builds the venv's editable
+        # install; `python3 manage.py` has the checkout on sys.path and finds it.
+        from config import bootstrap
+
+        egg = tmp_path / "deeprecall.egg-info"
+        egg.mkdir()
+        (egg / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: deeprecall\nVersion: 0.1.0\n")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        monkeypatch.setattr(bootstrap, "ROOT", tmp_path.resolve())
+        assert bootstrap._installed_here_not_editable() is False
+        # The same metadata anywhere else is a plain install (pip install . into an interpreter).
+        monkeypatch.setattr(bootstrap, "ROOT", tmp_path.resolve() / "elsewhere")
+        assert bootstrap._installed_here_not_editable() is True

@@ -56,6 +56,46 @@ def _test_rate_limits(settings, request, django_db_blocker):
             cache.clear()
 
 
+WORKER_SETTLE_SECONDS = 60
+
+
+@pytest.fixture(autouse=True)
+def _worker_settles(request, django_db_blocker):
+    """After a test that ran with the real worker, wait until the worker has nothing in hand.
+
+    A test may end while the worker still processes a save it asked for and did not wait on. The
+    transactional test's flush (one TRUNCATE of every table) then races that job's transaction for
+    the same tables' locks, and PostgreSQL breaks the deadlock by cancelling the flush: the next
+    test starts on the rows this one left. Defined here, this teardown runs before pytest-django's
+    flush (its fixture was set up first, so it is torn down last)."""
+    yield
+    if "celery_worker" not in request.fixturenames or "no_worker_broker" in request.fixturenames:
+        return
+    from memories.models import Job
+
+    with django_db_blocker.unblock():
+        if not Job.objects.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).exists():
+            return
+        _wait_for_idle_worker(request.getfixturevalue("child_env"))
+
+
+def _wait_for_idle_worker(env: dict[str, str]) -> None:
+    """Until no message waits in the worker's queue folder and the worker reports no task running
+    or reserved. Jobs a test made queued or running by hand never move; this waits on the worker,
+    not on them. Gives up quietly after WORKER_SETTLE_SECONDS: the flush then reports any race."""
+    from config.celery import app
+
+    queue = Path(env["DEEPRECALL_BROKER_DIR"]) / "queue"
+    deadline = time.monotonic() + WORKER_SETTLE_SECONDS
+    while time.monotonic() < deadline:
+        if not any(queue.glob("*.msg")):
+            inspect = app.control.inspect(timeout=1.0, limit=1)
+            replies = [inspect.active(), inspect.reserved()]
+            if all(replies) and not any(tasks for reply in replies for tasks in (reply or {}).values()):
+                return
+        time.sleep(0.05)
+
+
 @pytest.fixture
 def alice(db) -> User:
     return user_sign_up(email="alice@example.com", password=PASSWORD)

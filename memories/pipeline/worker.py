@@ -52,7 +52,7 @@ from memories.pipeline.supersede import (
     supersede,
 )
 from memories.pipeline.update import Verdict, frame_of
-from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows
+from memories.selectors.compiled import CompiledQuery, compile_once
 from memories.selectors.graph import entity_names_known, entity_names_known_each
 from memories.services.documents import document_text_store
 from memories.services.entities import entity_record
@@ -115,32 +115,32 @@ def job_claim(*, job_id: Any) -> Claim | None:
     Raises LeaseHeld when another process holds a lease that has not expired: the job is in hand,
     and the caller may ask again once the lease would have run out.
     """
-    # One plain read first. Most messages of a finished job are those of a batch's members
-    # (job_batch_claim), which the batch has done: this read answers them, and the messages of jobs
-    # a live lease holds elsewhere (a batch still at work on them), without waiting on a lock the
-    # holder keeps until its batch commits. It also says whether the job is a short save, which the
-    # batch claim needs.
-    rows = compiled_rows(_claim_read(), job_id=Job._meta.pk.to_python(job_id))
-    seen = rows[0] if rows else None
+    # One statement: a plain read of the job, and beside it the conditional UPDATE that claims it
+    # when it is queued (the usual case). Most other messages are those of a batch's members
+    # (job_batch_claim), which the batch has done or still holds: the read answers them without
+    # waiting on a lock the holder keeps until its batch commits. The read also says whether the job
+    # is a short save, which the batch claim needs. Of two processes sending a queued job at once,
+    # the row lock makes the second's UPDATE wait and re-check the row, and only the first finds it
+    # still queued; the read shows both the row as it was before.
+    with connection.cursor() as cursor:
+        params: list[Any] = [
+            Job.Status.RUNNING,
+            _me(),
+            LEASE,
+            Job._meta.pk.to_python(job_id),
+            Job.Status.QUEUED,
+            *_claim_read().params(job_id=Job._meta.pk.to_python(job_id)),
+        ]
+        cursor.execute(_claim_sql(), params)
+        seen = cursor.fetchone()
     if seen is None or seen[1] in (Job.Status.SUCCEEDED, Job.Status.FAILED):
         return None
     # The id as the database holds it (a message carries it as text): a batch keys its claims by it.
-    job_id, status, attempts, batchable, leased, claimed_by, lease_expires_at = seen
+    job_id, status, _, batchable, leased, claimed_by, lease_expires_at, won = seen
+    if won is not None:
+        return Claim(job_id, won, batchable=bool(batchable))
     if status == Job.Status.RUNNING and leased and claimed_by != _me():
         raise _held(lease_expires_at, batched=bool(batchable))
-    if status == Job.Status.QUEUED:
-        # A queued job nobody holds (the usual case) is claimed by one conditional UPDATE, without
-        # the locking transaction below: of two processes sending it at once, the row lock makes
-        # the second wait and re-check the row, and only the first finds it still queued.
-        won = Job.objects.filter(id=job_id, status=Job.Status.QUEUED, attempts=attempts).update(
-            status=Job.Status.RUNNING,
-            attempts=attempts + 1,
-            started_at=Now(),
-            claimed_by=_me(),
-            lease_expires_at=_lease_end(),
-        )
-        if won:
-            return Claim(job_id, attempts + 1, batchable=bool(batchable))
     with transaction.atomic():
         # One row lock: two processes claiming at once see each other's lease, never both win. A row
         # locked now is in someone's hands (a claim, a batch's write): that holder is at work.
@@ -182,6 +182,20 @@ def _claim_read() -> CompiledQuery:
         ),
         job_id=uuid.uuid4(),
     )
+
+
+@functools.cache
+def _claim_sql() -> str:
+    # The same columns as job_batch_claim's UPDATE: running, one attempt more, started and leased
+    # now by the database's clock (_lease_end), by this process. `won` is the claim's attempt, NULL
+    # when the job was not queued.
+    job = Job._meta.db_table
+    return f"""WITH won AS (
+    UPDATE {job} SET status = %s, attempts = attempts + 1, started_at = STATEMENT_TIMESTAMP(),
+        claimed_by = %s, lease_expires_at = STATEMENT_TIMESTAMP() + %s
+    WHERE id = %s AND status = %s
+    RETURNING attempts)
+SELECT seen.*, (SELECT attempts FROM won) FROM ({_claim_read().sql}) AS seen"""  # noqa: S608 - the table's name and a statement compiled from a queryset
 
 
 def job_lease_extend(*, claim: Claim) -> bool:
@@ -450,12 +464,32 @@ def _job_run(*, job_id: Any, claim: Claim) -> None:
     _progress(job_id, "storing", done=total, total=total)
     advice = _model_advice(job, candidates, vectors) if settings.LLM_BASE_URL else {}
     with transaction.atomic():
-        job = Job.objects.select_for_update().get(id=job_id)
+        # The job's row and its source's, locked by one statement; the job's claim columns as they
+        # are now. The rest of both rows is what was read above: a save's source does not change,
+        # and the job's other columns are only this claim's to write.
+        with connection.cursor() as cursor:
+            cursor.execute(_LOCK_JOB_AND_SOURCE_SQL, [source.id, job.id])
+            locked = cursor.fetchone()
+        if locked is None:
+            return  # the job was deleted since (its owner's account, say)
+        job.status, job.attempts, job.claimed_by, source_kept = locked
         if not _still_ours(job, claim):
             logger.info("job %s was taken over; dropping attempt %s", job_id, claim.attempt)
             return
-        source = Source.objects.select_for_update().get(id=source.id)
+        if not source_kept:
+            # Deleted since (the job's source_id is cleared with it).
+            job_fail(job_id=job_id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted).")
+            return
         _job_write(job=job, source=source, candidates=candidates, vectors=vectors, advice=advice)
+
+
+_LOCK_JOB_AND_SOURCE_SQL = f"""SELECT j.status, j.attempts, j.claimed_by, s.id IS NOT NULL
+FROM {Job._meta.db_table} j
+LEFT JOIN LATERAL (
+    SELECT id FROM {Source._meta.db_table} WHERE id = %s AND id = j.source_id FOR UPDATE
+) s ON true
+WHERE j.id = %s
+FOR UPDATE OF j"""  # noqa: S608 - the tables' names only
 
 
 def _still_ours(job: Job, claim: Claim) -> bool:

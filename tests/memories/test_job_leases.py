@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories.errors import Code
-from memories.models import Job, Memory
+from memories.models import Job, Memory, Source
 from memories.pipeline import worker
 from memories.pipeline.worker import LeaseHeld, job_claim, job_process, jobs_to_recover
 from memories.tasks import process_job
@@ -183,3 +183,40 @@ def test_a_failure_reported_late_does_not_fail_the_attempt_that_took_the_job_ove
     job.refresh_from_db()
     assert job.status == "failed"
     assert job.error_code
+
+
+def _while_embedding(monkeypatch, then: Any) -> None:
+    """Run `then()` after the job's text is embedded (the real model), before its write."""
+    real = worker.embeddings.embed
+
+    def embed_then(texts: list[str]) -> list[list[float]]:
+        vectors = real(texts)
+        then()
+        return vectors
+
+    monkeypatch.setattr(worker.embeddings, "embed", embed_then)
+
+
+@pytest.mark.parametrize("long", [False, True], ids=["short save", "long save"])
+def test_a_save_whose_source_is_deleted_while_it_runs_fails_and_writes_nothing(alice, monkeypatch, long):
+    job = _saved(alice, _long_text() if long else "My dentist is Dr Okafor.")
+    source_id = job.source_id
+    _while_embedding(monkeypatch, lambda: Source.objects.filter(id=source_id).delete())
+    job_process(job_id=job.id)
+    job.refresh_from_db()
+    assert (job.status, job.error_code) == ("failed", Code.SOURCE_MISSING)
+    assert not Memory.objects.filter(owner=alice).exists()
+
+
+def test_a_save_taken_over_while_it_runs_leaves_the_job_to_its_new_holder(alice, monkeypatch):
+    job = _saved(alice, "My dentist is Dr Okafor.")
+
+    def taken_over() -> None:
+        Job.objects.filter(id=job.id).update(attempts=2, claimed_by=OTHER_HOST)
+
+    _while_embedding(monkeypatch, taken_over)
+    job_process(job_id=job.id)
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.claimed_by, job.error_code) == ("running", 2, OTHER_HOST, "")
+    assert not Memory.objects.filter(owner=alice).exists()
+    assert Source.objects.filter(id=job.source_id).exists()

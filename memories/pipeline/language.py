@@ -11,6 +11,7 @@ verbs, irony and reported speech can fool it.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from functools import lru_cache
 
@@ -22,14 +23,20 @@ def word_set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_STEMMER = snowballstemmer.stemmer("english")
+# A Snowball stemmer keeps the word it is stemming on itself, so one stemmer shared by threads
+# (requests run in a thread pool) mixes their words: a wrong stem, or an IndexError that answered a
+# recall with HTTP 500. One stemmer per thread.
+_stemmers = threading.local()
 
 
 @lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """The Snowball English stem of a lower-case word ("allergic", "allergy" -> "allerg"): how
-    statements and queries are compared by word family."""
-    return str(_STEMMER.stemWord(word))
+    statements and queries are compared by word family. Safe to call from many threads at once."""
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(word))
 
 
 def fold(text: str) -> str:

@@ -23,6 +23,7 @@ What each media type is assumed to look like (it is `Source.content`, as `parse.
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -97,7 +98,20 @@ def _squash(text: str) -> str:
 
 # --- Markdown (and HTML, which parse.py turns into Markdown) ----------------------------------------
 
-_MARKDOWN = MarkdownIt("commonmark").enable("table")
+# One parser per thread: markdown-it builds its rule lists at a parser's first parse, and a second
+# thread parsing meanwhile can see them half built (a wrong parse, or "none of the block rules
+# matched"). The worker's pool processes parse on one thread today; a thread pool would not be safe
+# with one shared parser.
+_markdown_parsers = threading.local()
+
+
+def _markdown() -> MarkdownIt:
+    parser = getattr(_markdown_parsers, "parser", None)
+    if parser is None:
+        parser = _markdown_parsers.parser = MarkdownIt("commonmark").enable("table")
+    return parser
+
+
 _FRONT_MATTER_OPEN = re.compile(r"---[ \t]*")
 _FRONT_MATTER_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*")
 _LISTS = ("bullet_list", "ordered_list")
@@ -113,7 +127,7 @@ class _MarkdownReader:
     def blocks(self) -> list[Block]:
         # markdown-it reads a lone \r as a line break; a space keeps its line numbers equal to ours.
         source = _blank_front_matter(self.text.replace("\r", " "))
-        self.visit(SyntaxTreeNode(_MARKDOWN.parse(source)).children, list_context=None)
+        self.visit(SyntaxTreeNode(_markdown().parse(source)).children, list_context=None)
         return self.out
 
     def visit(self, nodes: Sequence[SyntaxTreeNode], *, list_context: str | None) -> None:

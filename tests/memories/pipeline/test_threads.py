@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import sys
 import threading
+from collections.abc import Callable
 
 import snowballstemmer
 
@@ -54,6 +55,32 @@ SUFFIXES = [
 THREADS = 8
 
 
+def _at_once(work: Callable[[int], object]) -> list[object]:
+    """`work(i)` on THREADS new threads released together, the interpreter switching between threads
+    as often as it allows (a race needs a switch inside one call); each thread's result or error."""
+    start = threading.Barrier(THREADS)
+    results: list[object] = [None] * THREADS
+
+    def run(i: int) -> None:
+        start.wait()
+        try:
+            results[i] = work(i)
+        except Exception as exc:  # reported in the test's thread
+            results[i] = exc
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(THREADS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    return results
+
+
 def _words() -> list[str]:
     # Distinct words the stemmer works on in several steps (its suffix rules), so that a switch
     # between threads lands inside a word's stemming; numbered so that the cache never answers.
@@ -64,36 +91,26 @@ def test_threads_stemming_at_once_get_the_stems_one_thread_gets():
     words = _words()
     alone = snowballstemmer.stemmer("english")
     expected = {word: alone.stemWord(word) for word in words}
-    got: list[dict[str, str]] = []
-    errors: list[BaseException] = []
-    start = threading.Barrier(THREADS)
 
-    def work(seed: int) -> None:
+    def work(seed: int) -> dict[str, str]:
         order = list(words)
         random.Random(seed).shuffle(order)  # noqa: S311 - an order, not a secret
-        start.wait()
-        try:
-            got.append({word: stem(word) for word in order})
-        except BaseException as exc:  # reported in the test's thread
-            errors.append(exc)
+        return {word: stem(word) for word in order}
 
     stem.cache_clear()
-    interval = sys.getswitchinterval()
-    # Switch between threads as often as the interpreter allows: the race needs a switch inside
-    # one word's stemming.
-    sys.setswitchinterval(1e-6)
     try:
-        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(THREADS)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        got = _at_once(work)
     finally:
-        sys.setswitchinterval(interval)
         stem.cache_clear()
+    errors = [found for found in got if not isinstance(found, dict)]
     assert not errors, errors
-    assert len(got) == THREADS
-    wrong = {word: found[word] for found in got for word in words if found[word] != expected[word]}
+    wrong = {
+        word: found[word]
+        for found in got
+        if isinstance(found, dict)
+        for word in words
+        if found[word] != expected[word]
+    }
     assert not wrong, dict(list(wrong.items())[:10])
 
 
@@ -119,27 +136,9 @@ ROUNDS = 100
 def test_threads_reading_markdown_at_once_get_the_blocks_one_thread_gets():
     expected = documents.document_blocks(MARKDOWN, "text/markdown")
     results: list[object] = []
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        for _ in range(ROUNDS):
-            start = threading.Barrier(THREADS)
-
-            def work(start: threading.Barrier) -> None:
-                start.wait()
-                try:
-                    # New threads: each parses with a parser of its own, built on this first parse.
-                    results.append(documents.document_blocks(MARKDOWN, "text/markdown"))
-                except Exception as exc:  # reported in the test's thread
-                    results.append(exc)
-
-            threads = [threading.Thread(target=work, args=(start,)) for _ in range(THREADS)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    for _ in range(ROUNDS):
+        # New threads: each parses with a parser of its own, built on its first parse.
+        results += _at_once(lambda _: documents.document_blocks(MARKDOWN, "text/markdown"))
     # The document's table rows and list items are there, so the comparison compares something.
     assert any("socks" in block.text for block in expected) and any("passport" in b.text for b in expected)
     assert len(results) == ROUNDS * THREADS

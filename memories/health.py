@@ -81,6 +81,19 @@ def _remember_workers(known: dict[str, float]) -> None:
         logger.warning("health: cannot record the known workers", exc_info=True)
 
 
+def worker_forget(name: str) -> None:
+    """A worker that stops cleanly is gone, not missing: the report stops naming it. Its name is
+    new at each start (`manage.py up` puts its process id in it), so after a restart the report
+    would otherwise count every earlier run's worker as missing for a day."""
+    try:
+        known = cache.get(KNOWN_WORKERS_KEY) or {}
+        if name in known:
+            del known[name]
+            _remember_workers(known)
+    except Exception:
+        logger.warning("health: cannot forget the worker %s", name, exc_info=True)
+
+
 def _check_broker_and_workers() -> tuple[dict[str, Any], dict[str, Any]]:
     from config.celery import app
 

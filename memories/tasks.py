@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from celery import Task
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_shutdown
 from django.db import InterfaceError, OperationalError
 
 from accounts.oauth import oauth_housekeeping as oauth_housekeeping_run
@@ -107,3 +107,14 @@ def _on_worker_process_init(**kwargs: Any) -> None:
     from memories import embeddings
 
     embeddings.warm_up()
+
+
+@worker_shutdown.connect
+def _on_worker_shutdown(sender: Any = None, **kwargs: Any) -> None:
+    # A worker stopping cleanly (SIGTERM, Ctrl-C) leaves the health report's known workers; one that
+    # dies without a word stays named as missing (memories.health).
+    from memories.health import worker_forget
+
+    hostname = getattr(sender, "hostname", None)
+    if hostname:
+        worker_forget(hostname)

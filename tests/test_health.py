@@ -91,6 +91,15 @@ class TestHealth:
         assert worker["workers"] == 1 and worker["missing"] == [second], worker
         assert worker["state"] == "1 of 2 workers did not answer"
 
+    def test_a_worker_stopped_cleanly_is_not_reported_missing(self, client, second_worker, model_loaded):
+        worker = client.get(reverse("healthz")).json()["checks"]["worker"]
+        assert worker["workers"] == 2 and worker["state"] == "ok", worker
+        # SIGTERM, as `manage.py up` and service managers stop a worker: a warm shutdown.
+        second_worker.terminate()
+        assert second_worker.wait(timeout=60) == 0
+        worker = client.get(reverse("healthz")).json()["checks"]["worker"]
+        assert worker["workers"] == 1 and worker["missing"] == [] and worker["state"] == "ok", worker
+
     def test_a_missing_worker_does_not_make_the_web_process_unready(
         self, client, no_worker_broker, model_loaded
     ):

@@ -209,7 +209,7 @@ FROM unnest(%(evidence)s::uuid[]) AS e(id) JOIN memories_memory m ON m.id = e.id
 def cmd_diagnose(args: argparse.Namespace) -> None:
     from django.db import connection
 
-    from memories.retrieval.recall import RecallRequest, _params, query_periods
+    from memories.retrieval.recall import RecallRequest, _params, _vector_literal, query_periods
 
     knobs = _knobs(args)
     clean = json.loads((args.dir / "clean_top10.json").read_text())
@@ -239,10 +239,10 @@ def cmd_diagnose(args: argparse.Namespace) -> None:
                 space=item.space,
                 request=request,
                 knobs=knobs,
-                vector=vector,
                 periods=query_periods(request.query, reference=timezone.now()),
                 now=timezone.now(),
             )
+            params["qvec"] = _vector_literal(vector)
             for turn in lost:
                 params["evidence"] = by_turn.get(turn, [])
                 with connection.cursor() as cursor:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -85,13 +87,15 @@ def embed(texts: list[str]) -> list[list[float]]:
     return get_model().encode(texts).tolist()
 
 
-def embed_query(text: str) -> list[float]:
-    """The embedding of one query, as embed([text])[0], from a bounded per-process LRU cache."""
-    import numpy as np
+def _query_key(text: str) -> tuple[str, str, str]:
     from django.conf import settings
 
     # The endpoint and model are part of the key, so a changed setting never serves a stale vector.
-    key = (settings.EMBEDDINGS_URL, settings.EMBEDDINGS_MODEL if settings.EMBEDDINGS_URL else "", text)
+    return (settings.EMBEDDINGS_URL, settings.EMBEDDINGS_MODEL if settings.EMBEDDINGS_URL else "", text)
+
+
+def _query_cached(key: tuple[str, str, str]) -> list[float] | None:
+    """The cached vector of `key` (counted as a hit), or None (counted as a miss)."""
     with _query_cache_lock:
         vector = _query_cache.get(key)
         if vector is not None:
@@ -99,6 +103,12 @@ def embed_query(text: str) -> list[float]:
             _query_cache_counts["hits"] += 1
             return vector.tolist()
         _query_cache_counts["misses"] += 1
+    return None
+
+
+def _query_compute(key: tuple[str, str, str], text: str) -> list[float]:
+    import numpy as np
+
     # Outside the lock: two threads missing on one text both embed it, and neither waits on the other.
     vector = np.asarray(embed([text])[0], dtype=np.float64)
     vector.setflags(write=False)
@@ -108,6 +118,56 @@ def embed_query(text: str) -> list[float]:
         while len(_query_cache) > QUERY_CACHE_SIZE:
             _query_cache.popitem(last=False)
     return vector.tolist()
+
+
+def embed_query(text: str) -> list[float]:
+    """The embedding of one query, as embed([text])[0], from a bounded per-process LRU cache."""
+    key = _query_key(text)
+    cached = _query_cached(key)
+    return cached if cached is not None else _query_compute(key, text)
+
+
+# Threads that embed queries while the request's own thread reads the database (embed_query_soon).
+# A few: the model runs one thread per call on two cores, and a request waiting here for a free
+# thread waits no longer than it would have waited for a core.
+QUERY_THREADS = 4
+
+_query_executor: ThreadPoolExecutor | None = None
+_query_executor_lock = threading.Lock()
+
+
+def _forget_query_executor() -> None:
+    # A forked child has none of its parent's threads: it starts its own executor when it needs one.
+    global _query_executor
+    _query_executor = None
+
+
+os.register_at_fork(after_in_child=_forget_query_executor)
+
+
+def embed_query_soon(text: str) -> Future[list[float]]:
+    """embed_query(text), computed on another thread: the caller does its other work meanwhile
+    and takes the vector with `.result()`, which raises what embed_query would have raised.
+
+    A cached query comes back as a finished future (`.done()` is true at once), so a caller can
+    tell whether there is anything to wait for. Recall reads the text side of its search while the
+    model runs (memories.retrieval.recall): the model's run releases the GIL, and the database works
+    on the other core.
+    """
+    global _query_executor
+    key = _query_key(text)
+    cached = _query_cached(key)
+    if cached is not None:
+        done: Future[list[float]] = Future()
+        done.set_result(cached)
+        return done
+    if _query_executor is None:
+        with _query_executor_lock:
+            if _query_executor is None:
+                _query_executor = ThreadPoolExecutor(
+                    max_workers=QUERY_THREADS, thread_name_prefix="embed-query"
+                )
+    return _query_executor.submit(_query_compute, key, text)
 
 
 def query_cache_info() -> dict[str, int]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -349,31 +350,15 @@ def _ranks_vectors_exactly(request: RecallRequest, params: dict[str, Any]) -> bo
     return bool(plan[0]["Plan"]["Plan Rows"] <= EXACT_VECTOR_ROWS)
 
 
-def _statement(request: RecallRequest, *, has_periods: bool, exact_vectors: bool = False) -> str:
+def _text_side_sql(request: RecallRequest) -> str:
+    """The text side of the retrieval statement, as CTEs: `weighted` (the query's words with their
+    IDF in the space) and `text_ranked` (the text_pool best full-text matches, ranked by BM25).
+
+    None of it needs the query's vector, so recall runs it as a statement of its own
+    (`_text_statement`) while the model embeds the query, and passes its result to the retrieval
+    statement (`_TEXT_SIDE_GIVEN`); with the vector already known it is inlined instead."""
     where = _filters(request)
-    # `+ 0` makes the order one the HNSW index cannot serve, so the planner reads the rows the
-    # filters keep (through their own indexes) and sorts them by distance: exact, and cheaper when
-    # few pass. The same distance either way.
-    vector_order = "m.embedding <=> %(qvec)s::vector"
-    if exact_vectors:
-        vector_order = f"({vector_order}) + 0"
-    where_c = _filters(request, alias="c")
-    held_now = held_sql(request.view, alias="c") if request.include_history else "true"
-    period_match = (
-        """EXISTS (SELECT 1 FROM unnest(%(period_starts)s::timestamptz[], %(period_ends)s::timestamptz[])
-                   AS p(s, e)
-                   WHERE coalesce(c.occurred_at, c.valid_from, c.due_at) >= p.s
-                     AND coalesce(c.occurred_at, c.valid_from, c.due_at) < p.e)"""
-        if has_periods
-        else "false"
-    )
-    # Phase 1 scores the vector and text candidates; phase 2 (expand_entities) brings the memories
-    # linked to the query's entities and to the top hits' entities; then conversation context
-    # spreads scores to the neighbours of the best ones.
-    # Only constant fragments of this module are spliced into the text (the filters, the
-    # period test); every value travels as a parameter.
-    sql = f"""
-WITH
+    return f"""
 terms AS (
     SELECT DISTINCT ON (tq::text) tq AS q
     FROM unnest(%(words)s::text[]) AS w, plainto_tsquery('{FTS_CONFIG}', w) AS tq
@@ -405,16 +390,6 @@ selective AS (
     FROM weighted
     WHERE df <= %(common_share)s * n AND (n < %(df_sample)s OR df <= %(rare_share)s * n)
 ),
-vector_pool AS MATERIALIZED (
-    SELECT m.id, m.embedding <=> %(qvec)s::vector AS distance
-    FROM memories_memory m
-    WHERE {where} AND m.embedding IS NOT NULL
-    ORDER BY {vector_order}
-    LIMIT %(vector_pool)s
-),
-vector_ranked AS (
-    SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank FROM vector_pool
-),
 text_matches AS MATERIALIZED (
     SELECT m.id, length(m.search_vector) AS dl,
            (SELECT sum(w.idf) FROM weighted w WHERE m.search_vector @@ w.q) AS idf_sum
@@ -429,6 +404,69 @@ text_ranked AS (
     ) AS rank
     FROM text_matches tm, text_avgdl a
     ORDER BY rank LIMIT %(text_pool)s
+)"""  # noqa: S608
+
+
+def _text_statement(request: RecallRequest) -> str:
+    """The text side alone, as one row: the words' tsqueries and IDFs (in the same order) and the
+    text candidates' ids, best first: the parameters `term_qs`, `term_idfs` and `text_ids` of
+    `_TEXT_SIDE_GIVEN`. A tsquery's text form reads back as the same tsquery."""
+    return f"""WITH {_text_side_sql(request)}
+SELECT (SELECT array_agg(q::text ORDER BY q::text) FROM weighted),
+       (SELECT array_agg(idf ORDER BY q::text) FROM weighted),
+       (SELECT array_agg(id ORDER BY rank) FROM text_ranked)
+"""  # noqa: S608 - the module's own CTEs; values are parameters
+
+
+# The text side's two CTEs rebuilt from `_text_statement`'s row.
+_TEXT_SIDE_GIVEN = """
+weighted AS MATERIALIZED (
+    SELECT w.q::tsquery AS q, w.idf
+    FROM unnest(%(term_qs)s::text[], %(term_idfs)s::float8[]) AS w(q, idf)
+),
+text_ranked AS (SELECT t.id, t.rank FROM unnest(%(text_ids)s::uuid[]) WITH ORDINALITY AS t(id, rank))"""
+
+
+def _statement(
+    request: RecallRequest, *, has_periods: bool, exact_vectors: bool = False, text_given: bool = False
+) -> str:
+    """The retrieval statement. With `text_given`, the text side comes from the parameters of
+    `_text_statement`'s row, run before it; without, it is part of the statement."""
+    where = _filters(request)
+    # `+ 0` makes the order one the HNSW index cannot serve, so the planner reads the rows the
+    # filters keep (through their own indexes) and sorts them by distance: exact, and cheaper when
+    # few pass. The same distance either way.
+    vector_order = "m.embedding <=> %(qvec)s::vector"
+    if exact_vectors:
+        vector_order = f"({vector_order}) + 0"
+    where_c = _filters(request, alias="c")
+    held_now = held_sql(request.view, alias="c") if request.include_history else "true"
+    period_match = (
+        """EXISTS (SELECT 1 FROM unnest(%(period_starts)s::timestamptz[], %(period_ends)s::timestamptz[])
+                   AS p(s, e)
+                   WHERE coalesce(c.occurred_at, c.valid_from, c.due_at) >= p.s
+                     AND coalesce(c.occurred_at, c.valid_from, c.due_at) < p.e)"""
+        if has_periods
+        else "false"
+    )
+    # Phase 1 scores the vector and text candidates; phase 2 (expand_entities) brings the memories
+    # linked to the query's entities and to the top hits' entities; then conversation context
+    # spreads scores to the neighbours of the best ones.
+    # Only constant fragments of this module are spliced into the text (the filters, the
+    # period test); every value travels as a parameter.
+    text_side = _TEXT_SIDE_GIVEN if text_given else _text_side_sql(request)
+    sql = f"""
+WITH
+{text_side},
+vector_pool AS MATERIALIZED (
+    SELECT m.id, m.embedding <=> %(qvec)s::vector AS distance
+    FROM memories_memory m
+    WHERE {where} AND m.embedding IS NOT NULL
+    ORDER BY {vector_order}
+    LIMIT %(vector_pool)s
+),
+vector_ranked AS (
+    SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank FROM vector_pool
 ),
 candidates AS (SELECT id FROM vector_ranked UNION SELECT id FROM text_ranked),
 candidate_rows AS MATERIALIZED (
@@ -453,6 +491,9 @@ candidate_rows AS MATERIALIZED (
     CROSS JOIN LATERAL (SELECT strpos(left(c.content, 61), ':') AS colon) sp
     LEFT JOIN vector_ranked v USING (id)
     LEFT JOIN text_ranked t USING (id)
+    -- The text candidates may come from a statement of their own, run a moment before this one:
+    -- a memory changed in between (suppressed, superseded) is checked again here.
+    WHERE {where_c}
 ),
 avgdl AS (SELECT avg(dl)::float8 AS value FROM candidate_rows),
 text_scores AS (
@@ -589,11 +630,11 @@ def _params(
     space: Space,
     request: RecallRequest,
     knobs: Knobs,
-    vector: Sequence[float],
     periods: list[tuple[datetime, datetime]],
     now: datetime,
 ) -> dict[str, Any]:
-    """The parameters of `_statement` for one recall."""
+    """The parameters of `_statement` for one recall, but the query's vector (`qvec`), which
+    recall adds once the model has it."""
     return {
         "owner": owner.pk,
         "space": space.pk,
@@ -601,7 +642,6 @@ def _params(
         "kinds": list(request.kinds),
         "tags": list(request.tags),
         "session": str(request.session_id) if request.session_id is not None else None,
-        "qvec": _vector_literal(vector),
         "words": query_words(request.query),
         "names": query_names(request.query),
         "entity_names": query_names(request.query, fold_accents=True),
@@ -662,35 +702,55 @@ def memory_recall(
     """
     now = timezone.now()
     at = request.at or now
-    vector = query_vector if query_vector is not None else embeddings.embed_query(request.query)
+    # The model embeds the query on another thread while this one asks the database for the text
+    # side, which needs no vector: on two cores the two overlap (docs/retrieval.md). A known or
+    # cached vector leaves nothing to overlap, and the text side is then part of the one statement.
+    vector_soon: Future[Sequence[float]]
+    if query_vector is None:
+        vector_soon = embeddings.embed_query_soon(request.query)  # type: ignore[assignment]
+    else:
+        vector_soon = Future()
+        vector_soon.set_result(query_vector)
+    text_given = not vector_soon.done()
     periods = query_periods(request.query, reference=at)
-    params = _params(
-        owner=owner, space=space, request=request, knobs=knobs, vector=vector, periods=periods, now=now
-    )
+    params = _params(owner=owner, space=space, request=request, knobs=knobs, periods=periods, now=now)
     sql = _statement(
-        request, has_periods=bool(periods), exact_vectors=_ranks_vectors_exactly(request, params)
+        request,
+        has_periods=bool(periods),
+        exact_vectors=_ranks_vectors_exactly(request, params),
+        text_given=text_given,
     )
     ef_search = max(knobs.ef_search, params["vector_pool"], knobs.expansion_pool)
+    pending = None
     with connection.cursor() as cursor:
-        # Both statements travel as one message, which PostgreSQL runs as one implicit transaction
-        # (outside an atomic block too), so the SET LOCALs hold for the retrieval statement and end
-        # with it: they never leak into a pooled connection's next request, and no BEGIN/COMMIT
-        # round trips are needed. Django's psycopg cursor binds parameters client-side, which is
-        # what allows several statements in one execute. relaxed_order lets a filtered HNSW scan
-        # keep going until it has found enough rows that pass the filters (pgvector >= 0.8).
-        # The pending saves are counted before the retrieval statement reads: under READ COMMITTED
-        # each statement has its own snapshot, and a save that finished in between is then counted
-        # as pending and maybe found (harmless: "may not be in it yet"), never missed while the
+        # The pending saves are counted before anything retrieval reads: under READ COMMITTED each
+        # statement has its own snapshot, and a save that finished in between is then counted as
+        # pending and maybe found (harmless: "may not be in it yet"), never missed while the
         # freshness note says everything is in.
+        counting = PENDING_SAVES_SQL + ";" if count_pending else ""
+        if text_given:
+            cursor.execute(counting + _text_statement(request), params)
+            if count_pending:
+                pending = int(cursor.fetchone()[0])
+                if not cursor.nextset():
+                    raise RuntimeError("the text side returned no result")
+            term_qs, term_idfs, text_ids = cursor.fetchone()
+            params.update(term_qs=term_qs or [], term_idfs=term_idfs or [], text_ids=text_ids or [])
+            counting = ""
+        params["qvec"] = _vector_literal(vector_soon.result())
+        # The SET LOCALs and the statement travel as one message, which PostgreSQL runs as one
+        # implicit transaction (outside an atomic block too), so the options hold for the retrieval
+        # statement and end with it: they never leak into a pooled connection's next request, and
+        # no BEGIN/COMMIT round trips are needed. Django's psycopg cursor binds parameters
+        # client-side, which is what allows several statements in one execute. relaxed_order lets
+        # a filtered HNSW scan keep going until it has found enough rows that pass the filters
+        # (pgvector >= 0.8).
         cursor.execute(
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-            " set_config('hnsw.ef_search', %(ef_search)s, true);"
-            + (PENDING_SAVES_SQL + ";" if count_pending else "")
-            + sql,
+            " set_config('hnsw.ef_search', %(ef_search)s, true);" + counting + sql,
             {**params, "ef_search": str(ef_search)},
         )
-        pending = None
-        if count_pending:
+        if counting:
             if not cursor.nextset():
                 raise RuntimeError("the pending saves' count returned no result")
             pending = int(cursor.fetchone()[0])

@@ -11,6 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 import memories.operations.core  # noqa: F401 - registers recall and answer
+from memories import embeddings
 from memories.models import Job, Memory
 from memories.operations import registry
 from tests.helpers import READ, WRITE, assert_bad_request, error_of, pat_client, wait_for_job
@@ -121,18 +122,28 @@ class TestInputRules:
         assert response.status_code == 202, response.json()
         assert _recall(bob_client, query="bees")["freshness"]["pending_jobs"] == 2
 
-    def test_it_reads_freshness_in_the_round_trip_of_the_retrieval_statement(self, alice):
+    @pytest.mark.parametrize("query_is_new", [False, True], ids=["vector cached", "new query"])
+    def test_it_reads_freshness_in_the_round_trip_of_the_retrieval_statement(self, alice, query_is_new):
         client = pat_client(alice)
         client.post("/api/v1/operations/remember", {"content": "I keep bees."}, format="json")
         _recall(client, query="bees")  # the token's first use writes its last_used_at
+        if query_is_new:
+            embeddings.query_cache_clear()
         with CaptureQueriesContext(connection) as captured:
             body = _recall(client, query="bees")
         assert body["freshness"]["pending_jobs"] == 1
-        # The token, the space, then one message: the pending count, then the retrieval statement
-        # (counted first, so a save finishing in between is counted rather than missed).
         statements = [query["sql"] for query in captured.captured_queries]
-        assert len(statements) == 3, statements
-        assert statements[2].index("'running')") < statements[2].index("vector_pool")
+        if not query_is_new:
+            # The token, the space, then one message: the pending count, then the retrieval
+            # statement (counted first, so a save finishing in between is counted, not missed).
+            assert len(statements) == 3, statements
+            assert statements[2].index("'running')") < statements[2].index("vector_pool")
+            return
+        # A query the model has not embedded: its text side is a statement of its own, run while
+        # the model works, and the pending count travels in its message, before it reads.
+        assert len(statements) == 4, statements
+        assert statements[2].index("'running')") < statements[2].index("text_ranked")
+        assert "vector_pool" not in statements[2] and "'running')" not in statements[3]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -11,7 +11,6 @@ import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memories import embeddings
 from memories.retrieval import recall
 from memories.retrieval.recall import DEFAULT_KNOBS, RecallRequest, _params, memory_recall, query_periods
 from tests.memories.test_recall_rows import NOW, TEXTS, _space
@@ -20,13 +19,11 @@ pytestmark = pytest.mark.django_db
 
 
 def _exact(owner, space, request: RecallRequest) -> bool:
-    vector = embeddings.embed_query(request.query)
     params = _params(
         owner=owner,
         space=space,
         request=request,
         knobs=DEFAULT_KNOBS,
-        vector=vector,
         periods=query_periods(request.query, reference=NOW),
         now=NOW,
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -22,6 +23,7 @@ from memories.retrieval.recall import (
     RecallRequest,
     _params,
     _statement,
+    _vector_literal,
     matched_words,
     memory_recall,
     query_periods,
@@ -139,10 +141,10 @@ def _statement_then_orm(owner, space: Space, request: RecallRequest) -> list[tup
         space=space,
         request=request,
         knobs=DEFAULT_KNOBS,
-        vector=vector,
         periods=periods,
         now=now,
     )
+    params["qvec"] = _vector_literal(vector)
     ef_search = max(DEFAULT_KNOBS.ef_search, params["vector_pool"], DEFAULT_KNOBS.expansion_pool)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
@@ -172,8 +174,19 @@ def _statement_then_orm(owner, space: Space, request: RecallRequest) -> list[tup
     return [(hit.memory.id, hit.score, hit.similarity, hit.held, hit_dict(hit)) for hit in hits]
 
 
-def _recalled(owner, space: Space, request: RecallRequest) -> list[tuple]:
-    hits = memory_recall(owner=owner, space=space, request=request).hits
+def _recalled(owner, space: Space, request: RecallRequest, *, text_apart: bool | None = None) -> list[tuple]:
+    """memory_recall's hits. With `text_apart` True the query is new to the model, so the text side
+    runs as a statement of its own while the model embeds it; with False the query's vector is
+    cached and the text side is part of the retrieval statement. Either is checked."""
+    if text_apart is not None:
+        embeddings.query_cache_clear()
+        if not text_apart:
+            embeddings.embed_query(request.query)
+    with CaptureQueriesContext(connection) as captured:
+        hits = memory_recall(owner=owner, space=space, request=request).hits
+    if text_apart is not None:
+        text_statements = [q for q in captured.captured_queries if "text_ranked" in q["sql"]]
+        assert len(text_statements) == (2 if text_apart else 1)
     return [(hit.memory.id, hit.score, hit.similarity, hit.held, hit_dict(hit)) for hit in hits]
 
 
@@ -185,10 +198,12 @@ class TestSameResults:
         # Frozen: both runs see the same "now" (the current view) and sign the same image links.
         with time_machine.travel(NOW, tick=False):
             before = _statement_then_orm(alice, space, request)
-            after = _recalled(alice, space, request)
+            apart = _recalled(alice, space, request, text_apart=True)
+            inline = _recalled(alice, space, request, text_apart=False)
         assert before, "the fixture space must give this request some hits"
-        assert [row[:4] for row in after] == [row[:4] for row in before]
-        assert [row[4] for row in after] == [row[4] for row in before]
+        for after in (apart, inline):
+            assert [row[:4] for row in after] == [row[:4] for row in before]
+            assert [row[4] for row in after] == [row[4] for row in before]
 
     def test_it_renders_entities_claimants_pictures_and_agents_as_the_selectors_do(self, alice):
         space = _space(alice, TEXTS)
@@ -224,13 +239,18 @@ class TestSameResults:
 
 
 class TestOneStatement:
-    def test_it_renders_the_hits_without_another_query(self, alice):
+    @pytest.mark.parametrize("query_is_new", [False, True], ids=["vector cached", "new query"])
+    def test_it_renders_the_hits_without_another_query(self, alice, query_is_new):
         space = _space(alice, TEXTS)
+        embeddings.query_cache_clear()
+        if not query_is_new:
+            embeddings.embed_query("Maya")
         with CaptureQueriesContext(connection) as captured:
             hits = memory_recall(owner=alice, space=space, request=RecallRequest(query="Maya", top_k=50)).hits
             rendered = [hit_dict(hit) for hit in hits]
         assert len(rendered) >= 5
-        assert len(captured.captured_queries) == 1
+        # A new query's text side runs as a statement of its own, while the model embeds the query.
+        assert len(captured.captured_queries) == (2 if query_is_new else 1)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -252,3 +272,39 @@ class TestSettingsEndWithTheStatement:
         assert before != str(max(DEFAULT_KNOBS.ef_search, DEFAULT_KNOBS.vector_pool))
         assert after == before
         assert scan == "off"
+
+
+class TestAChangeBetweenTheTwoStatements:
+    def test_a_memory_suppressed_while_the_model_runs_counts_for_nothing(self, alice, monkeypatch):
+        """A new query's text side is read a moment before the retrieval statement, in another
+        snapshot. A memory suppressed in between must neither come back nor lift the others (its
+        score would spread to its conversation's neighbours): the hits are those of a recall run
+        after the change, in the same order."""
+        space = _space(alice, TEXTS)
+        request = RecallRequest(query="Atlas project deadline Lisbon", top_k=20)
+        # The best text match of the query, and the memory suppressed in the middle.
+        gone = Memory.objects.get(content="The Atlas project deadline moved to 14 June.")
+        vector = embeddings.embed_query(request.query)
+        embeddings.query_cache_clear()
+        real_soon = embeddings.embed_query_soon
+
+        class ChangedWhileEmbedding(Future):
+            def result(self, timeout=None):
+                Memory.objects.filter(id=gone.id).update(status=Memory.Status.SUPPRESSED)
+                return vector
+
+        def soon(text: str) -> Future:
+            assert text == request.query
+            return ChangedWhileEmbedding()  # not done: the text side runs on its own first
+
+        with time_machine.travel(NOW, tick=False):
+            monkeypatch.setattr(embeddings, "embed_query_soon", soon)
+            with CaptureQueriesContext(connection) as captured:
+                during = _recalled(alice, space, request)
+            monkeypatch.setattr(embeddings, "embed_query_soon", real_soon)
+            after = _recalled(alice, space, request, text_apart=False)
+        assert len([q for q in captured.captured_queries if "text_ranked" in q["sql"]]) == 2
+        assert gone.id not in [row[0] for row in during]
+        # The same memories in the same order. Not the same scores to the last digit: the text
+        # side's ranks and IDF sample were read before the change.
+        assert [row[0] for row in during] == [row[0] for row in after]

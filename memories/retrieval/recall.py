@@ -24,9 +24,11 @@ inside every part of the statement, never after it, so a filtered recall is neve
 
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -695,22 +697,70 @@ def memory_recall(
     One round trip: the two SET LOCALs for the HNSW scan and the retrieval statement, which also
     returns every hit's row, entities and annotations (with `types`, `tags`, `session_id`, `at` or
     `known_at`, the planner's estimate of the rows they keep comes first, to pick the vector scan).
+    Two when the query's vector is not cached and no other recall is running in the process: the
+    text side first, as a statement of its own, while another thread embeds the query.
     `query_vector` skips embedding the query (tests and benchmarks that already have it).
     `count_pending` also counts the space's saves still being processed (`RecallResult.pending`),
     in the same message: what every recall tool reports as its freshness, without a round trip of
     its own.
     """
+    with _alone() as alone:
+        return _recall(
+            owner=owner,
+            space=space,
+            request=request,
+            knobs=knobs,
+            query_vector=query_vector,
+            count_pending=count_pending,
+            overlap=alone,
+        )
+
+
+# How many recalls this process is running now: a recall overlaps its query's embedding with the
+# text side only when it is the only one. Under load the cores are busy anyway, and the overlap's
+# extra statement and thread handoff cost about 1 ms of CPU a recall for nothing (16 clients:
+# 98-99 recalls/s with it always on, 104-106 without; docs/decisions.md).
+_running = 0
+_running_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _alone() -> Iterator[bool]:
+    """Counts this recall as running; yields whether it is the only one in the process."""
+    global _running
+    with _running_lock:
+        _running += 1
+        alone = _running == 1
+    try:
+        yield alone
+    finally:
+        with _running_lock:
+            _running -= 1
+
+
+def _recall(
+    *,
+    owner: User,
+    space: Space,
+    request: RecallRequest,
+    knobs: Knobs,
+    query_vector: Sequence[float] | None,
+    count_pending: bool,
+    overlap: bool,
+) -> RecallResult:
     now = timezone.now()
     at = request.at or now
     # The model embeds the query on another thread while this one asks the database for the text
     # side, which needs no vector: on two cores the two overlap (docs/retrieval.md). A known or
     # cached vector leaves nothing to overlap, and the text side is then part of the one statement.
     vector_soon: Future[Sequence[float]]
-    if query_vector is None:
+    if query_vector is None and overlap:
         vector_soon = embeddings.embed_query_soon(request.query)  # type: ignore[assignment]
     else:
         vector_soon = Future()
-        vector_soon.set_result(query_vector)
+        vector_soon.set_result(
+            query_vector if query_vector is not None else embeddings.embed_query(request.query)
+        )
     text_given = not vector_soon.done()
     periods = query_periods(request.query, reference=at)
     params = _params(owner=owner, space=space, request=request, knobs=knobs, periods=periods, now=now)

@@ -17,6 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from memories import embeddings
 from memories.models import Entity, Evidence, Memory, Source, Space
 from memories.representations import hit_dict
+from memories.retrieval import recall
 from memories.retrieval.recall import (
     DEFAULT_KNOBS,
     Hit,
@@ -251,6 +252,23 @@ class TestOneStatement:
         assert len(rendered) >= 5
         # A new query's text side runs as a statement of its own, while the model embeds the query.
         assert len(captured.captured_queries) == (2 if query_is_new else 1)
+
+    def test_a_new_query_takes_one_statement_while_another_recall_runs(self, alice):
+        """Under load the cores are busy anyway: a recall overlaps only when it is alone."""
+        space = _space(alice, TEXTS)
+        embeddings.query_cache_clear()
+        request = RecallRequest(query="Maya", top_k=50)
+        with recall._alone() as alone:  # another recall, running in this process
+            assert alone
+            with CaptureQueriesContext(connection) as busy:
+                during = memory_recall(owner=alice, space=space, request=request).hits
+        assert len(busy.captured_queries) == 1
+        assert embeddings.query_cache_info()["misses"] == 1  # it embedded the query all the same
+        embeddings.query_cache_clear()
+        with CaptureQueriesContext(connection) as idle:
+            alone_hits = memory_recall(owner=alice, space=space, request=request).hits
+        assert len(idle.captured_queries) == 2
+        assert [(h.memory.id, h.score) for h in during] == [(h.memory.id, h.score) for h in alone_hits]
 
 
 @pytest.mark.django_db(transaction=True)

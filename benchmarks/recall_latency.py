@@ -413,7 +413,7 @@ def profile(token: str, bodies: list[dict[str, Any]]) -> None:
                 serial = sum(v for stage, v in current.items() if stage != EMBEDDING)
                 if not any("text side" in stage for stage in current):
                     serial += current.get(EMBEDDING, 0.0)
-                current["python (middleware, validation, rendering, waiting for the vector)"] = total - serial
+                current["python (Django, rendering; waiting for vector)"] = total - serial
                 for stage, seconds in current.items():
                     split.setdefault(stage, []).append(seconds)
     finally:

@@ -326,3 +326,28 @@ class TestAChangeBetweenTheTwoStatements:
         # The same memories in the same order. Not the same scores to the last digit: the text
         # side's ranks and IDF sample were read before the change.
         assert [row[0] for row in during] == [row[0] for row in after]
+
+
+class TestAwkwardQueriesOnBothPaths:
+    """Queries whose text side is empty or odd go through the two-statement path (a new query) and
+    the one-statement path (a cached vector) alike: no error, the same hits."""
+
+    @pytest.mark.parametrize(
+        "query",
+        [
+            "the and of what when",  # stop words only: no text terms at all
+            "?!... --- ***",  # no words
+            "Maya Maya MAYA maya",  # one word, repeated
+            "O'Brien's co-op café naïve",  # apostrophes, hyphens, accents
+            "zzqxv flibbertigibbet",  # words no memory has
+            "Lisbon " * 40,  # more words than a query keeps
+        ],
+        ids=["stop words", "punctuation", "repeated", "odd words", "unknown words", "long"],
+    )
+    def test_both_paths_agree(self, alice, query):
+        space = _space(alice, TEXTS)
+        request = RecallRequest(query=query, top_k=20)
+        with time_machine.travel(NOW, tick=False):
+            apart = _recalled(alice, space, request, text_apart=True)
+            inline = _recalled(alice, space, request, text_apart=False)
+        assert [row[:4] for row in apart] == [row[:4] for row in inline]

@@ -305,3 +305,15 @@ class TestCost:
             counts.append((len(new.captured_queries), len(again.captured_queries)))
         # The HNSW settings, the retrieval and the hits' rows travel as one statement.
         assert counts[0] == counts[1] == (2, 1)
+
+
+def test_an_entitys_links_are_indexed_by_entity_with_the_memory(db):
+    """Migration 0025: entity expansion reads a few entities' links; an index by entity that covers
+    the memory lets it read them off the index alone, instead of the whole link table."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexdef FROM pg_indexes WHERE tablename = 'memories_memory_entities'"
+            " AND indexname = 'memory_entities_entity_memory'"
+        )
+        (definition,) = cursor.fetchone()
+    assert definition.endswith("USING btree (entity_id, memory_id)")

@@ -4,18 +4,22 @@ one and keeps it as history; a new version of a living document retires what onl
 
 from __future__ import annotations
 
-from datetime import datetime
+import uuid
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db import DEFAULT_DB_ALIAS
+from django.db.models import QuerySet, Value
 from django.utils import timezone
+from pgvector import Vector
 from pgvector.django import CosineDistance
 
 from memories.models import Evidence, Memory, Relation, Source
 from memories.pipeline.language import split_speaker, statement_sentences
 from memories.pipeline.update import LOOSELY_RELATED, Frame, Verdict, frame_of, judge
 from memories.selectors.as_of import memory_visible, world_start, world_start_latest
+from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 
 
 def supersede(*, new: Memory | Relation, rivals: QuerySet[Any], source: Source, now: datetime) -> list[Any]:
@@ -97,14 +101,56 @@ def said_at(row: Memory | Relation) -> datetime:
 
 def nearest_priors(*, owner_id: Any, space_id: Any, vector: list[float]) -> QuerySet[Memory]:
     """The current memories of a space that a statement with this vector may be about, nearest first."""
+    return _nearest(owner_id=owner_id, space_id=space_id, vector=Value(Vector(vector).to_text()), now=None)
+
+
+def _nearest(*, owner_id: Any, space_id: Any, vector: Value, now: datetime | None) -> QuerySet[Memory]:
+    # nearest_priors' rule, with the vector as its text (the parameter CosineDistance sends).
     return (
         Memory.objects.filter(owner_id=owner_id, space_id=space_id, embedding__isnull=False)
-        .filter(memory_visible())
+        .filter(memory_visible(now=now))
         .annotate(distance=CosineDistance("embedding", vector))
         .filter(distance__lte=1 - LOOSELY_RELATED)
         .order_by("distance")
-        .only("id", "content", "kind", "occurred_at", "stated_at", "recorded_at")[:PRIORS]
+        .only(*_PRIOR_FIELDS)[:PRIORS]
     )
+
+
+# What the update engine reads of a prior (judge_priors) and the worker of a match (its id).
+# In the model's field order, as Memory.from_db reads a row of them (nearest_prior_rows).
+_PRIOR_FIELDS = model_order(Memory, ("id", "content", "kind", "occurred_at", "stated_at", "recorded_at"))
+
+
+@lru_cache(maxsize=1)
+def _nearest_compiled() -> CompiledQuery:
+    # Every new statement asks it: compiled once (memories.selectors.compiled says why).
+    return compile_once(
+        lambda owner_id, space_id, vector, now: _nearest(
+            owner_id=owner_id, space_id=space_id, vector=Value(vector), now=now
+        ).values_list(*_PRIOR_FIELDS, "distance"),
+        owner_id=uuid.uuid4(),
+        space_id=uuid.uuid4(),
+        vector=Vector([0.5] * 3).to_text(),
+        now=datetime(1901, 2, 3, 4, 5, 6, 789, tzinfo=UTC),
+    )
+
+
+def nearest_prior_rows(*, owner_id: Any, space_id: Any, vector: list[float]) -> list[Memory]:
+    """nearest_priors' memories (with their `distance`), read by its statement compiled once."""
+    rows = compiled_rows(
+        _nearest_compiled(),
+        owner_id=owner_id,
+        space_id=space_id,
+        vector=Vector(vector).to_text(),
+        now=timezone.now(),
+    )
+    priors = []
+    for row in rows:
+        prior = Memory.from_db(DEFAULT_DB_ALIAS, _PRIOR_FIELDS, row[:-1])
+        # As the queryset's annotation sets it.
+        setattr(prior, "distance", row[-1])  # noqa: B010 - an attribute the model does not declare
+        priors.append(prior)
+    return priors
 
 
 def judge_priors(
@@ -115,7 +161,7 @@ def judge_priors(
     the update engine's rules (`memories.pipeline.update.judge`)."""
     judged: list[tuple[Memory, Verdict]] = []
     several = _several_claims(candidate.content)
-    for prior in nearest_priors(owner_id=job.owner_id, space_id=job.space_id, vector=vector):
+    for prior in nearest_prior_rows(owner_id=job.owner_id, space_id=job.space_id, vector=vector):
         verdict = (advice or {}).get(prior.id) or judge(
             frame,
             frame_of(prior.content),

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connection, transaction
 from django.db.models import BooleanField, Case, ExpressionWrapper, Q, Value, When
 from django.db.models.functions import Length, Now
 from django.utils import timezone
@@ -52,11 +52,12 @@ from memories.pipeline.supersede import (
     supersede,
 )
 from memories.pipeline.update import Verdict, frame_of
-from memories.selectors.compiled import CompiledQuery, compile_once
+from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories.selectors.graph import entity_names_known, entity_names_known_each
 from memories.services.documents import document_text_store
 from memories.services.entities import entity_record
 from memories.services.images import image_store
+from memories.services.rows import rows_insert
 
 logger = logging.getLogger(__name__)
 
@@ -519,16 +520,15 @@ def _job_write(
     job.error_code = job.error_message = ""
     job.lease_expires_at = None
     job.progress = {"stage": "done", "done": total, "total": total}
-    job.save(
-        update_fields=[
-            "status",
-            "finished_at",
-            "error_code",
-            "error_message",
-            "lease_expires_at",
-            "progress",
-        ]
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_SUCCEEDED_SQL, [job.status, job.finished_at, json.dumps(job.progress), job.id])
+
+
+# A job's last write, sent as written (every save ends with it; building the UPDATE cost more CPU
+# than the database spends on it, as _PROGRESS_SQL says).
+_SUCCEEDED_SQL = f"""UPDATE {Job._meta.db_table} SET status = %s, finished_at = %s, error_code = '',
+    error_message = '', lease_expires_at = NULL, progress = %s::jsonb
+WHERE id = %s"""  # noqa: S608 - the table's name only
 
 
 # What the owner reads of a job that failed on a fault of ours (the log has the detail).
@@ -689,13 +689,12 @@ def _store(
     # The same fact again (same space, still current): more evidence, not a new row.
     # A suppressed memory stays suppressed: saying it again must not resurrect it.
     # The same words about an event on another day are another event.
-    existing = (
-        Memory.objects.select_for_update()
-        .filter(
-            owner_id=job.owner_id, space_id=job.space_id, fingerprint=fingerprint, superseded_at__isnull=True
+    existing = [
+        Memory.from_db(DEFAULT_DB_ALIAS, _SAME_FIELDS, row)
+        for row in compiled_rows(
+            _same_fingerprint(), owner_id=job.owner_id, space_id=job.space_id, fingerprint=fingerprint
         )
-        .order_by("recorded_at")
-    )
+    ]
     revised = _revised(job)
     # A revision is a new version even when its words repeat the one it revises (new dates or kind).
     existing_match = next((m for m in existing if m.id != revised and same_event_day(candidate, m)), None)
@@ -711,7 +710,7 @@ def _store(
         # A rewording ("I have a peanut allergy" after "I'm allergic to peanuts"): evidence.
         return _confirm(job=job, source=source, memory=same, entities=stated)
     now = timezone.now()
-    memory = Memory.objects.create(
+    memory = Memory(
         owner_id=job.owner_id,
         space_id=job.space_id,
         source=source,
@@ -739,8 +738,13 @@ def _store(
         confidence=float(job.options.get("confidence", 0.9)),
         recorded_at=now,
     )
-    Evidence.objects.create(owner_id=job.owner_id, memory=memory, source=source)
-    _link_entities(job=job, memory=memory, entities=[*candidate.entities, *stated])
+    # The memory, its evidence and its entity links: one message (rows_insert), after the entities
+    # are found or made (their rows locked, in key order, until the job commits).
+    links = [
+        Memory.entities.through(memory_id=memory.id, entity_id=entity.id)
+        for entity in _entities_recorded(job=job, entities=[*candidate.entities, *stated])
+    ]
+    rows_insert(memory, Evidence(owner_id=job.owner_id, memory=memory, source=source), *links)
     replaced = {m.id for m, verdict in judged if verdict in (Verdict.UPDATE, Verdict.NEGATION)}
     if memory.slot:
         replaced |= set(memory_rivals(memory).values_list("id", flat=True))
@@ -751,6 +755,28 @@ def _store(
         rivals = Memory.objects.filter(id__in=replaced, superseded_at__isnull=True)
         supersede(new=memory, rivals=rivals, source=source, now=now)
     return memory
+
+
+# What _store reads of a memory with the same fingerprint: its id, and whether it is the same event
+# (in the model's field order, as Memory.from_db reads them).
+_SAME_FIELDS = model_order(Memory, ("id", "kind", "occurred_at"))
+
+
+@functools.cache
+def _same_fingerprint() -> CompiledQuery:
+    # The current memories of a space with a fingerprint, oldest first, locked until the job commits:
+    # every new statement asks it, so it is compiled once (memories.selectors.compiled).
+    return compile_once(
+        lambda owner_id, space_id, fingerprint: (
+            Memory.objects.select_for_update()
+            .filter(owner_id=owner_id, space_id=space_id, fingerprint=fingerprint, superseded_at__isnull=True)
+            .order_by("recorded_at")
+            .values_list(*_SAME_FIELDS)
+        ),
+        owner_id=uuid.uuid4(),
+        space_id=uuid.uuid4(),
+        fingerprint=f"sample {uuid.uuid4()}",
+    )
 
 
 def _confirm(*, job: Job, source: Source, memory: Memory, entities: list[tuple[str, str]]) -> Memory:
@@ -768,19 +794,25 @@ def _confirm(*, job: Job, source: Source, memory: Memory, entities: list[tuple[s
 
 
 def _link_entities(*, job: Job, memory: Memory, entities: list[tuple[str, str]]) -> None:
+    linked = _entities_recorded(job=job, entities=entities)
+    if linked:
+        # One INSERT for the memory's links (a link already there is skipped, as add() does).
+        memory.entities.add(*linked)
+
+
+def _entities_recorded(*, job: Job, entities: list[tuple[str, str]]) -> list[Entity]:
+    """The entities of the job's space that `entities` name (entity_record), each once."""
     valid_types = set(Entity.Type.values)
     # entity_record locks each row until the job commits; key order makes two saves naming the same
     # entities take the locks in one order. A deadlock left (across memories) is an OperationalError,
     # which the task retries.
-    linked = []
+    linked: dict[Any, Entity] = {}
     for name, type_ in sorted(entities, key=lambda item: normalize_entity_name(item[0])):
         if not normalize_entity_name(name) or type_ not in valid_types:
             continue
         entity, _ = entity_record(owner_id=job.owner_id, space_id=job.space_id, name=name, type_=type_)
-        linked.append(entity)
-    if linked:
-        # One INSERT for the memory's links (a link already there is skipped, as add() does).
-        memory.entities.add(*linked)
+        linked.setdefault(entity.id, entity)
+    return list(linked.values())
 
 
 # A job committed but not yet marked published is given this long for its publish to finish (it

@@ -11,7 +11,7 @@ What may vary is only what travels as a parameter: a value computed in Python wh
 built (`timezone.now()`) would be frozen into the compiled statement, so the builders use the
 database's clock (`Now()`) and constants only. And the rows come back as the database driver gives
 them: `compile_once` refuses a selected column whose field converts what it reads (a JSON field),
-which the ORM would have converted.
+which the ORM would have converted; a float column (a distance) is the driver's float already.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import QuerySet
+from django.db.models import FloatField, Model, QuerySet
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,10 @@ def compile_once(build: Callable[..., QuerySet[Any]], **samples: Any) -> Compile
             sql, params = compiler.as_sql()
     else:
         sql, params = compiler.as_sql()
-    if compiler.get_converters([column for column, _, _ in compiler.select]):
+    # A float column's converter is float(), which the driver's float already is (a distance).
+    selected = [column for column, _, _ in compiler.select]
+    converting = [column for column in selected if not isinstance(column.output_field, FloatField)]
+    if compiler.get_converters(converting):
         raise ValueError("compile_once reads rows as the driver gives them; a selected field converts them")
     slots = {}
     for name, sample in samples.items():
@@ -72,3 +75,13 @@ def compiled_rows(query: CompiledQuery, **values: Any) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(query.sql, query.params(**values))
         return cursor.fetchall()
+
+
+def model_order(model: type[Model], names: tuple[str, ...]) -> tuple[str, ...]:
+    """`names` (attnames) in the order of the model's concrete fields: the order in which
+    `Model.from_db` takes the values of a row that holds only some of them."""
+    order = [field.attname for field in model._meta.concrete_fields]
+    unknown = set(names) - set(order)
+    if unknown:
+        raise ValueError(f"{model._meta.label} has no concrete fields {sorted(unknown)}")
+    return tuple(sorted(names, key=order.index))

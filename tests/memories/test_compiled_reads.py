@@ -1,6 +1,7 @@
 """Querysets compiled once and run again with other values (memories.selectors.compiled), and the
-hot reads built on them: a job's claim read, the batch claim, the caller's space and a personal
-token's lookup. Each must answer what the queryset it was compiled from answers, for every value."""
+hot reads built on them: a job's claim read, the batch claim, the caller's space, a personal
+token's lookup, and a save's reads of the memories it may repeat or change. Each must answer what
+the queryset it was compiled from answers, for every value."""
 
 from __future__ import annotations
 
@@ -9,15 +10,19 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import transaction
 from django.db.models.functions import Length, Now
 from django.utils import timezone
 
 from accounts.authentication import pat_authenticate
 from accounts.caller import ALL_SCOPES, Actor, Caller
 from accounts.services import pat_create
-from memories.models import GrantSpace, Job, Space
+from memories import embeddings
+from memories.models import GrantSpace, Job, Memory, Space
 from memories.pipeline import worker
-from memories.selectors.compiled import compile_once, compiled_rows
+from memories.pipeline.dedupe import fingerprint_of
+from memories.pipeline.supersede import nearest_prior_rows, nearest_priors
+from memories.selectors.compiled import compile_once, compiled_rows, model_order
 from memories.selectors.spaces import space_granted_or_default
 from memories.services.memories import remember
 from memories.services.spaces import space_create
@@ -101,6 +106,11 @@ class TestCompileOnce:
                 lambda job_id: Job.objects.filter(status="queued").values_list("id"), job_id=uuid.uuid4()
             )
 
+    def test_model_order_is_the_order_from_db_reads_and_knows_only_concrete_fields(self):
+        assert model_order(Memory, ("content", "id", "kind")) == ("id", "kind", "content")
+        with pytest.raises(ValueError, match="no concrete fields"):
+            model_order(Memory, ("id", "entities"))
+
     def test_every_slot_must_be_given(self):
         compiled = worker._claim_read()
         with pytest.raises(TypeError):
@@ -163,3 +173,95 @@ class TestTheHotReads:
             and found_b.scope_set == {"memory:read", "memory:write"}
         )
         assert pat_authenticate(raw_a[:-1] + ("x" if raw_a[-1] != "x" else "y")) is None
+
+
+def _stored(user: Any, contents: list[str]) -> list[Memory]:
+    caller = Caller(user=user, scopes=ALL_SCOPES)
+    jobs = [remember(caller=caller, content=content) for content in contents]
+    for job in jobs:
+        worker.job_process(job_id=job.id)
+    return [Memory.objects.get(job_id=job.id) for job in jobs]
+
+
+_PRIOR_COLUMNS = ("id", "content", "kind", "occurred_at", "stated_at", "recorded_at")
+
+
+class TestTheSavesReads:
+    """A save's reads of the memories it may repeat (same fingerprint) or judge (nearest priors)."""
+
+    def test_the_priors_read_gives_nearest_priors_memories_and_distances(self, alice, bob):
+        mine = _stored(
+            alice,
+            [
+                "I prefer window seats on long flights.",
+                "Yesterday I had lunch with Maya from the design team.",
+                "My sister Lena is getting married next June in Oslo.",
+                "I moved to Lisbon last month and I love the coffee there.",
+                "I prefer aisle seats on short flights.",
+                "My favourite band is Radiohead.",
+            ],
+        )
+        (bobs,) = _stored(bob, ["I prefer window seats on long flights, always."])
+        # Rows that nearest_priors leaves out: superseded, past their end, suppressed.
+        Memory.objects.filter(id=mine[4].id).update(superseded_at=timezone.now())
+        Memory.objects.filter(id=mine[5].id).update(valid_until=timezone.now() - timedelta(days=1))
+        Memory.objects.filter(id=mine[1].id).update(status=Memory.Status.SUPPRESSED)
+        questions = ["I now prefer aisle seats on flights.", "Lunch with Maya", "coffee in Lisbon", "Oslo"]
+        answered = 0
+        for vector in embeddings.embed(questions):
+            for owner, space in [
+                (alice.id, mine[0].space_id),
+                (bob.id, mine[0].space_id),
+                (bob.id, bobs.space_id),
+            ]:
+                expected = [
+                    (*(getattr(m, name) for name in _PRIOR_COLUMNS), m.distance)
+                    for m in nearest_priors(owner_id=owner, space_id=space, vector=vector)
+                ]
+                got = [
+                    (*(getattr(m, name) for name in _PRIOR_COLUMNS), m.distance)
+                    for m in nearest_prior_rows(owner_id=owner, space_id=space, vector=vector)
+                ]
+                assert got == expected
+                answered += len(got)
+        assert answered  # the questions did find priors
+        found = {
+            m.id
+            for v in embeddings.embed(questions)
+            for m in nearest_prior_rows(owner_id=alice.id, space_id=mine[0].space_id, vector=v)
+        }
+        assert found and found <= {mine[0].id, mine[2].id, mine[3].id}
+
+    def test_the_same_fingerprint_read_gives_the_current_memories_oldest_first_locked(self, alice, bob):
+        first, second, other = _stored(alice, ["I live in Porto.", "My cat is Tom.", "I work at Acme."])
+        (bobs,) = _stored(bob, ["I live in Porto."])
+        # A second current row with first's fingerprint (an event said again on another day), and a
+        # superseded one that the read must leave out.
+        later = Memory.objects.get(id=second.id)
+        Memory.objects.filter(id=later.id).update(fingerprint=first.fingerprint)
+        Memory.objects.filter(id=other.id).update(fingerprint=first.fingerprint, superseded_at=timezone.now())
+        compiled = worker._same_fingerprint()
+        for owner, space, fingerprint in [
+            (alice.id, first.space_id, first.fingerprint),
+            (bob.id, first.space_id, first.fingerprint),
+            (bob.id, bobs.space_id, first.fingerprint),
+            (alice.id, first.space_id, fingerprint_of("nothing said")),
+        ]:
+            orm = list(
+                Memory.objects.filter(
+                    owner_id=owner,
+                    space_id=space,
+                    fingerprint=fingerprint,
+                    superseded_at__isnull=True,
+                )
+                .order_by("recorded_at")
+                .values_list(*worker._SAME_FIELDS)
+            )
+            with transaction.atomic():
+                assert compiled_rows(compiled, owner_id=owner, space_id=space, fingerprint=fingerprint) == orm
+        with transaction.atomic():
+            rows = compiled_rows(
+                compiled, owner_id=alice.id, space_id=first.space_id, fingerprint=first.fingerprint
+            )
+        assert [row[0] for row in rows] == [first.id, second.id]
+        assert "FOR UPDATE" in compiled.sql

@@ -127,22 +127,32 @@ def embed_query(text: str) -> list[float]:
     return cached if cached is not None else _query_compute(key, text)
 
 
-# Threads that embed queries while the request's own thread reads the database (embed_query_soon).
-# A few: the model runs one thread per call on two cores, and a request waiting here for a free
-# thread waits no longer than it would have waited for a core.
+# Threads that embed while the caller's own thread does other work: a recall reading the database
+# (embed_query_soon), the worker extracting a save (embed_soon). A few: the model runs one thread per
+# call on two cores, and a caller waiting here for a free thread waits no longer than it would have
+# waited for a core.
 QUERY_THREADS = 4
 
-_query_executor: ThreadPoolExecutor | None = None
-_query_executor_lock = threading.Lock()
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
 
 
-def _forget_query_executor() -> None:
+def _forget_executor() -> None:
     # A forked child has none of its parent's threads: it starts its own executor when it needs one.
-    global _query_executor
-    _query_executor = None
+    global _executor
+    _executor = None
 
 
-os.register_at_fork(after_in_child=_forget_query_executor)
+os.register_at_fork(after_in_child=_forget_executor)
+
+
+def _soon() -> ThreadPoolExecutor:
+    global _executor
+    if _executor is None:
+        with _executor_lock:
+            if _executor is None:
+                _executor = ThreadPoolExecutor(max_workers=QUERY_THREADS, thread_name_prefix="embed")
+    return _executor
 
 
 def embed_query_soon(text: str) -> Future[list[float]]:
@@ -154,20 +164,19 @@ def embed_query_soon(text: str) -> Future[list[float]]:
     model runs (memories.retrieval.recall): the model's run releases the GIL, and the database works
     on the other core.
     """
-    global _query_executor
     key = _query_key(text)
     cached = _query_cached(key)
     if cached is not None:
         done: Future[list[float]] = Future()
         done.set_result(cached)
         return done
-    if _query_executor is None:
-        with _query_executor_lock:
-            if _query_executor is None:
-                _query_executor = ThreadPoolExecutor(
-                    max_workers=QUERY_THREADS, thread_name_prefix="embed-query"
-                )
-    return _query_executor.submit(_query_compute, key, text)
+    return _soon().submit(_query_compute, key, text)
+
+
+def embed_soon(texts: list[str]) -> Future[list[list[float]]]:
+    """embed(texts), computed on another thread (as embed_query_soon, without the query cache):
+    `.result()` gives the vectors or raises what embed would have raised."""
+    return _soon().submit(embed, list(texts))
 
 
 def query_cache_info() -> dict[str, int]:

@@ -102,12 +102,8 @@ def extract(
     a foresight is due at its first mentioned time that is not before the reference's day, else None.
     """
     _require_aware(reference)
-    stated, body = leading_date(text.strip(), reference=reference)
-    # `body` is a trimmed suffix of `text`: where it starts, so spans point into `text`.
-    offset = len(text.rstrip()) - len(body)
-    effective = stated or reference
-    body, line_tags = _split_tags_line(body)
-    if looks_like_markdown(body) and not is_conversation(body):
+    effective, offset, body, line_tags = _note_body(text, reference=reference)
+    if _is_markdown_note(body):
         # An agent's note in Markdown (a table, a code block): read as the document it is.
         candidates = extract_document(body, media_type="text/markdown", reference=effective, known=known)
         for candidate in candidates:
@@ -125,6 +121,33 @@ def extract(
         candidate.span_start, candidate.span_end = offset + piece.start, offset + piece.end
         candidates.append(candidate)
     return effective, candidates
+
+
+def extract_contents(text: str, *, reference: datetime) -> list[str] | None:
+    """The contents of the candidates `extract(text, reference=reference)` gives, in order, whatever
+    `known` and `kind` it is given (they change what a candidate says of itself, never its words),
+    without the rules' work on each; None for a Markdown note, which the document reader splits.
+
+    The worker embeds them while it reads what the rules need from the database."""
+    _require_aware(reference)
+    _, _, body, _ = _note_body(text, reference=reference)
+    if _is_markdown_note(body):
+        return None
+    return [piece.text for piece in segment_spans(body)]
+
+
+def _note_body(text: str, *, reference: datetime) -> tuple[datetime, int, str, list[str]]:
+    # (the reference its statements take, where the body starts in `text`, the body, the tags of a
+    # trailing "tags:" line): a date stated at the very start replaces `reference`.
+    stated, body = leading_date(text.strip(), reference=reference)
+    # `body` is a trimmed suffix of `text`: where it starts, so spans point into `text`.
+    offset = len(text.rstrip()) - len(body)
+    body, line_tags = _split_tags_line(body)
+    return stated or reference, offset, body, line_tags
+
+
+def _is_markdown_note(body: str) -> bool:
+    return looks_like_markdown(body) and not is_conversation(body)
 
 
 # What makes a note Markdown rather than prose with a dash in it: a table's separator row or a fence.

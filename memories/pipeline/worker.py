@@ -40,7 +40,7 @@ from memories.errors import Code, job_code
 from memories.models import Entity, Evidence, Job, Memory, Source
 from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.entities import capitalised_words, normalize_entity_name
-from memories.pipeline.extract import Candidate, extract, extract_document, stated_kind
+from memories.pipeline.extract import Candidate, extract, extract_contents, extract_document, stated_kind
 from memories.pipeline.judge_llm import llm_judge
 from memories.pipeline.parse_sandbox import DocumentRefused
 from memories.pipeline.supersede import (
@@ -450,6 +450,16 @@ def _job_run(*, job_id: Any, claim: Claim) -> None:
         except DocumentRefused as refused:
             job_fail(job_id=job_id, code=refused.code, message=refused.message)
             return
+    # The statements' words are known before the rules run (extract_contents): they are embedded on
+    # another thread while the rules read the names the space knows and do their work. Not for
+    # documents and pictures (read by the document reader), a chat model's statements (its own
+    # words), or more statements than one embedding batch (their progress is written batch by batch).
+    contents = (
+        None
+        if settings.LLM_BASE_URL or source.origin in (Source.Origin.DOCUMENT, Source.Origin.IMAGE)
+        else extract_contents(source.content, reference=source.refers_to or source.recorded_at)
+    )
+    early = embeddings.embed_soon(contents) if contents and len(contents) <= PROGRESS_BATCH else None
     _progress(job_id, "extracting")
     candidates = _candidates(source, job)
     if not candidates:
@@ -461,7 +471,9 @@ def _job_run(*, job_id: Any, claim: Claim) -> None:
     # write, a 40-page PDF shows its segments being done.
     for start in range(0, total, PROGRESS_BATCH):
         _progress(job_id, "embedding", done=len(vectors), total=total)
-        vectors += embeddings.embed([c.content for c in candidates[start : start + PROGRESS_BATCH]])
+        texts = [c.content for c in candidates[start : start + PROGRESS_BATCH]]
+        # The early vectors are those of these very words (compared, not assumed).
+        vectors += early.result() if early is not None and texts == contents else embeddings.embed(texts)
     _progress(job_id, "storing", done=total, total=total)
     advice = _model_advice(job, candidates, vectors) if settings.LLM_BASE_URL else {}
     with transaction.atomic():

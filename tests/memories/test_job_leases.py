@@ -191,7 +191,13 @@ def _while_embedding(monkeypatch, then: Any) -> None:
 
     def embed_then(texts: list[str]) -> list[list[float]]:
         vectors = real(texts)
-        then()
+        try:
+            then()
+        finally:
+            if threading.current_thread() is not threading.main_thread():
+                # A short save is embedded on the model's thread (embeddings.embed_soon), which
+                # lives on: the connection `then` opened there must not outlive the test.
+                connection.close()
         return vectors
 
     monkeypatch.setattr(worker.embeddings, "embed", embed_then)

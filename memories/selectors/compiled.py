@@ -9,9 +9,9 @@ written in the ORM, in one place; only its compilation is kept.
 
 What may vary is only what travels as a parameter: a value computed in Python when the queryset is
 built (`timezone.now()`) would be frozen into the compiled statement, so the builders use the
-database's clock (`Now()`) and constants only. And the rows come back as the database driver gives
-them: `compile_once` refuses a selected column whose field converts what it reads (a JSON field),
-which the ORM would have converted; a float column (a distance) is the driver's float already.
+database's clock (`Now()`) and constants only. `compiled_rows` gives each value as the ORM would
+have read it (a JSON field decoded: the converters found at compile time are applied to every row);
+a caller that runs `CompiledQuery.sql` inside a statement of its own reads the driver's values.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ class CompiledQuery:
     sql: str
     template: tuple[Any, ...]
     slots: dict[str, tuple[int, ...]]
+    # (column, the field's converters, its expression): what the ORM applies to a value read.
+    converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...] = ()
 
     def params(self, **values: Any) -> list[Any]:
         """The statement's parameters with `values` in their slots (every slot must be given)."""
@@ -56,25 +58,39 @@ def compile_once(build: Callable[..., QuerySet[Any]], **samples: Any) -> Compile
             sql, params = compiler.as_sql()
     else:
         sql, params = compiler.as_sql()
-    # A float column's converter is float(), which the driver's float already is (a distance).
+    # The converters the ORM would apply to each column read (a JSON field's decoding), kept to be
+    # applied to every row. A float column's converter is float(), which the driver's float already
+    # is (a distance): skipped.
     selected = [column for column, _, _ in compiler.select]
-    converting = [column for column in selected if not isinstance(column.output_field, FloatField)]
-    if compiler.get_converters(converting):
-        raise ValueError("compile_once reads rows as the driver gives them; a selected field converts them")
+    converters = tuple(
+        (index, tuple(functions), expression)
+        for index, (functions, expression) in sorted(compiler.get_converters(selected).items())
+        if not isinstance(expression.output_field, FloatField)
+    )
     slots = {}
     for name, sample in samples.items():
         found = tuple(i for i, param in enumerate(params) if type(param) is type(sample) and param == sample)
         if not found:
             raise ValueError(f"the sample for {name!r} is not among the compiled parameters")
         slots[name] = found
-    return CompiledQuery(sql=sql, template=tuple(params), slots=slots)
+    return CompiledQuery(sql=sql, template=tuple(params), slots=slots, converters=converters)
 
 
 def compiled_rows(query: CompiledQuery, **values: Any) -> list[tuple[Any, ...]]:
-    """The rows of `query` run with `values`."""
+    """The rows of `query` run with `values`, each value as the ORM would have read it."""
     with connection.cursor() as cursor:
         cursor.execute(query.sql, query.params(**values))
-        return cursor.fetchall()
+        rows = cursor.fetchall()
+    if not query.converters:
+        return rows
+    converted = []
+    for row in rows:
+        values_read = list(row)
+        for index, functions, expression in query.converters:
+            for function in functions:
+                values_read[index] = function(values_read[index], expression, connection)
+        converted.append(tuple(values_read))
+    return converted
 
 
 def model_order(model: type[Model], names: tuple[str, ...]) -> tuple[str, ...]:

@@ -16,14 +16,17 @@ A row made before the votes existed counts as one mention of its type.
 
 from __future__ import annotations
 
+import functools
+import uuid
 from typing import Any
 
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
 from django.utils import timezone
 
 from memories.models import Entity, Memory, Relation
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.language import fold
+from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 
 TYPE_VOTES = "type_votes"
 
@@ -74,19 +77,28 @@ def entity_record(*, owner_id: Any, space_id: Any, name: str, type_: str) -> tup
     if not key or type_ not in Entity.Type.values:
         raise ValueError(f"no entity for name {spelling!r} of type {type_!r}")
     # No savepoint of its own: a save names a few entities per memory, and two statements per name
-    # (SAVEPOINT, RELEASE) were a fifth of a save's. get_or_create keeps its savepoint around the
-    # INSERT, which is the statement that can fail (a concurrent insert of the same key).
+    # (SAVEPOINT, RELEASE) were a fifth of a save's. The INSERT of a new name keeps one, since it is
+    # the statement that can fail (a concurrent insert of the same key), as get_or_create does.
     with transaction.atomic(savepoint=False):
         # Row lock: two saves naming Acme at once must not both read the same votes and lose one.
-        # get_or_create re-reads (locked) when a concurrent insert of the same key wins the race.
-        entity, created = Entity.objects.select_for_update().get_or_create(
-            owner_id=owner_id,
-            space_id=space_id,
-            normalized_name=key,
-            defaults={"name": spelling, "type": type_, "attributes": {TYPE_VOTES: {type_: 1}}},
-        )
-        if created:
-            return entity, True
+        entity = _entity_locked(owner_id, space_id, key)
+        if entity is None:
+            try:
+                with transaction.atomic():
+                    entity = Entity.objects.create(
+                        owner_id=owner_id,
+                        space_id=space_id,
+                        normalized_name=key,
+                        name=spelling,
+                        type=type_,
+                        attributes={TYPE_VOTES: {type_: 1}},
+                    )
+                return entity, True
+            except IntegrityError:
+                # A concurrent save made it first: its row, locked (the INSERT waited for its commit).
+                entity = _entity_locked(owner_id, space_id, key)
+                if entity is None:
+                    raise
         votes = entity_type_votes(entity)
         votes[type_] = votes.get(type_, 0) + 1
         entity.type = entity_refined_type(entity.type, votes)
@@ -95,6 +107,31 @@ def entity_record(*, owner_id: Any, space_id: Any, name: str, type_: str) -> tup
         entity.updated_at = timezone.now()
         entity.save(update_fields=["type", "attributes", "aliases", "updated_at"])
         return entity, False
+
+
+# Every column of an entity, in the model's order (Entity.from_db reads a row of them so).
+_ENTITY_FIELDS = model_order(Entity, tuple(field.attname for field in Entity._meta.concrete_fields))
+
+
+@functools.cache
+def _entity_read() -> CompiledQuery:
+    # The entity of a space with a key, locked until the caller commits: every name of every save
+    # asks it, so it is compiled once (memories.selectors.compiled).
+    return compile_once(
+        lambda owner_id, space_id, key: (
+            Entity.objects.select_for_update()
+            .filter(owner_id=owner_id, space_id=space_id, normalized_name=key)
+            .values_list(*_ENTITY_FIELDS)
+        ),
+        owner_id=uuid.uuid4(),
+        space_id=uuid.uuid4(),
+        key=f"sample {uuid.uuid4()}",
+    )
+
+
+def _entity_locked(owner_id: Any, space_id: Any, key: str) -> Entity | None:
+    rows = compiled_rows(_entity_read(), owner_id=owner_id, space_id=space_id, key=key)
+    return Entity.from_db(DEFAULT_DB_ALIAS, _ENTITY_FIELDS, rows[0]) if rows else None
 
 
 def entity_merge(*, duplicate: Entity, into: Entity) -> None:

@@ -96,11 +96,23 @@ class TestCompileOnce:
         assert work.name in [name for (name,) in compiled_rows(compiled, owner=alice.id)]
         assert work.name not in [name for (name,) in compiled_rows(compiled, owner=bob.id)]
 
-    def test_a_converted_column_or_a_missing_sample_is_refused(self):
-        with pytest.raises(ValueError, match="converts"):
-            compile_once(
-                lambda job_id: Job.objects.filter(id=job_id).values_list("options"), job_id=uuid.uuid4()
-            )
+    def test_a_converted_column_reads_as_the_orm_reads_it(self, alice):
+        job = remember(
+            caller=Caller(user=alice, scopes=ALL_SCOPES),
+            content="I live in Porto.",
+            tags=["home", "porto"],
+            category="profile",
+        )
+        compiled = compile_once(
+            lambda job_id: Job.objects.filter(id=job_id).values_list("id", "options", "progress", "status"),
+            job_id=uuid.uuid4(),
+        )
+        rows = compiled_rows(compiled, job_id=job.id)
+        assert rows == list(Job.objects.filter(id=job.id).values_list("id", "options", "progress", "status"))
+        # The JSON columns are decoded, not the driver's text.
+        assert isinstance(rows[0][1], dict) and rows[0][1]["tags"] == ["home", "porto"]
+
+    def test_a_missing_sample_is_refused(self):
         with pytest.raises(ValueError, match="not among"):
             compile_once(
                 lambda job_id: Job.objects.filter(status="queued").values_list("id"), job_id=uuid.uuid4()

@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from typing import Any
+
 import pytest
+from django.db import connection, transaction
 
 from memories.models import Entity, Memory, Space
 from memories.pipeline.entities import normalize_entity_name
@@ -110,6 +115,52 @@ class TestEntityRecord:
         with pytest.raises(ValueError):
             record(space, "Acme", "Company")
         assert not Entity.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+class TestEntityRecordRace:
+    def test_two_saves_naming_a_new_entity_at_once_make_one_entity_with_both_votes(self, alice):
+        space = default_space(alice)
+        inserted, failures = threading.Event(), []
+        results: dict[str, tuple[Any, bool]] = {}
+
+        def first() -> None:
+            try:
+                with transaction.atomic():
+                    results["first"] = entity_record(
+                        owner_id=alice.id, space_id=space.id, name="Kestrel", type_="Product"
+                    )
+                    inserted.set()
+                    # The second save's INSERT of the same key waits for this commit meanwhile.
+                    time.sleep(0.5)
+            except BaseException as exc:
+                failures.append(exc)
+            finally:
+                inserted.set()
+                connection.close()
+
+        def second() -> None:
+            try:
+                inserted.wait(10)
+                with transaction.atomic():
+                    results["second"] = entity_record(
+                        owner_id=alice.id, space_id=space.id, name="Kestrel Inc.", type_="Product"
+                    )
+            except BaseException as exc:
+                failures.append(exc)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=first), threading.Thread(target=second)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert not failures, failures
+        (entity,) = Entity.objects.filter(space=space)
+        assert results["first"] == (entity, True) and results["second"] == (entity, False)
+        assert entity.attributes["type_votes"] == {"Product": 2}
+        assert entity.aliases == ["Kestrel Inc."]
 
 
 @pytest.mark.django_db

@@ -35,6 +35,7 @@ from django.db.models import BooleanField, Case, ExpressionWrapper, Q, Value, Wh
 from django.db.models.functions import Length, Now
 from django.utils import timezone
 
+from accounts.models import User
 from memories import embeddings
 from memories.errors import Code, job_code
 from memories.models import Entity, Evidence, Job, Memory, Source
@@ -432,8 +433,7 @@ def _batch_members_resend(claims: list[Claim]) -> None:
 
 
 def _job_run(*, job_id: Any, claim: Claim) -> None:
-    # The owner too: the rules ask which names the owner's space knows (_candidates).
-    job = Job.objects.select_related("source", "owner").get(id=job_id)
+    job = _job_with_source(job_id)
     source = job.source
     if source is None:
         job_fail(job_id=job_id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted).")
@@ -494,6 +494,40 @@ def _job_run(*, job_id: Any, claim: Claim) -> None:
             job_fail(job_id=job_id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted).")
             return
         _job_write(job=job, source=source, candidates=candidates, vectors=vectors, advice=advice)
+
+
+# Every column of a job and of its source, in their models' field order (Model.from_db reads them so).
+_JOB_FIELDS = model_order(Job, tuple(field.attname for field in Job._meta.concrete_fields))
+_SOURCE_FIELDS = model_order(Source, tuple(field.attname for field in Source._meta.concrete_fields))
+
+
+@functools.cache
+def _job_read() -> CompiledQuery:
+    # A job with its source, in one read compiled once: every job a worker runs starts with it
+    # (memories.selectors.compiled).
+    return compile_once(
+        lambda job_id: Job.objects.filter(id=job_id).values_list(
+            *_JOB_FIELDS, *(f"source__{name}" for name in _SOURCE_FIELDS)
+        ),
+        job_id=uuid.uuid4(),
+    )
+
+
+def _job_with_source(job_id: Any) -> Job:
+    """The job, its source (None when deleted) and its owner as a bare id (the rules ask which names
+    the owner's space knows: _candidates); raises Job.DoesNotExist when the job is gone."""
+    rows = compiled_rows(_job_read(), job_id=Job._meta.pk.to_python(job_id))
+    if not rows:
+        raise Job.DoesNotExist(f"job {job_id} does not exist")
+    row, width = rows[0], len(_JOB_FIELDS)
+    job = Job.from_db(DEFAULT_DB_ALIAS, _JOB_FIELDS, row[:width])
+    source_row = row[width:]
+    # A job's source row is absent when the source was deleted (the job's source_id is cleared
+    # with it): its origin, never null in a row, says whether the join found one.
+    origin = source_row[_SOURCE_FIELDS.index("origin")]
+    job.source = Source.from_db(DEFAULT_DB_ALIAS, _SOURCE_FIELDS, source_row) if origin is not None else None
+    job.owner = User.from_db(DEFAULT_DB_ALIAS, ["id"], [job.owner_id])
+    return job
 
 
 _LOCK_JOB_AND_SOURCE_SQL = f"""SELECT j.status, j.attempts, j.claimed_by, s.id IS NOT NULL

@@ -18,7 +18,7 @@ from accounts.authentication import pat_authenticate
 from accounts.caller import ALL_SCOPES, Actor, Caller
 from accounts.services import pat_create
 from memories import embeddings
-from memories.models import GrantSpace, Job, Memory, Space
+from memories.models import GrantSpace, Job, Memory, Source, Space
 from memories.pipeline import worker
 from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.supersede import nearest_prior_rows, nearest_priors
@@ -277,3 +277,25 @@ class TestTheSavesReads:
             )
         assert [row[0] for row in rows] == [first.id, second.id]
         assert "FOR UPDATE" in compiled.sql
+
+    def test_a_jobs_read_gives_the_job_its_source_and_its_owner_as_the_orm_does(self, alice, bob):
+        caller = Caller(user=alice, scopes=ALL_SCOPES)
+        kept = remember(caller=caller, content="I live in Porto.", tags=["home"], category="profile")
+        orphan = remember(caller=Caller(user=bob, scopes=ALL_SCOPES), content="My cat is Tom.")
+        Source.objects.filter(id=orphan.source_id).delete()
+        for job_id in (kept.id, str(kept.id), orphan.id):
+            got = worker._job_with_source(job_id)
+            orm = Job.objects.select_related("source", "owner").get(id=job_id)
+            for field in Job._meta.concrete_fields:
+                assert getattr(got, field.attname) == getattr(orm, field.attname), field.name
+            if orm.source is None:
+                assert got.source is None
+            else:
+                for field in Source._meta.concrete_fields:
+                    assert getattr(got.source, field.attname) == getattr(orm.source, field.attname), (
+                        field.name
+                    )
+            assert got.owner.pk == orm.owner.pk
+        assert worker._job_with_source(kept.id).options["tags"] == ["home"]
+        with pytest.raises(Job.DoesNotExist):
+            worker._job_with_source(uuid.uuid4())

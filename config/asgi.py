@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import django
-from asgiref.sync import ThreadSensitiveContext
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.handlers.asgi import ASGIHandler, ASGIRequest
 
@@ -83,8 +83,27 @@ class _Executors:
 
 
 class Handler(ASGIHandler):
+    """Django's ASGI handler, with the middleware and the view run as one synchronous call.
+
+    In async mode Django adapts each middleware separately: a MiddlewareMixin's process_request and
+    process_response each run through sync_to_async, and a synchronous middleware or view switches
+    back and forth again, so a request crossed between the event loop and its thread about ten
+    times, each a handoff that waits for the other thread to be scheduled (a fifth of the web
+    process's Python time at ingest concurrency 8, docs/pipeline.md). Every middleware and view
+    here is synchronous, so the chain is built in sync mode and called once, on the request's
+    thread: one crossing in, one out. Reading the body, noticing a client that left and sending
+    the response stay Django's async code, unchanged.
+    """
+
     request_class = Request
     executors = _Executors()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.load_middleware(is_async=False)
+
+    async def get_response_async(self, request: Any) -> Any:
+        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":

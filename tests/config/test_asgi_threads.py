@@ -9,6 +9,7 @@ import threading
 
 import httpx
 import pytest
+from asgiref.current_thread_executor import CurrentThreadExecutor
 
 from config import asgi
 
@@ -66,3 +67,59 @@ def test_idle_threads_beyond_the_limit_are_let_go(monkeypatch):
         thread.join(timeout=5)
         assert not thread.is_alive()
     executors._idle.clear()
+
+
+class _Counted:
+    """A request's executor that counts the calls handed to its thread."""
+
+    def __init__(self, executor: object) -> None:
+        self.executor = executor
+        self.calls = 0
+
+    def submit(self, *args: object, **kwargs: object) -> object:
+        self.calls += 1
+        return self.executor.submit(*args, **kwargs)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.executor, name)
+
+
+def test_the_middleware_and_the_view_run_in_one_call_on_the_request_thread(monkeypatch):
+    # Django's async mode hands every middleware's process_request and process_response to the
+    # thread one by one; the handler here runs the whole chain in one call. What remains is
+    # Django's own: the request_started signal (closing old connections), the chain, and closing
+    # the response (the request_finished signal).
+    executors = asgi.Handler.executors
+    executors._idle.clear()
+    counted: list[_Counted] = []
+    take = executors.take
+
+    def counting_take() -> object:
+        executor = _Counted(take())
+        counted.append(executor)
+        return executor
+
+    monkeypatch.setattr(executors, "take", counting_take)
+    monkeypatch.setattr(executors, "give_back", lambda executor: None)
+    # A synchronous middleware that calls on async code, which calls on synchronous code again,
+    # reaches the request's thread through the executor the waiting thread runs (asgiref's
+    # CurrentThreadExecutor), not through the request's executor: counted too.
+    nested: list[object] = []
+    submit = CurrentThreadExecutor.submit
+
+    def counting_submit(self: CurrentThreadExecutor, *args: object, **kwargs: object) -> object:
+        nested.append(args[0])
+        return submit(self, *args, **kwargs)
+
+    monkeypatch.setattr(CurrentThreadExecutor, "submit", counting_submit)
+
+    async def run() -> None:
+        transport = httpx.ASGITransport(app=asgi.application)  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            response = await client.get("/api/v1/memories")
+            assert response.status_code == 401, response.text
+            assert response.json()["error"]["code"] == "not_authenticated"
+
+    asyncio.run(run())
+    [executor] = counted
+    assert executor.calls + len(nested) <= 3, (executor.calls, nested)

@@ -19,6 +19,7 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.handlers.asgi import ASGIHandler, ASGIRequest
 
+from config import runtime
 from config.cli import settings_load
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -144,6 +145,7 @@ async def _lifespan(receive: Any, send: Any) -> None:
                 await send({"type": "lifespan.startup.failed", "message": exc.__class__.__name__})
                 return
             embeddings.warm_up()
+            runtime.settle()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             await stack.aclose()

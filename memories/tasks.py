@@ -6,10 +6,11 @@ import logging
 from typing import Any
 
 from celery import Task
-from celery.signals import worker_process_init, worker_shutdown
+from celery.signals import worker_process_init, worker_ready, worker_shutdown
 from django.db import InterfaceError, OperationalError
 
 from accounts.oauth import oauth_housekeeping as oauth_housekeeping_run
+from config import runtime
 from config.celery import app
 from memories.errors import Code
 from memories.outbound import OutboundError
@@ -107,6 +108,13 @@ def _on_worker_process_init(**kwargs: Any) -> None:
     from memories import embeddings
 
     embeddings.warm_up()
+    runtime.settle()
+
+
+@worker_ready.connect
+def _on_worker_ready(**kwargs: Any) -> None:
+    # The worker's main process (receiving messages, handing them to the pool) settles too.
+    runtime.settle()
 
 
 @worker_shutdown.connect

@@ -27,6 +27,7 @@ from memories.models import Entity, Memory, Relation
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.language import fold
 from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows, model_order
+from memories.services.rows import row_update
 
 TYPE_VOTES = "type_votes"
 
@@ -105,7 +106,7 @@ def entity_record(*, owner_id: Any, space_id: Any, name: str, type_: str) -> tup
         entity.attributes = {**entity.attributes, TYPE_VOTES: votes}
         _add_alias(entity, spelling)
         entity.updated_at = timezone.now()
-        entity.save(update_fields=["type", "attributes", "aliases", "updated_at"])
+        row_update(entity, ("type", "attributes", "aliases", "updated_at"))
         return entity, False
 
 

@@ -3,14 +3,17 @@ job (memories.services.rows.rows_insert), all or nothing, outside any transactio
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
-from django.db import DataError, connection
+from django.db import DatabaseError, DataError, connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from accounts.caller import Caller
-from memories.models import Job, Source
+from memories.models import Entity, Job, Source
 from memories.services.jobs import job_queue
-from memories.services.rows import rows_insert
+from memories.services.rows import row_update, rows_insert
 from memories.services.sources import source_new
 from memories.services.spaces import space_for_caller
 from tests.helpers import pat_client
@@ -64,3 +67,42 @@ def test_the_source_and_its_job_are_stored_together_or_not_at_all(alice):
         b"I like figs."
     )
     assert stored.created_at == job.created_at and stored.source.recorded_at == source.recorded_at
+
+
+def test_an_update_of_some_fields_stores_what_save_would(alice):
+    # memories.services.rows.row_update: a JSON column, an array column, a choice and a time.
+    space = space_for_caller(caller=Caller(user=alice, scopes=frozenset(), via="session"))
+    saved, updated = (
+        Entity.objects.create(
+            owner=alice, space=space, name=name, normalized_name=name.lower(), type="Concept"
+        )
+        for name in ("Acme", "Bolt")
+    )
+    when = timezone.now() - timedelta(days=3)
+    fields = ("type", "attributes", "aliases", "updated_at")
+    for entity in (saved, updated):
+        entity.type = "Organization"
+        entity.attributes = {"type_votes": {"Organization": 2, "Concept": 1}, "note": 'it\'s "quoted"'}
+        entity.aliases = ["Acme Corp", "ACME, Inc.", "l'Acme"]
+        entity.updated_at = when
+    saved.save(update_fields=list(fields))
+    with CaptureQueriesContext(connection) as captured:
+        row_update(updated, fields)
+    assert len(captured.captured_queries) == 1
+    columns = ["type", "attributes", "aliases", "updated_at", "name"]
+    first, second = (Entity.objects.values_list(*columns).get(id=e.id) for e in (saved, updated))
+    assert first[:4] == second[:4] and (first[4], second[4]) == ("Acme", "Bolt")
+    assert second[3] == when
+
+
+def test_an_update_of_a_row_that_is_gone_fails_as_save_does(alice):
+    space = space_for_caller(caller=Caller(user=alice, scopes=frozenset(), via="session"))
+    entity = Entity.objects.create(
+        owner=alice, space=space, name="Gone", normalized_name="gone", type="Concept"
+    )
+    Entity.objects.filter(id=entity.id).delete()
+    entity.type = "Person"
+    with pytest.raises(DatabaseError, match="did not affect any rows"):
+        row_update(entity, ("type",))
+    with pytest.raises(DatabaseError, match="did not affect any rows"):
+        entity.save(update_fields=["type"])

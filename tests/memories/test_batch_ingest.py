@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from accounts.caller import ALL_SCOPES, Caller
 from memories import embeddings
-from memories.models import Entity, Evidence, Job, Memory
+from memories.models import Entity, Evidence, Job, Memory, Source
 from memories.pipeline import worker
 from memories.pipeline.worker import BATCH_MAX, job_process
 from memories.services.memories import remember
@@ -123,6 +123,45 @@ class TestBatchInProcess:
         assert result.state == "SUCCESS"  # no retry scheduled: the holder commits it
         job.refresh_from_db()
         assert (job.status, job.attempts, job.claimed_by) == ("running", 1, "worker-2.internal:4242")
+
+    def _meanwhile(self, monkeypatch: pytest.MonkeyPatch, change: Any) -> None:
+        # Runs `change` while the batch embeds: after its jobs and sources are read, before the
+        # transaction that locks and writes them.
+        real_embed = embeddings.embed
+
+        def embed_then_change(texts: list[str]) -> list[list[float]]:
+            vectors = real_embed(texts)
+            change()
+            return vectors
+
+        monkeypatch.setattr(embeddings, "embed", embed_then_change)
+
+    def test_a_member_whose_source_is_deleted_meanwhile_fails_alone(self, alice, monkeypatch):
+        jobs = _queued_together((alice, "My bike is a green Brompton."), (alice, "My car is a red Fiat."))
+        self._meanwhile(monkeypatch, lambda: Source.objects.filter(id=jobs[1].source_id).delete())
+
+        job_process(job_id=jobs[0].id)
+
+        first, second = _reloaded(jobs)
+        assert first.status == "succeeded"
+        assert (second.status, second.error_code) == ("failed", "source_missing")
+        contents = list(Memory.objects.filter(owner=alice).values_list("content", flat=True))
+        assert contents == ["My bike is a green Brompton."]
+
+    def test_a_member_taken_over_meanwhile_is_left_to_its_new_holder(self, alice, monkeypatch):
+        jobs = _queued_together((alice, "My bike is a green Brompton."), (alice, "My car is a red Fiat."))
+        self._meanwhile(
+            monkeypatch,
+            lambda: Job.objects.filter(id=jobs[1].id).update(attempts=2, claimed_by="worker-2.internal:4242"),
+        )
+
+        job_process(job_id=jobs[0].id)
+
+        first, second = _reloaded(jobs)
+        assert first.status == "succeeded"
+        assert (second.status, second.attempts, second.claimed_by) == ("running", 2, "worker-2.internal:4242")
+        contents = list(Memory.objects.filter(owner=alice).values_list("content", flat=True))
+        assert contents == ["My bike is a green Brompton."]
 
     def test_it_takes_no_more_than_the_batch_size(self, alice):
         jobs = _queued_together(*[(alice, f"Shelf {n} holds the {n}th atlas.") for n in range(BATCH_MAX + 2)])

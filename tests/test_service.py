@@ -134,3 +134,28 @@ def test_the_console_script_prints_help():
     result = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=False, timeout=30)
     assert result.returncode == 0
     assert "up" in result.stdout and "Deep Recall" in result.stdout
+
+
+def test_a_killed_worker_stops_everything_and_leaves_nothing_running(tmp_path, unused_tcp_port):
+    # The OOM killer or kill -9 on the worker: `up` stops the service, and the worker's own
+    # children (its pool processes and its beat, orphaned by the kill) stop with it. The beat used
+    # to live on, sending the recovery sweep into a queue nobody read.
+    var_dir = tmp_path / "var"
+    pgdata = var_dir / "pgdata"
+    url = f"http://127.0.0.1:{unused_tcp_port}"
+    up = _start(var_dir, unused_tcp_port)
+    try:
+        _wait_ready(up, url)
+        processes = _descendants_and_postgres(up, pgdata)
+        [worker] = [p for p in psutil.Process(up.pid).children() if "celery" in " ".join(p.cmdline())]
+        orphans = worker.children(recursive=True)
+        assert len(orphans) >= 2  # the pool processes and the beat
+        worker.kill()
+        code = up.wait(timeout=90)
+    finally:
+        if up.poll() is None:
+            _interrupt(up)
+    assert code == 1
+    psutil.wait_procs(processes, timeout=10)
+    assert [p.pid for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+    assert not (pgdata / "postmaster.pid").exists()

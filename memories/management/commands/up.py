@@ -11,6 +11,7 @@ everything: initdb, the secret and migrations are idempotent.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import json
@@ -166,9 +167,13 @@ class Command(BaseCommand):
         worker = worker_command(
             concurrency=settings.CELERY_WORKER_CONCURRENCY, hostname=f"deeprecall-{os.getpid()}@%h"
         )
+        # Each child leads a process group of its own, with everything it starts (the worker's pool
+        # processes and its beat): stopping signals the whole group, so nothing outlives a child
+        # that was killed (the OOM killer, kill -9), whose own children would otherwise be orphans,
+        # the beat still sending the sweep into a queue nobody reads.
         return {
-            "worker": subprocess.Popen(worker, env=env, cwd=settings.BASE_DIR),
-            "web": subprocess.Popen(web, env=env, cwd=settings.BASE_DIR),
+            "worker": subprocess.Popen(worker, env=env, cwd=settings.BASE_DIR, start_new_session=True),
+            "web": subprocess.Popen(web, env=env, cwd=settings.BASE_DIR, start_new_session=True),
         }
 
     def _supervise(self, children: dict[str, subprocess.Popen[bytes]], url: str) -> None:
@@ -222,13 +227,32 @@ class Command(BaseCommand):
         return False
 
     def _stop(self, children: dict[str, subprocess.Popen[bytes]]) -> None:
+        # Every group, also that of a child already gone: its own children may still run.
         for proc in children.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
+            _signal_group(proc.pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         for proc in children.values():
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        # What outlived its group's leader (the children of a child that was killed) has the rest
+        # of the grace period to finish, then everything left is killed.
+        while any(_group_alive(proc.pid) for proc in children.values()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for proc in children.values():
+            _signal_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

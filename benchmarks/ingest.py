@@ -2,12 +2,15 @@
 save-to-recallable latency.
 
     .venv/bin/python benchmarks/ingest.py [--saves 200] [--concurrency 8] [--observe shared|database|api]
+                                          [--owners 1]
     .venv/bin/python benchmarks/ingest.py --service URL --data-dir DIR --owner EMAIL [--first N]
 
 It starts a throwaway service (`manage.py up` on a temporary data folder: the
 embedded PostgreSQL, the worker, the real model), creates a user and a token,
 then each of `--concurrency` clients POSTs a short note and waits until its job
-has succeeded before the next (a closed loop). A memory is "recallable" when its
+has succeeded before the next (a closed loop). With `--owners N` the notes are
+saved by N users in turn (note i by user i mod N), as a service with many people
+saving at once; the default is one user. A memory is "recallable" when its
 job has succeeded: from then on it is in the database with its embedding and
 full-text vector. Latency is measured per save from the POST to the first poll
 that sees the job succeeded: one reader of every waiting job's row every 5 ms
@@ -27,7 +30,9 @@ process and start time, so saves per claim is the mean batch size.
 
 It also prints the CPU time the service spent per save, by part (web, worker, database), read from
 the processes' counters over the timed run: it moves much less than latency when other work loads
-the machine, so two runs on a busy machine compare better by it.
+the machine, so two runs on a busy machine compare better by it. Beside it, the CPU the benchmark's
+own clients spent per save and how busy the machine's cores were over the run: the clients share
+the cores with the service, so a rate with the cores near 100 % busy is bound by the machine.
 """
 
 from __future__ import annotations
@@ -40,12 +45,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -215,6 +221,25 @@ def existing_service(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
     yield args.service, token
 
 
+def more_owners(url: str, count: int) -> list[str]:
+    """Write tokens of `count` new users of the throwaway service at `url`, made in its database."""
+    use_service_database(service_pgdata(service_processes(url)).parent)
+    from django.db import connection
+    from django.test import override_settings
+
+    from accounts.services import pat_create
+    from memories.services.account import user_sign_up
+
+    tokens = []
+    # Benchmark users never sign in with a password: a fast hasher makes them quick.
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        for n in range(count):
+            user = user_sign_up(email=f"ingest-{n}@example.com", password="bench-password-123")  # noqa: S106
+            tokens.append(pat_create(user=user, name="ingest", scopes=["memory:read", "memory:write"])[1])
+    connection.close()
+    return tokens
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -233,6 +258,7 @@ def main() -> None:
         "until 2026-12-04), or GET /api/v1/jobs/{id} every 20 ms, whose polls cost the web process more "
         "CPU than the saves (see docs/pipeline.md)",
     )
+    parser.add_argument("--owners", type=int, default=1, help="users saving in turn (note i by user i mod N)")
     parser.add_argument("--service", help="URL of a service already running on --data-dir")
     parser.add_argument("--data-dir", type=Path, help="the data folder of --service")
     parser.add_argument("--owner", default="latency-0@example.com", help="with --service: who saves")
@@ -241,8 +267,15 @@ def main() -> None:
     if args.service and not args.data_dir:
         parser.error("--service needs --data-dir")
     with running_service() if not args.service else existing_service(args) as (url, token):
-        headers = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
+        tokens = [token, *(more_owners(url, args.owners - 1) if args.owners > 1 else [])]
+        with ExitStack() as stack:
+            clients = [
+                stack.enter_context(
+                    httpx.Client(base_url=url, headers={"Authorization": f"Bearer {each}"}, timeout=60)
+                )
+                for each in tokens
+            ]
+            client = clients[0]
             parts = service_processes(url)
             observers = {
                 "api": lambda _: observe_api,
@@ -254,11 +287,15 @@ def main() -> None:
             # Processes are read once the service is warm (the database's backends are pooled).
             parts = service_processes(url)
             cpu_before = cpu_seconds(parts)
+            client_before, machine_before = time.process_time(), psutil.cpu_times()
             started = time.perf_counter()
             with ThreadPoolExecutor(args.concurrency) as pool:
                 numbers = range(args.first, args.first + args.saves)
-                timings = list(pool.map(lambda i: save_and_wait(client, i, observe), numbers))
+                timings = list(
+                    pool.map(lambda i: save_and_wait(clients[i % len(clients)], i, observe), numbers)
+                )
             elapsed = time.perf_counter() - started
+            client_cpu, machine_after = time.process_time() - client_before, psutil.cpu_times()
             # Read again: processes started during the run (database backends) count too.
             cpu_after = cpu_seconds(service_processes(url))
     latencies = [t[0] for t in timings]
@@ -266,7 +303,10 @@ def main() -> None:
     work = [t[2] for t in timings]
     answers = [t[3] for t in timings]
     batches = Counter(t[4] for t in timings)
-    print(f"saves: {args.saves}  concurrency: {args.concurrency}  observed through: {args.observe}")
+    print(
+        f"saves: {args.saves}  concurrency: {args.concurrency}  owners: {args.owners}  "
+        f"observed through: {args.observe}"
+    )
     print(f"throughput: {args.saves / elapsed:.1f} saves/s (save -> job succeeded, end to end)")
     print(
         "save-to-recallable latency: "
@@ -287,6 +327,14 @@ def main() -> None:
         f"CPU per save ({'API polls' if args.observe == 'api' else 'database polls'} included): "
         + ", ".join(f"{part} {ms:.1f} ms" for part, ms in spent.items())
         + f", total {sum(spent.values()):.1f} ms"
+    )
+    # The clients run on the same cores as the service: what they spent, and how busy the machine
+    # was, say whether a rate was bound by the cores or by waiting.
+    idle = sum(getattr(machine_after, f) - getattr(machine_before, f) for f in ("idle", "iowait"))
+    busy = sum(machine_after) - sum(machine_before) - idle
+    print(
+        f"this benchmark's clients: {client_cpu * 1000 / args.saves:.1f} ms of CPU per save; "
+        f"the machine's {psutil.cpu_count()} cores were {100 * busy / (busy + idle):.0f} % busy"
     )
 
 

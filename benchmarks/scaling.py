@@ -2,7 +2,7 @@
 with the table's rows spread over many owners.
 
     .venv/bin/python benchmarks/scaling.py [--sizes 10000 100000] [--million] [--owners 100]
-                                           [--queries 200] [--saves 100] [--plot var/benchmarks/scaling.svg]
+                                           [--queries 200] [--saves 400] [--plot var/benchmarks/scaling.svg]
 
 One throwaway service (`manage.py up` on a temporary data folder: embedded PostgreSQL, the real
 worker, the real model). The measured user's default space is filled step by step to each of
@@ -14,7 +14,8 @@ worker, the real model). The measured user's default space is filled step by ste
   hit loading, no HTTP, no embedding), and where its statement spends its time: EXPLAIN ANALYZE per
   common table expression (median over the queries), beside the index sizes and shared_buffers;
 - ingest: `--saves` notes saved through REST at concurrency 8 into the same space, each waited
-  for until its job succeeded (benchmarks/ingest.py's client): saves/s and save-to-recallable p95.
+  for until its job succeeded (benchmarks/ingest.py's client and its default observer, one reader
+  of the waiting jobs' rows every 5 ms): saves/s and save-to-recallable p95.
 
 Then the memory tables are emptied and `--owners` owners get 1,000 memories each (`--million`:
 1,000 owners, 1M rows), and one of them is measured the same way: the tenancy case, where the
@@ -54,7 +55,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._service import ROOT, use_service_database
 from benchmarks.distractors import Saved, _texts, bulk_indexes_dropped, copy_memories, distractors
-from benchmarks.ingest import observe_api, save_and_wait
+from benchmarks.ingest import save_and_wait, shared_observer
 from benchmarks.locomo import percentile, service_with_data_dir
 from benchmarks.recall_latency import TAGS, queries
 
@@ -231,15 +232,17 @@ def sizes_mb() -> dict[str, float]:
     return {"hnsw": hnsw / mb, "gin": gin / mb, "memories table": table / mb, "shared_buffers": buffers / mb}
 
 
-def ingest(url: str, token: str, saves: int, offset: int) -> tuple[float, float]:
-    """(saves/s, save-to-recallable p95 ms) for `saves` REST saves at concurrency 8."""
+def ingest(url: str, token: str, saves: int, offset: int, pgdata: Path) -> tuple[float, float]:
+    """(saves/s, save-to-recallable p95 ms) for `saves` REST saves at concurrency 8, observed as
+    `benchmarks/ingest.py` does by default (polling the API cost the web more CPU than the saves)."""
     headers = {"Authorization": f"Bearer {token}"}
+    observe = shared_observer(pgdata)
     with httpx.Client(base_url=url, headers=headers, timeout=120) as client:
-        save_and_wait(client, offset - 1, observe_api)  # warm-up
+        save_and_wait(client, offset - 1, observe)  # warm-up
         started = time.perf_counter()
         with ThreadPoolExecutor(8) as pool:
             timings = list(
-                pool.map(lambda i: save_and_wait(client, i, observe_api), range(offset, offset + saves))
+                pool.map(lambda i: save_and_wait(client, i, observe), range(offset, offset + saves))
             )
         elapsed = time.perf_counter() - started
     return saves / elapsed, percentile([t[0] for t in timings], 95) * 1000
@@ -255,6 +258,7 @@ def measure(
     questions: list[str],
     vectors: Any,
     saves: int,
+    pgdata: Path,
 ) -> None:
     step.sizes_mb = sizes_mb()
     with httpx.Client(base_url=url, timeout=120) as client:
@@ -270,7 +274,7 @@ def measure(
             step.hits[name] = hits
     latencies, step.ctes = in_process(owner, space, questions, vectors)
     step.latencies["in process"] = (percentile(latencies, 50) * 1000, percentile(latencies, 95) * 1000)
-    step.ingest_rate, step.ingest_p95_ms = ingest(url, token, saves, offset=step.table_memories)
+    step.ingest_rate, step.ingest_p95_ms = ingest(url, token, saves, step.table_memories, pgdata)
     load1 = os.getloadavg()[0]
     print(
         f"  {step.label}: default p95 {step.latencies['default'][1]:.1f} ms, in process p95 "
@@ -400,7 +404,7 @@ def main() -> None:
     )
     parser.add_argument("--owners", type=int, default=100, help=f"owners of {PER_OWNER:,} memories each")
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--saves", type=int, default=100)
+    parser.add_argument("--saves", type=int, default=400)
     parser.add_argument("--plot", type=Path, default=ROOT / "var" / "benchmarks" / "scaling.svg")
     parser.add_argument(
         "--report", action="store_true", help="only print and plot the figures kept beside --plot"
@@ -447,7 +451,7 @@ def main() -> None:
             loaded = size
             connection.close()
             measure(step, url=url, token=token, owner=user, space=space, questions=questions, vectors=vectors,
-                    saves=args.saves)  # fmt: skip
+                    saves=args.saves, pgdata=data_dir / "pgdata")  # fmt: skip
             steps.append(step)
 
         print(
@@ -468,7 +472,7 @@ def main() -> None:
         step.bulk_rows_per_s = load(plan, rows, rng)
         connection.close()
         measure(step, url=url, token=token, owner=user, space=space, questions=questions, vectors=vectors,
-                saves=args.saves)  # fmt: skip
+                saves=args.saves, pgdata=data_dir / "pgdata")  # fmt: skip
         steps.append(step)
 
     print_table(steps)

@@ -4,13 +4,14 @@ transaction where a bad job fails alone (memories.pipeline.worker.job_batch_clai
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import OperationalError, transaction
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from accounts.caller import ALL_SCOPES, Caller
@@ -279,6 +280,115 @@ class TestBatchInProcess:
         rows = _reloaded(jobs)
         assert [(row.status, row.attempts) for row in rows] == [("succeeded", 2), ("succeeded", 2)]
         assert Memory.objects.filter(owner=alice).count() == 2
+
+
+def _in_thread(run: Any) -> tuple[threading.Thread, list[BaseException]]:
+    """`run` on a thread of its own, with its own database connection (closed when it ends); what
+    it raised is left in the list."""
+    raised: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            run()
+        except BaseException as exc:  # handed to the test's thread
+            raised.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    return thread, raised
+
+
+def _write_lock_waiters() -> int:
+    """Sessions waiting for a batch's write lock now."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = %s",
+            [worker.BATCH_WRITE_LOCK],
+        )
+        return int(cursor.fetchone()[0])
+
+
+@pytest.mark.usefixtures("no_worker_broker")
+class TestBatchWriteLocks:
+    """A batch writes under its owners' locks: one owner's batches one at a time, different owners'
+    side by side (memories.pipeline.worker.BATCH_WRITE_LOCK)."""
+
+    # The model is loaded by the first batch before the second starts: a batch then takes well
+    # under a second, this is only the bound for a machine busy with other work.
+    SECOND_BATCH_WAIT = 60
+
+    def _held_in_write(
+        self, monkeypatch: pytest.MonkeyPatch, owner: Any
+    ) -> tuple[threading.Event, threading.Event]:
+        """Makes `owner`'s batch stop inside its write transaction, its locks taken, until released."""
+        inside, release = threading.Event(), threading.Event()
+        real_write = worker._job_write
+
+        def held(**kwargs: Any) -> None:
+            if kwargs["job"].owner_id == owner.id:
+                inside.set()
+                assert release.wait(FIRST_BATCH_WAIT)
+            real_write(**kwargs)
+
+        monkeypatch.setattr(worker, "_job_write", held)
+        return inside, release
+
+    def test_another_owners_batch_writes_while_one_owners_batch_is_writing(self, alice, bob, monkeypatch):
+        inside, release = self._held_in_write(monkeypatch, bob)
+        bobs = _queued_together((bob, "My bike is a green Brompton."), (bob, "My car is a red Fiat."))
+        bob_batch, bob_raised = _in_thread(lambda: job_process(job_id=bobs[0].id))
+        try:
+            assert inside.wait(FIRST_BATCH_WAIT), "bob's batch never reached its write"
+            alices = _queued_together((alice, "My gym opens at six."), (alice, "My shop closes at eight."))
+            alice_batch, alice_raised = _in_thread(lambda: job_process(job_id=alices[0].id))
+            alice_batch.join(self.SECOND_BATCH_WAIT)
+            written_meanwhile = not alice_batch.is_alive()
+        finally:
+            release.set()
+            bob_batch.join(FIRST_BATCH_WAIT)
+
+        assert written_meanwhile, "alice's batch waited for bob's"
+        assert not alice_raised and not bob_raised, (alice_raised, bob_raised)
+        assert [job.status for job in _reloaded(alices + bobs)] == ["succeeded"] * 4
+        assert _one_batch(_reloaded(alices)) and _one_batch(_reloaded(bobs))
+        assert Memory.objects.filter(owner=alice).count() == Memory.objects.filter(owner=bob).count() == 2
+
+    def test_one_owners_second_batch_waits_for_the_first_to_commit(self, alice, monkeypatch):
+        inside, release = self._held_in_write(monkeypatch, alice)
+        first = _queued_together((alice, "My bike is a green Brompton."), (alice, "My car is a red Fiat."))
+        first_batch, first_raised = _in_thread(lambda: job_process(job_id=first[0].id))
+        try:
+            assert inside.wait(FIRST_BATCH_WAIT), "the first batch never reached its write"
+            inside.clear()
+            second = _queued_together((alice, "My gym opens at six."), (alice, "My shop closes at eight."))
+            second_batch, second_raised = _in_thread(lambda: job_process(job_id=second[0].id))
+            deadline = time.monotonic() + self.SECOND_BATCH_WAIT
+            while _write_lock_waiters() == 0:
+                assert time.monotonic() < deadline, "the second batch never waited for the lock"
+                assert second_batch.is_alive(), "the second batch wrote while the first held the lock"
+                time.sleep(0.02)
+            # Waiting for the lock, before its own write.
+            assert not inside.is_set()
+            assert [job.status for job in _reloaded(second)] == ["running"] * 2
+        finally:
+            release.set()
+            first_batch.join(FIRST_BATCH_WAIT)
+        second_batch.join(self.SECOND_BATCH_WAIT)
+
+        assert not first_raised and not second_raised, (first_raised, second_raised)
+        jobs = _reloaded(first + second)
+        assert [job.status for job in jobs] == ["succeeded"] * 4
+        # The second batch committed after the first.
+        assert min(job.finished_at for job in jobs[2:]) > max(job.finished_at for job in jobs[:2])
+
+
+def test_a_batchs_write_locks_are_its_owners_in_one_order(alice, bob):
+    keys = worker.batch_write_keys([bob.id, alice.id, bob.id])
+    assert keys == sorted(keys) and len(keys) == 2
+    assert keys == worker.batch_write_keys([alice.id, bob.id])
+    assert keys != worker.batch_write_keys([alice.id])
 
 
 @pytest.mark.slow

@@ -477,11 +477,15 @@ def _job_run(*, job_id: Any, claim: Claim) -> None:
     _progress(job_id, "storing", done=total, total=total)
     advice = _model_advice(job, candidates, vectors) if settings.LLM_BASE_URL else {}
     with transaction.atomic():
-        # The job's row and its source's, locked by one statement; the job's claim columns as they
-        # are now. The rest of both rows is what was read above: a save's source does not change,
-        # and the job's other columns are only this claim's to write.
+        # The owner's write lock (OWNER_WRITE_LOCK), then the job's row and its source's, locked by
+        # one statement, in one message; the job's claim columns as they are now. The rest of both
+        # rows is what was read above: a save's source does not change, and the job's other columns
+        # are only this claim's to write.
+        owner_lock, owner_keys = _owner_write_lock([job.owner_id])
         with connection.cursor() as cursor:
-            cursor.execute(_LOCK_JOB_AND_SOURCE_SQL, [source.id, job.id])
+            cursor.execute(owner_lock + ";\n" + _LOCK_JOB_AND_SOURCE_SQL, [*owner_keys, source.id, job.id])
+            if not cursor.nextset():
+                raise RuntimeError("the job's lock returned no result")
             locked = cursor.fetchone()
         if locked is None:
             return  # the job was deleted since (its owner's account, say)
@@ -594,31 +598,30 @@ WHERE id = %s"""  # noqa: S608 - the table's name only
 # What the owner reads of a job that failed on a fault of ours (the log has the detail).
 FAILED_MESSAGE = "Processing failed; saving again may help."
 
-# Batches of one owner write one at a time, whichever process runs them: two batches' saves name
-# the same entities in different orders, and their row locks would deadlock; and a save's duplicate
-# check and the update engine's nearest priors see what an earlier batch of the owner wrote. Owners
-# share no row a save writes, so different owners' batches write in parallel: one held them all
-# back, and at ingest concurrency 8 the one lock was held three quarters of the time
-# (docs/pipeline.md). Embedding, the slow part, runs in parallel anyway. The keys are
+# One owner's writes run one at a time, whichever process runs them, a lone job's and a batch's:
+# two of them can name the same entities in different orders, and their row locks would deadlock;
+# and a save's duplicate check and the update engine's nearest priors must see what the owner's
+# earlier write stored (two lone saves running side by side each missed the other: both stayed
+# current). Owners share no row a save writes, so different owners' writes run in parallel: one
+# lock for every batch held them all back, and at ingest concurrency 8 it was held three quarters
+# of the time (docs/pipeline.md). Embedding, the slow part, runs in parallel anyway. The keys are
 # pg_advisory_xact_lock(int, int)'s: this lock's class, and a number drawn from the owner's id (two
 # owners that draw the same one only wait for each other).
-BATCH_WRITE_LOCK = 0x6465_6570  # "deep"
+OWNER_WRITE_LOCK = 0x6465_6570  # "deep"
 
 
-def batch_write_keys(owner_ids: Iterable[uuid.UUID]) -> list[int]:
-    """The second keys of the write locks of a batch with these owners, in the order they are taken:
-    sorted, so two batches that share owners take them in the same order and cannot deadlock."""
+def owner_write_keys(owner_ids: Iterable[uuid.UUID]) -> list[int]:
+    """The second keys of the write locks of these owners, in the order they are taken: sorted, so
+    two writes that share owners take them in the same order and cannot deadlock."""
     return sorted({int.from_bytes(owner_id.bytes[:4], "big", signed=True) for owner_id in owner_ids})
 
 
-def _batch_write_lock(owner_ids: Iterable[uuid.UUID]) -> None:
-    """Takes the batch's write locks, in one statement: a target list is evaluated left to right."""
-    keys = batch_write_keys(owner_ids)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT " + ", ".join(["pg_advisory_xact_lock(%s, %s)"] * len(keys)),
-            [value for key in keys for value in (BATCH_WRITE_LOCK, key)],
-        )
+def _owner_write_lock(owner_ids: Iterable[uuid.UUID]) -> tuple[str, list[int]]:
+    """The statement that takes these owners' write locks, and its parameters: one statement, whose
+    target list is evaluated left to right."""
+    keys = owner_write_keys(owner_ids)
+    sql = "SELECT " + ", ".join(["pg_advisory_xact_lock(%s, %s)"] * len(keys))
+    return sql, [value for key in keys for value in (OWNER_WRITE_LOCK, key)]
 
 
 def _batch_run(*, claims: list[Claim]) -> None:
@@ -661,7 +664,8 @@ def _batch_run(*, claims: list[Claim]) -> None:
     vectors = iter(embeddings.embed([c.content for _, candidates in work for c in candidates]))
     _progress_many(totals, "storing", done=True)
     with transaction.atomic():
-        _batch_write_lock(job.owner_id for job, _ in work)
+        with connection.cursor() as cursor:
+            cursor.execute(*_owner_write_lock(job.owner_id for job, _ in work))
         with connection.cursor() as cursor:
             cursor.execute(_LOCK_JOBS_AND_SOURCES_SQL, [[job.id for job, _ in work]])
             locked = {row[0]: row[1:] for row in cursor.fetchall()}

@@ -301,19 +301,19 @@ def _in_thread(run: Any) -> tuple[threading.Thread, list[BaseException]]:
 
 
 def _write_lock_waiters() -> int:
-    """Sessions waiting for a batch's write lock now."""
+    """Sessions waiting for an owner's write lock now."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = %s",
-            [worker.BATCH_WRITE_LOCK],
+            [worker.OWNER_WRITE_LOCK],
         )
         return int(cursor.fetchone()[0])
 
 
 @pytest.mark.usefixtures("no_worker_broker")
-class TestBatchWriteLocks:
-    """A batch writes under its owners' locks: one owner's batches one at a time, different owners'
-    side by side (memories.pipeline.worker.BATCH_WRITE_LOCK)."""
+class TestOwnerWriteLocks:
+    """A write runs under its owners' locks: one owner's batches and lone jobs one at a time,
+    different owners' side by side (memories.pipeline.worker.OWNER_WRITE_LOCK)."""
 
     # The model is loaded by the first batch before the second starts: a batch then takes well
     # under a second, this is only the bound for a machine busy with other work.
@@ -383,12 +383,50 @@ class TestBatchWriteLocks:
         # The second batch committed after the first.
         assert min(job.finished_at for job in jobs[2:]) > max(job.finished_at for job in jobs[:2])
 
+    def test_two_lone_saves_of_one_owner_at_once_see_each_other(self, alice, monkeypatch):
+        # Each save runs alone, in its own process, at the same moment (their messages reached two
+        # pool processes together, so neither took the other into a batch). The first is held
+        # after its write, before its commit: the second must wait for it, then supersede it.
+        inside, release = threading.Event(), threading.Event()
+        real_write = worker._job_write
+        (first,) = _queued_together((alice, "My phone number is 555-0101."))
 
-def test_a_batchs_write_locks_are_its_owners_in_one_order(alice, bob):
-    keys = worker.batch_write_keys([bob.id, alice.id, bob.id])
+        def held(**kwargs: Any) -> None:
+            real_write(**kwargs)
+            if kwargs["job"].id == first.id:
+                inside.set()
+                assert release.wait(FIRST_BATCH_WAIT)
+
+        monkeypatch.setattr(worker, "_job_write", held)
+        first_run, first_raised = _in_thread(lambda: job_process(job_id=first.id))
+        try:
+            assert inside.wait(FIRST_BATCH_WAIT), "the first save never reached its write"
+            (second,) = _queued_together((alice, "My phone number changed to 555-0199."))
+            second_run, second_raised = _in_thread(lambda: job_process(job_id=second.id))
+            deadline = time.monotonic() + self.SECOND_BATCH_WAIT
+            while second_run.is_alive() and _write_lock_waiters() == 0:
+                assert time.monotonic() < deadline, "the second save neither waited nor finished"
+                time.sleep(0.02)
+        finally:
+            release.set()
+            first_run.join(FIRST_BATCH_WAIT)
+        second_run.join(self.SECOND_BATCH_WAIT)
+
+        assert not first_raised and not second_raised, (first_raised, second_raised)
+        jobs = _reloaded([first, second])
+        assert [job.status for job in jobs] == ["succeeded"] * 2
+        assert len({job.started_at for job in jobs}) == 2  # each ran alone
+        current = Memory.objects.filter(owner=alice, superseded_at__isnull=True)
+        assert list(current.values_list("content", flat=True)) == ["My phone number changed to 555-0199."]
+        earlier = Memory.objects.get(owner=alice, content="My phone number is 555-0101.")
+        assert earlier.superseded_at is not None
+
+
+def test_a_writes_locks_are_its_owners_in_one_order(alice, bob):
+    keys = worker.owner_write_keys([bob.id, alice.id, bob.id])
     assert keys == sorted(keys) and len(keys) == 2
-    assert keys == worker.batch_write_keys([alice.id, bob.id])
-    assert keys != worker.batch_write_keys([alice.id])
+    assert keys == worker.owner_write_keys([alice.id, bob.id])
+    assert keys != worker.owner_write_keys([alice.id])
 
 
 @pytest.mark.slow

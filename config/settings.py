@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
+from config.embedded_pg import SERVICE_USER as EMBEDDED_SERVICE_USER
+from config.embedded_pg import TEMPLATE_DATABASE as EMBEDDED_TEMPLATE_DATABASE
 from config.env import (
     database_from_url,
     env_bool,
@@ -74,7 +76,10 @@ else:
         "default": {
             "ENGINE": "config.embedded_pg",
             "NAME": "deeprecall",
-            "USER": "postgres",
+            # The service's own login, no superuser (config/embedded_pg prepares it).
+            "USER": EMBEDDED_SERVICE_USER,
+            # Prepared like the service's own database (pgvector, the open query's privileges).
+            "TEST": {"TEMPLATE": EMBEDDED_TEMPLATE_DATABASE},
             "PGDATA": str(VAR_DIR / "pgdata"),
         }
     }
@@ -299,6 +304,8 @@ RATE_LIMITS: dict[str, str | None] = {
     "save": env_rate("RATE_LIMIT_SAVE", "60/m"),
     # Document uploads (REST, dashboard, MCP ingest) per user.
     "upload": env_rate("RATE_LIMIT_UPLOAD", "20/m"),
+    # Open queries (run, validate, saved) per user.
+    "query": env_rate("RATE_LIMIT_QUERY", "60/m"),
 }
 
 # Limits of the write paths (bytes / characters / seconds).
@@ -309,12 +316,19 @@ DOCUMENT_PARSE_CPU_SECONDS = env_int("DOCUMENT_PARSE_CPU_SECONDS", 20, minimum=1
 DOCUMENT_PARSE_MEMORY_MB = env_int("DOCUMENT_PARSE_MEMORY_MB", 1024, minimum=128, maximum=65536)
 DOCUMENT_PARSE_TIMEOUT_SECONDS = env_int("DOCUMENT_PARSE_TIMEOUT_SECONDS", 60, minimum=1, maximum=3600)
 
-# The open query (evidence profile): SQL runs as this NOLOGIN role, which may read only the
-# open_query views (created by migration; docs/deploy.md says what the database user needs). One
+# The open query (evidence profile): SQL runs on a connection of its own that logs in as this
+# role, which may read only the open_query views (memories/open_query/roles.py says what it must
+# and must not be; docs/deploy.md how to make it). Same server and database as DATABASE_URL; its
+# password is OPEN_QUERY_PASSWORD (none for the embedded server, which trusts its own socket). One
 # role per deployment when several share a PostgreSQL cluster: roles are cluster-wide.
 OPEN_QUERY_ROLE = env_str("OPEN_QUERY_ROLE", "deeprecall_query")
 if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", OPEN_QUERY_ROLE):
     raise ImproperlyConfigured("OPEN_QUERY_ROLE must be a lower-case SQL identifier, e.g. deeprecall_query")
+OPEN_QUERY_PASSWORD = env_str("OPEN_QUERY_PASSWORD")
+# At most this many open queries of one owner run at once (across every web process), and this
+# many in one web process: each holds a database connection and up to OPEN_QUERY_MAX_BYTES of rows.
+OPEN_QUERY_MAX_CONCURRENT = env_int("OPEN_QUERY_MAX_CONCURRENT", 2, minimum=1, maximum=100)
+OPEN_QUERY_PROCESS_CONCURRENT = env_int("OPEN_QUERY_PROCESS_CONCURRENT", 4, minimum=1, maximum=200)
 # Each query is stopped after this long (statement_timeout), and waits at most lock_timeout for a lock.
 OPEN_QUERY_TIMEOUT_MS = env_int("OPEN_QUERY_TIMEOUT_MS", 3000, minimum=100, maximum=60_000)
 OPEN_QUERY_LOCK_TIMEOUT_MS = env_int("OPEN_QUERY_LOCK_TIMEOUT_MS", 500, minimum=10, maximum=10_000)

@@ -94,6 +94,7 @@ class Code(StrEnum):
     QUERY_REJECTED = "query_rejected"
     QUERY_FAILED = "query_failed"
     QUERY_TIMEOUT = "query_timeout"
+    QUERY_UNAVAILABLE = "query_unavailable"
     UNKNOWN_VIEW = "unknown_view"
     SAVED_QUERY_NOT_FOUND = "saved_query_not_found"
     # Too much, or our side.
@@ -417,8 +418,8 @@ CATALOGUE: dict[Code, Entry] = {
         400,
         "open query: not one read-only select statement over the documented views (`details.reason`: "
         "syntax_error, multiple_statements, not_select, select_into, locking_clause, writable_cte, "
-        "forbidden_relation, "
-        "forbidden_function, forbidden_type, forbidden_construct, parameters, too_long)",
+        "forbidden_relation, forbidden_function, forbidden_type, forbidden_construct, unknown_column, "
+        "field_selection, parameters, too_long)",
         "write a single select statement over the views query_space lists, with the functions it allows",
     ),
     Code.QUERY_FAILED: Entry(
@@ -432,6 +433,13 @@ CATALOGUE: dict[Code, Entry] = {
         "open query: the statement ran past the deployment's statement timeout and was stopped",
         "narrow the query (filter on a view's clocks, aggregate, or select fewer rows) and run it again",
         message="The query ran too long and was stopped.",
+    ),
+    Code.QUERY_UNAVAILABLE: Entry(
+        503,
+        "open query: this deployment's query role is missing or could do more than read the views "
+        "(its operator must finish docs/deploy.md's database step); nothing was run",
+        "use the other read tools (recall, facts_context); tell the user the open query is unavailable here",
+        message="The open query is not available on this deployment.",
     ),
     Code.UNKNOWN_VIEW: Entry(
         404,

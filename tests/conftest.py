@@ -34,10 +34,10 @@ def _fast_hasher(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-# Tests save and upload freely (many in a second, for one user), so those two limits are off here;
+# Tests save, upload and query freely (many in a second, for one user), so those limits are off here;
 # the tests of the limits (tests/accounts/test_rate_limits.py) switch them on with small rates.
 # Every other limit keeps its production default. Child processes get the same through env.
-TESTS_RATE_LIMITS_OFF = {"save": None, "upload": None}
+TESTS_RATE_LIMITS_OFF = {"save": None, "upload": None, "query": None}
 
 
 @pytest.fixture(autouse=True)

@@ -119,3 +119,17 @@ def tables_containing(text: str) -> list[str]:
             if cur.fetchone()[0]:
                 hits.append(f"{table}.{column}")
     return hits
+
+
+def superuser_params() -> dict[str, Any]:
+    """libpq parameters for the test database as the embedded server's superuser: for what only an
+    administrator does (creating roles, changing pg_catalog's privileges). The service itself logs in
+    as its own plain user."""
+    from config.embedded_pg import SUPERUSER
+
+    params = {
+        key: value
+        for key, value in connection.get_connection_params().items()
+        if key not in ("cursor_factory", "context", "prepare_threshold", "pool")
+    }
+    return {**params, "user": SUPERUSER}

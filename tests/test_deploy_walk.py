@@ -20,15 +20,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
 import pytest
-from django.db import connection
 
 from tests.conftest import PASSWORD, ROOT
 from tests.debian import debian_ensure
+from tests.helpers import superuser_params
 from tests.redis_server import REDIS_SERVER
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -47,7 +49,11 @@ def _free_port() -> int:
 def _admin_sql() -> str:
     """The SQL of step 1's `sudo -u postgres psql ... <<'SQL'` block, as the doc has it."""
     text = DOC.read_text()
-    match = re.search(r"psql -v ON_ERROR_STOP=1 -v pw=\"\$DB_PASSWORD\" <<'SQL'\n(.*?)\nSQL\n", text, re.S)
+    match = re.search(
+        r"psql -v ON_ERROR_STOP=1 -v pw=\"\$DB_PASSWORD\" -v qpw=\"\$QUERY_PASSWORD\" <<'SQL'\n(.*?)\nSQL\n",
+        text,
+        re.S,
+    )
     assert match, "docs/deploy.md lost its admin SQL block"
     return match.group(1)
 
@@ -113,16 +119,22 @@ def redis_server(tmp_path) -> Iterator[tuple[int, str]]:
     proc.wait(timeout=20)
 
 
+@dataclass
+class WalkedDatabase:
+    url: str
+    query_password: str
+    superuser: dict[str, Any]
+
+
 @pytest.fixture
-def walked_database(django_db_blocker) -> Iterator[str]:
-    """Step 1's SQL, as the PostgreSQL superuser, with the names of this walk: a DATABASE_URL."""
+def walked_database(django_db_blocker) -> Iterator[WalkedDatabase]:
+    """Step 1's SQL, as the PostgreSQL superuser, with the names of this walk."""
     with django_db_blocker.unblock():
-        params = connection.get_connection_params()
-    params.pop("pool", None)
-    password = secrets.token_urlsafe(16)
+        params = superuser_params()
+    password, query_password = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
     # Roles are cluster-wide and the suite's database has deeprecall_query already.
     sql = _admin_sql().replace("deeprecall_query", "walk_query").replace("deeprecall", "walk")
-    sql = sql.replace(":'pw'", "'" + password + "'")
+    sql = sql.replace(":'pw'", "'" + password + "'").replace(":'qpw'", "'" + query_password + "'")
     before, _, after = sql.partition("\\c walk\n")
     with psycopg.connect(**params, autocommit=True) as admin:
         for statement in filter(str.strip, before.split(";")):
@@ -132,7 +144,11 @@ def walked_database(django_db_blocker) -> Iterator[str]:
             admin.execute(statement)
     host, port = params.get("host") or "localhost", params.get("port") or 5432
     try:
-        yield f"postgresql://walk:{password}@/walk?host={host}&port={port}"
+        yield WalkedDatabase(
+            f"postgresql://walk:{password}@/walk?host={host}&port={port}",
+            query_password,
+            {**params, "dbname": "walk"},
+        )
     finally:
         with psycopg.connect(**params, autocommit=True) as admin:
             admin.execute("DROP DATABASE walk WITH (FORCE)")
@@ -149,7 +165,8 @@ def test_the_deploy_doc_walks_to_a_working_service(installed_wheel, walked_datab
         **_env_file(),
         "SECRET_KEY": secrets.token_urlsafe(50),
         "PUBLIC_URL": f"https://{HOST}",
-        "DATABASE_URL": walked_database,
+        "DATABASE_URL": walked_database.url,
+        "OPEN_QUERY_PASSWORD": walked_database.query_password,
         "CELERY_BROKER_URL": f"redis://:{redis_password}@127.0.0.1:{redis_port}/0",
         "REDIS_URL": f"redis://:{redis_password}@127.0.0.1:{redis_port}/1",
         "DEEPRECALL_VAR_DIR": str(tmp_path / "var"),
@@ -171,8 +188,15 @@ def test_the_deploy_doc_walks_to_a_working_service(installed_wheel, walked_datab
             timeout=300,
         )
 
+    # Step 5: the open query's privileges, printed by the admin command, run by the superuser.
+    printed = admin("open_query_roles", "--sql")
+    assert printed.returncode == 0, printed.stderr[-3000:]
+    with psycopg.connect(**walked_database.superuser, autocommit=True) as superuser:
+        superuser.execute(printed.stdout)
     migrated = admin("migrate")
     assert migrated.returncode == 0, migrated.stderr[-3000:]
+    checked = admin("open_query_roles", "--check")
+    assert checked.returncode == 0, checked.stderr[-3000:]
     web_ports = [_free_port(), _free_port()]
     commands = {
         **{f"web{p}": _unit_command("deeprecall-web@.service", str(p)) for p in web_ports},
@@ -244,6 +268,15 @@ def test_the_deploy_doc_walks_to_a_working_service(installed_wheel, walked_datab
                 break
             assert time.monotonic() < deadline, found.text
             time.sleep(1)
+        # The open query, logged in as its own role with the env file's password: her row only.
+        queried = httpx.post(
+            f"{urls[1]}/api/v1/query",
+            json={"sql": "SELECT content FROM memories"},
+            headers=headers,
+            timeout=60,
+        )
+        assert queried.status_code == 200, queried.text
+        assert queried.json()["rows"] == [["I prefer window seats on long flights."]]
         status = admin("pipeline_status", "--json")
         assert status.returncode == 0, status.stderr
         assert '"stuck": []' in status.stdout

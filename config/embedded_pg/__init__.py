@@ -7,6 +7,13 @@ on demand by the first database connection of a process (see `base.py`).
 Ownership rule: the process that starts the server stops it when it exits;
 a process that finds it already running leaves it alone. `manage.py up` starts
 it first, so the web server and the worker it spawns never own it.
+
+Roles: the cluster's superuser (`postgres`) is used only here, at start-up, to prepare what a
+deployment's administrator prepares by hand (docs/deploy.md): the service's own login `deeprecall`,
+no superuser, owner of the database and of everything the migrations made; the open query's
+login role; pgvector; and the function privileges of memories.open_query.roles. A data folder made
+by an older release (everything owned by `postgres`, which the service logged in as) is brought
+to that state at its next start, before the service connects.
 """
 
 from __future__ import annotations
@@ -25,6 +32,14 @@ logger = logging.getLogger(__name__)
 
 DATABASE_NAME = "deeprecall"
 SUPERUSER = "postgres"
+# The service's own login: no superuser. CREATEDB only so that the test runner can make its
+# database (development only: a deployment's role is made by its administrator, docs/deploy.md).
+SERVICE_USER = "deeprecall"
+# The test runner copies its database from this template (settings: DATABASES TEST TEMPLATE), so
+# the test database has pgvector and the function privileges as the service's own has them;
+# template1 stays PostgreSQL's, for databases that must start bare.
+TEMPLATE_DATABASE = "deeprecall_template"
+PREPARED_DATABASES = (TEMPLATE_DATABASE, DATABASE_NAME)
 
 _lock = threading.Lock()
 _started: dict[Path, EmbeddedServer] = {}
@@ -41,8 +56,8 @@ class EmbeddedServer:
     port: int
     started_here: bool
 
-    def conninfo(self, dbname: str = DATABASE_NAME) -> str:
-        return f"postgresql://{SUPERUSER}@/{dbname}?host={self.socket_dir}&port={self.port}"
+    def conninfo(self, dbname: str = DATABASE_NAME, user: str = SUPERUSER) -> str:
+        return f"postgresql://{user}@/{dbname}?host={self.socket_dir}&port={self.port}"
 
 
 def _running_info(pgdata: Path) -> tuple[Path, int] | None:
@@ -113,7 +128,7 @@ def _start(pgdata: Path) -> EmbeddedServer:
     server = EmbeddedServer(pgdata, socket_dir, port, started_here=True)
     if _tune(server):
         _restart(pgdata)
-    _create_database(server)
+    prepare_roles(server)
     return server
 
 
@@ -202,13 +217,78 @@ def _restart(pgdata: Path) -> None:
         logger.warning("pg_ctl restart failed for %s: %s", pgdata, result.stderr.strip())
 
 
-def _create_database(server: EmbeddedServer) -> None:
+def _query_role() -> str:
+    from django.conf import settings
+
+    if settings.configured:
+        return str(settings.OPEN_QUERY_ROLE)
+    return os.environ.get("OPEN_QUERY_ROLE", "").strip() or "deeprecall_query"
+
+
+def prepare_roles(server: EmbeddedServer) -> None:
+    """As the superuser: the service's login, the query role, the database, pgvector and the function
+    privileges, in every prepared database (idempotent: cheap when all is in place)."""
     import psycopg
 
+    from memories.open_query.roles import cluster_sql, database_sql
+
     with psycopg.connect(server.conninfo("postgres"), autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+        conn.execute(
+            f"""DO $$ BEGIN
+                IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{SERVICE_USER}') THEN
+                    CREATE ROLE {SERVICE_USER} LOGIN;
+                END IF;
+            END $$"""
+        )
+        conn.execute(f"ALTER ROLE {SERVICE_USER} LOGIN NOSUPERUSER CREATEDB NOCREATEROLE NOREPLICATION")
+        conn.execute(cluster_sql(query_role=_query_role()))
+        owner = conn.execute(
+            "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = %s", [DATABASE_NAME]
+        ).fetchone()
+        if owner is None:
+            conn.execute(f'CREATE DATABASE "{DATABASE_NAME}" OWNER {SERVICE_USER}')
+        elif owner[0] != SERVICE_USER:
+            conn.execute(f'ALTER DATABASE "{DATABASE_NAME}" OWNER TO {SERVICE_USER}')
+        template = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [TEMPLATE_DATABASE])
+        if template.fetchone() is None:
+            conn.execute(f'CREATE DATABASE "{TEMPLATE_DATABASE}" OWNER {SERVICE_USER} IS_TEMPLATE true')
+    for dbname in PREPARED_DATABASES:
+        with psycopg.connect(server.conninfo(dbname), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            if dbname == DATABASE_NAME:
+                conn.execute(_HAND_OVER.format(service=SERVICE_USER))
+            conn.execute(database_sql(service_role=SERVICE_USER))
+
+
+# What an older release made as the superuser (the migrations' tables, views, sequences, the
+# open_query schema) goes to the service's login. Extension members stay the superuser's; a
+# sequence owned by a column follows its table.
+_HAND_OVER = r"""
+DO $$
+DECLARE item record;
+BEGIN
+    FOR item IN
+        SELECT n.nspname FROM pg_namespace n
+        WHERE n.nspowner = 'postgres'::regrole AND n.nspname NOT LIKE 'pg\_%'
+          AND n.nspname NOT IN ('information_schema', 'public')
+    LOOP
+        EXECUTE format('ALTER SCHEMA %I OWNER TO {service}', item.nspname);
+    END LOOP;
+    FOR item IN
+        SELECT c.oid::regclass AS name,
+               CASE c.relkind WHEN 'S' THEN 'SEQUENCE' WHEN 'v' THEN 'VIEW'
+                              WHEN 'm' THEN 'MATERIALIZED VIEW' ELSE 'TABLE' END AS kind
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.relowner = 'postgres'::regrole AND c.relkind IN ('r', 'p', 'v', 'm', 'S')
+          AND n.nspname NOT LIKE 'pg\_%' AND n.nspname <> 'information_schema'
+          AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass
+                          AND d.objid = c.oid AND d.deptype IN ('e', 'a', 'i'))
+    LOOP
+        EXECUTE format('ALTER %s %s OWNER TO {service}', item.kind, item.name);
+    END LOOP;
+END
+$$;
+"""
 
 
 def stop(pgdata: Path) -> None:
@@ -243,6 +323,8 @@ def adopt(pgdata: Path) -> EmbeddedServer:
     """
     server = ensure_running(pgdata)
     if not server.started_here:
+        # Left running by an earlier run, perhaps of an older release: prepared as a fresh start is.
+        prepare_roles(server)
         with _lock:
             server = EmbeddedServer(server.pgdata, server.socket_dir, server.port, True)
             _started[server.pgdata] = server

@@ -28,6 +28,7 @@ from pglast.parser import ParseError
 
 from memories.errors import AppError, Code
 from memories.open_query.catalogue import SCHEMA, VIEWS
+from memories.open_query.names import NameProblem, names_check
 
 MAX_SQL_CHARS = 20_000
 
@@ -324,6 +325,10 @@ def query_check(sql: str) -> CheckedQuery:
     nodes = list(_walk(statement))
     for node in nodes:
         _check_node(node, cte_names=cte_names, views=views, parameters=parameters)
+    try:
+        names_check(statement)
+    except NameProblem as problem:
+        raise rejected(problem.reason, problem.message, **problem.details) from None
     if parameters and parameters != set(range(1, max(parameters) + 1)):
         raise rejected("parameters", "Parameters must be numbered $1, $2, ... without gaps.")
     raw = statements[0]
@@ -387,6 +392,11 @@ def _check_node(node: ast.Node, *, cte_names: set[str], views: set[str], paramet
     elif isinstance(node, ast.ColumnRef) and len(node.fields or ()) > 2:
         # schema.view.column would name a relation the FROM list never checked.
         raise rejected("forbidden_relation", "Refer to columns as column or alias.column.")
+    elif isinstance(node, ast.A_Expr) and len(node.name or ()) > 1:
+        # OPERATOR(schema.op): an operator is a function; only pg_catalog's, found by the server.
+        schema = _qualified((node.name or ())[:-1], default_schema="")
+        if schema != "pg_catalog":
+            raise rejected("forbidden_function", "Only PostgreSQL's own operators are allowed.")
 
 
 def _check_relation(node: ast.RangeVar, *, cte_names: set[str], views: set[str]) -> None:
@@ -415,12 +425,13 @@ def _function_name(node: ast.FuncCall) -> str:
 
 
 def _qualified(names: Any, *, default_schema: str) -> str:
-    """The bare name of a function or type; a schema other than `default_schema` is kept, so it
-    is never on an allow-list."""
+    """The name of a function or type as the server looks it up: exactly as spelt (the parser has
+    already folded unquoted names to lower case; a quoted "LOWER" is another name, which no
+    allow-list holds), without `default_schema`; any other schema is kept, so it never matches."""
     parts = [str(part.sval) for part in names or () if isinstance(part, ast.String)]
     if len(parts) == 2 and parts[0] == default_schema:
         parts = parts[1:]
-    return ".".join(parts).lower()
+    return ".".join(parts)
 
 
 def _walk(node: Any) -> Iterator[ast.Node]:

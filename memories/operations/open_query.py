@@ -22,6 +22,7 @@ from typing import Any
 from django.conf import settings
 
 from accounts.caller import SCOPE_READ, Caller
+from accounts.throttles import user_throttle
 from memories.errors import AppError, Code
 from memories.open_query import guard
 from memories.open_query.catalogue import SCHEMA, VIEWS
@@ -151,6 +152,8 @@ def _run(
     caller: Caller, checked: guard.CheckedQuery, params: list[Any], limit: int | None, saved: str | None
 ) -> dict[str, Any]:
     space = space_for_caller(caller=caller)
+    # Each run holds a database connection for up to the statement timeout: counted per user.
+    user_throttle(limit="query", user=caller.user)
     result = query_run(owner=caller.user, space=space, query=checked, params=params, limit=limit)
     return _result(result, space_id=str(space.id), checked=checked, saved=saved)
 
@@ -257,6 +260,7 @@ def _validate_query(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     """
     checked = guard.query_check(args["sql"])
     space = space_for_caller(caller=caller)
+    user_throttle(limit="query", user=caller.user)
     # Parameters only need a type to be planned: NULLs, cast by the statement itself.
     result = query_run(
         owner=caller.user,

@@ -1,20 +1,25 @@
 """Run a checked SELECT over the open_query views, for one owner and space, safely.
 
-The database does the enforcing, in one transaction:
+The database does the enforcing (memories/open_query/roles.py says why each part is there):
 
-- `READ ONLY`, `REPEATABLE READ`: nothing can be written, and every row comes from one snapshot,
-  whose time the answer reports;
-- `statement_timeout` and `lock_timeout` (SET LOCAL): a query that runs too long is stopped by the
-  server, not by us;
-- the owner and the space as a row of `open_query_scope` keyed by this transaction's id, written
-  as the service's own user before the role switch (the views filter on it; the query role can
-  neither read nor write it, so no SQL can name another owner or space), and rolled back at the
-  end with the rest of the transaction;
-- `SET LOCAL ROLE` to the NOLOGIN query role, which may read the views and nothing else, and
-  `search_path` to the views' schema only.
+- the statement runs on a connection of its own that logs in as the query role: no superuser, a
+  member of nothing, allowed to read the views and nothing else, so no SQL, wherever it hides,
+  can become anyone else (`RESET ROLE` leads back to the query role itself);
+- the owner and the space are a row of `open_query_scope` keyed by that connection's backend
+  process id, written and deleted by the service on its own connection: the views filter on it,
+  the query role can neither read nor write it, and `pg_backend_pid()` is not a setting;
+- the transaction is `READ ONLY`, `REPEATABLE READ` (every row from one snapshot, whose time the
+  answer reports), with `statement_timeout` and `lock_timeout`;
+- before the first query of a process (and every minute after), the role itself is checked
+  (`roles.CHECK_SQL`): if it is more than a reader of the views, nothing runs (`query_unavailable`).
 
-The statement is fetched through a server-side cursor, so at most the row cap plus one row is
-ever produced; rows past the byte cap are dropped, and both drops are reported.
+The caps are enforced by the server: the statement is wrapped so that it yields at most the row cap
+plus one row, and a running sum of each row's size in text: a row past the byte cap comes with its
+cells nulled, so at most the byte cap of data ever reaches this process, whatever one cell weighs.
+A user has at most OPEN_QUERY_MAX_CONCURRENT queries running at once (counted on the scope rows,
+across processes); a process at most OPEN_QUERY_PROCESS_CONCURRENT.
+
+Times the Python types cannot hold (`infinity`, years BC, `24:00`) come back as PostgreSQL's text.
 """
 
 from __future__ import annotations
@@ -22,24 +27,36 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import logging
+import threading
+import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.db import connection, transaction
 from psycopg import errors as pg_errors
 from psycopg import sql as pg_sql
+from psycopg.adapt import AdaptersMap, Loader
+from psycopg.types import datetime as pg_datetime
 
 from accounts.models import User
+from accounts.throttles import rate_limited
 from memories.errors import AppError, Code
 from memories.models import Space
-from memories.open_query.catalogue import SCHEMA
 from memories.open_query.guard import CheckedQuery
+from memories.open_query.roles import CHECK_SQL, role_problems
+
+logger = logging.getLogger(__name__)
 
 # PostgreSQL type OIDs of the values the views and the allowed functions produce.
 _TYPE_NAMES = {
     16: "boolean",
+    19: "name",
     20: "int8",
     21: "int2",
     23: "int4",
@@ -131,40 +148,15 @@ def query_run(
             agent_action="send one value in params for each $n of the statement, in order",
         )
     if connection.in_atomic_block:
-        # SET TRANSACTION must open the transaction, and SET LOCAL ROLE must end with it.
-        raise RuntimeError("query_run opens its own transaction; call it outside atomic()")
+        # The scope row must be committed before the query's snapshot is taken.
+        raise RuntimeError("query_run commits its scope row; call it outside atomic()")
     limits = caps(limit=limit)
+    if not _PROCESS_SLOTS.acquire(blocking=False):
+        raise rate_limited(limit="query_concurrency", wait=1)
     started = dt.datetime.now(dt.UTC)
     try:
-        with transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                # The scope the views read, keyed by this transaction and written as the service's
-                # own user; rolled back below, so no other transaction ever sees it.
-                cursor.execute(
-                    "INSERT INTO open_query_scope (txid, owner_id, space_id)"
-                    " VALUES (pg_current_xact_id(), %s, %s) RETURNING statement_timestamp()",
-                    [owner.pk, space.pk],
-                )
-                snapshot_at = cursor.fetchone()[0]
-                cursor.execute("SET TRANSACTION READ ONLY")
-                cursor.execute(
-                    "SELECT set_config('statement_timeout', %s, true), set_config('lock_timeout', %s, true),"
-                    " set_config('idle_in_transaction_session_timeout', %s, true)",
-                    [
-                        f"{limits['statement_timeout_ms']}ms",
-                        f"{limits['lock_timeout_ms']}ms",
-                        f"{limits['statement_timeout_ms'] * 2}ms",
-                    ],
-                )
-                cursor.execute(
-                    pg_sql.SQL("SET LOCAL search_path = {}; SET LOCAL ROLE {}").format(
-                        pg_sql.Identifier(SCHEMA), pg_sql.Identifier(settings.OPEN_QUERY_ROLE)
-                    )
-                )
-            columns, rows, drops = _fetch(query, params, limits, describe_only=describe_only)
-            # Nothing of this transaction is kept: the scope row goes, and the role with it.
-            transaction.set_rollback(True)
+        with _query_connection() as conn, _scope(conn, owner=owner, space=space):
+            columns, rows, drops, snapshot_at = _run(conn, query, params, limits, describe_only=describe_only)
     except pg_errors.QueryCanceled:
         raise AppError(
             Code.QUERY_TIMEOUT,
@@ -176,10 +168,13 @@ def query_run(
     except pg_errors.InsufficientPrivilege:
         raise AppError(
             Code.QUERY_REJECTED,
-            "The query reads something the open query may not read.",
+            "The query reads or calls something the open query may not.",
             details={"reason": "forbidden_relation"},
-            agent_action="read only the documented views (query_space lists them)",
+            agent_action="read only the documented views with the listed functions (query_space lists both)",
         ) from None
+    except pg_errors.OperationalError as exc:
+        # The server went away in the middle (class 08 and 57P0x): the service's own trouble.
+        raise AppError(Code.DATABASE_UNAVAILABLE) from exc
     except pg_errors.Error as exc:
         # The statement was the caller's, so PostgreSQL's complaint about it is theirs to read:
         # its primary message only (no detail, context or query text), and the SQLSTATE.
@@ -190,28 +185,256 @@ def query_run(
             f"PostgreSQL could not run the query: {message}",
             details={"sqlstate": diag.sqlstate or ""},
         ) from None
+    finally:
+        _PROCESS_SLOTS.release()
     elapsed = int((dt.datetime.now(dt.UTC) - started).total_seconds() * 1000)
     return QueryResult(
         columns=columns, rows=rows, drops=drops, snapshot_at=snapshot_at, elapsed_ms=elapsed, caps=limits
     )
 
 
+_PROCESS_SLOTS = threading.BoundedSemaphore(settings.OPEN_QUERY_PROCESS_CONCURRENT)
+
+
+# --- the connection -------------------------------------------------------------------------
+
+
+def _tolerant(base: type[Loader]) -> type[Loader]:
+    """`base`, giving PostgreSQL's own text for a value Python's type cannot hold."""
+
+    class Tolerant(base):  # type: ignore[valid-type, misc]  # a subclass of the loader it is given
+        def load(self, data: Any) -> Any:
+            try:
+                return super().load(data)
+            except (psycopg.DataError, ValueError, OverflowError):
+                return bytes(data).decode("utf-8", "replace")
+
+    Tolerant.__name__ = f"Tolerant{base.__name__}"
+    return Tolerant
+
+
+_ADAPTERS = AdaptersMap(psycopg.adapters)
+for _type_name, _loader in (
+    ("date", pg_datetime.DateLoader),
+    ("time", pg_datetime.TimeLoader),
+    ("timetz", pg_datetime.TimetzLoader),
+    ("timestamp", pg_datetime.TimestampLoader),
+    ("timestamptz", pg_datetime.TimestamptzLoader),
+    ("interval", pg_datetime.IntervalLoader),
+):
+    _ADAPTERS.register_loader(_type_name, _tolerant(_loader))
+
+# Options of Django's that are not libpq's, and what the query connection sets itself.
+_NOT_LIBPQ = ("cursor_factory", "context", "prepare_threshold", "pool", "user", "password")
+
+
+def query_connection_params() -> dict[str, Any]:
+    """Where the query connection goes: the service's server and database (the test database in
+    tests), as the query role with its own password."""
+    params = {k: v for k, v in connection.get_connection_params().items() if k not in _NOT_LIBPQ}
+    params["user"] = settings.OPEN_QUERY_ROLE
+    if settings.OPEN_QUERY_PASSWORD:
+        params["password"] = settings.OPEN_QUERY_PASSWORD
+    params.setdefault("connect_timeout", 10)
+    params["application_name"] = "deeprecall open query"
+    return params
+
+
+_LOGIN_REFUSED = (
+    "does not exist",
+    "not permitted to log in",
+    "authentication failed",
+    "no password supplied",
+    "pg_hba.conf",
+)
+_CHECK_EVERY_SECONDS = 60.0
+_checked_at: float | None = None
+
+
+def _unavailable(why: str) -> AppError:
+    return AppError(
+        Code.QUERY_UNAVAILABLE,
+        "The open query is not available on this deployment: its database role is not set up safely. "
+        "Nothing was run.",
+        details={"reason": why},
+    )
+
+
+def _connect() -> psycopg.Connection[Any]:
+    try:
+        return psycopg.connect(**query_connection_params(), context=_ADAPTERS, autocommit=True)
+    except psycopg.OperationalError as exc:
+        # Refused as the role (no such role, not permitted to log in, a wrong or missing password,
+        # pg_hba.conf) is the operator's to fix; a server that is down or full is not the caller's
+        # either, and a retry helps. libpq reports the start-up refusal as text, without a SQLSTATE.
+        text = str(exc)
+        if any(phrase in text for phrase in _LOGIN_REFUSED):
+            logger.error("open query: cannot log in as %s: %s", settings.OPEN_QUERY_ROLE, text[-300:])
+            raise _unavailable("cannot_log_in") from None
+        raise AppError(Code.DATABASE_UNAVAILABLE) from exc
+
+
+def _problems(conn: psycopg.Connection[Any]) -> list[str]:
+    return role_problems(conn.execute(CHECK_SQL, {"role": settings.OPEN_QUERY_ROLE}).fetchone())
+
+
+def query_role_problems() -> list[str]:
+    """What keeps the query role from being only a reader of the views, as this deployment has it
+    (empty: it is safe); `manage.py open_query_roles --check` prints it."""
+    try:
+        conn = _connect()
+    except AppError as exc:
+        return [f"cannot log in as {settings.OPEN_QUERY_ROLE} ({exc.code})"]
+    with conn:
+        return _problems(conn)
+
+
+@contextmanager
+def _query_connection() -> Iterator[psycopg.Connection[Any]]:
+    """A new connection as the query role, checked (see `roles.CHECK_SQL`) at most once a minute.
+
+    New for every query: nothing a statement left in its session (a prepared statement, a setting)
+    can reach the next caller, and the scope row's key is this backend alone."""
+    global _checked_at
+    conn = _connect()
+    try:
+        if _checked_at is None or time.monotonic() - _checked_at > _CHECK_EVERY_SECONDS:
+            problems = _problems(conn)
+            if problems:
+                logger.error(
+                    "open query refused: the role %s %s (docs/deploy.md, the open query's database role)",
+                    settings.OPEN_QUERY_ROLE,
+                    "; ".join(problems),
+                )
+                raise _unavailable("unsafe_role")
+            _checked_at = time.monotonic()
+        yield conn
+    finally:
+        conn.close()
+
+
+# --- the scope ------------------------------------------------------------------------------
+
+# pg_advisory_xact_lock(int, int)'s class for one owner's scope rows (the worker's is "deep").
+_SCOPE_LOCK = 0x7175_6572  # "quer"
+
+
+@contextmanager
+def _scope(conn: psycopg.Connection[Any], *, owner: User, space: Space) -> Iterator[None]:
+    """The views' scope for `conn`'s backend, written and removed by the service's own connection.
+
+    Committed before the query starts (its snapshot must see it), one owner at a time: the rows of
+    this owner's queries still running are its concurrency, and a row whose backend is gone (a
+    process killed in the middle) is swept here."""
+    pid = conn.info.backend_pid
+    key = int.from_bytes(owner.pk.bytes[:4], "big", signed=True)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_SCOPE_LOCK, key])
+        cursor.execute(
+            "DELETE FROM open_query_scope WHERE owner_id = %s"
+            " AND (pid NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)"
+            " OR started_at < now() - make_interval(secs => %s))",
+            [owner.pk, 2 * settings.OPEN_QUERY_TIMEOUT_MS / 1000 + 10],
+        )
+        cursor.execute("SELECT count(*) FROM open_query_scope WHERE owner_id = %s", [owner.pk])
+        running = cursor.fetchone()[0]
+        if running >= settings.OPEN_QUERY_MAX_CONCURRENT:
+            raise rate_limited(limit="query_concurrency", wait=1)
+        # A row left by a backend that had this pid before is replaced.
+        cursor.execute(
+            "INSERT INTO open_query_scope (pid, owner_id, space_id) VALUES (%s, %s, %s)"
+            " ON CONFLICT (pid) DO UPDATE SET owner_id = EXCLUDED.owner_id, space_id = EXCLUDED.space_id,"
+            " started_at = now()",
+            [pid, owner.pk, space.pk],
+        )
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM open_query_scope WHERE pid = %s AND owner_id = %s", [pid, owner.pk])
+
+
+# --- the statement --------------------------------------------------------------------------
+
+
+def _run(
+    conn: psycopg.Connection[Any],
+    query: CheckedQuery,
+    params: list[Any],
+    limits: dict[str, int],
+    *,
+    describe_only: bool,
+) -> tuple[list[dict[str, str]], list[list[Any]], list[dict[str, Any]], dt.datetime]:
+    timeout = limits["statement_timeout_ms"]
+    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+    try:
+        conn.execute(
+            pg_sql.SQL(
+                "SET LOCAL statement_timeout = {}; SET LOCAL lock_timeout = {};"
+                " SET LOCAL idle_in_transaction_session_timeout = {}; SET LOCAL TimeZone = 'UTC';"
+                " SET LOCAL search_path = open_query"
+            ).format(
+                pg_sql.Literal(f"{timeout}ms"),
+                pg_sql.Literal(f"{limits['lock_timeout_ms']}ms"),
+                pg_sql.Literal(f"{timeout * 2}ms"),
+            )
+        )
+        # The first statement that reads takes the snapshot every row comes from.
+        row = conn.execute("SELECT statement_timestamp()").fetchone()
+        assert row is not None
+        snapshot_at: dt.datetime = row[0]
+        columns, count = _describe(conn, query, params)
+        if describe_only:
+            return columns, [], [], snapshot_at
+        rows, drops = _fetch(conn, query, params, count, limits)
+        return columns, rows, drops, snapshot_at
+    finally:
+        conn.execute("ROLLBACK")
+
+
+def _describe(
+    conn: psycopg.Connection[Any], query: CheckedQuery, params: list[Any]
+) -> tuple[list[dict[str, str]], int]:
+    """The statement's columns, from PostgreSQL planning it (nothing is fetched)."""
+    with conn.cursor(name=f"open_query_{uuid.uuid4().hex}") as cursor:
+        cursor.execute(query.driver_sql(), query.driver_params(params))
+        description = cursor.description or []
+    columns = [{"name": c.name, "type": _TYPE_NAMES.get(c.type_code, "other")} for c in description]
+    return columns, len(description)
+
+
+def _capped_sql(query: CheckedQuery, count: int, limits: dict[str, int]) -> str:
+    """The statement inside a wrapper that stops at the row cap plus one and nulls every cell of a
+    row past the byte cap (a running sum of the cells' sizes as text), so the server never sends
+    more than about the byte cap."""
+    names = [f"__c{index}" for index in range(1, count + 1)]
+    size = " + ".join(f"coalesce(octet_length(q.{name}::text), 4) + 3" for name in names)
+    cells = ", ".join(f"CASE WHEN s.__fits THEN s.{name} END" for name in names)
+    return (
+        f"SELECT {cells}, s.__fits FROM ("  # noqa: S608 - our own names and numbers around a checked statement
+        f"SELECT q.*, sum({size}) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) <= "
+        f"{int(limits['max_bytes'])} AS __fits "
+        f"FROM ({query.driver_sql()}) AS q({', '.join(names)})"
+        f") AS s LIMIT {int(limits['max_rows']) + 1}"
+    )
+
+
 def _fetch(
-    query: CheckedQuery, params: list[Any], limits: dict[str, int], *, describe_only: bool
-) -> tuple[list[dict[str, str]], list[list[Any]], list[dict[str, Any]]]:
-    raw = connection.connection
-    assert raw is not None  # opened by the statements above
+    conn: psycopg.Connection[Any],
+    query: CheckedQuery,
+    params: list[Any],
+    count: int,
+    limits: dict[str, int],
+) -> tuple[list[list[Any]], list[dict[str, Any]]]:
     rows: list[list[Any]] = []
     drops: list[dict[str, Any]] = []
     size = 0
     max_rows, max_bytes = limits["max_rows"], limits["max_bytes"]
+    # A statement of no columns (`SELECT FROM memories`) has nothing to weigh or wrap.
+    sql = _capped_sql(query, count, limits) if count else query.driver_sql()
     # A named (server-side) cursor: PostgreSQL produces rows only as they are fetched.
-    with raw.cursor(name=f"open_query_{uuid.uuid4().hex}") as cursor:
-        cursor.execute(query.driver_sql(), query.driver_params(params))
-        description = cursor.description or []
-        columns = [{"name": c.name, "type": _TYPE_NAMES.get(c.type_code, "other")} for c in description]
-        if describe_only:
-            return columns, rows, drops
+    with conn.cursor(name=f"open_query_{uuid.uuid4().hex}") as cursor:
+        cursor.execute(sql, query.driver_params(params))
         while True:
             batch = cursor.fetchmany(min(FETCH_BATCH, max_rows + 1 - len(rows)))
             if not batch:
@@ -226,10 +449,11 @@ def _fetch(
                             "message": f"More than {max_rows} rows: the first {max_rows} are returned.",
                         }
                     )
-                    return columns, rows, drops
-                row = [json_value(value) for value in record]
+                    return rows, drops
+                fits = record[-1] if count else True
+                row = [json_value(value) for value in (record[:-1] if count else record)]
                 row_size = len(json.dumps(row, ensure_ascii=False))
-                if size + row_size > max_bytes:
+                if not fits or size + row_size > max_bytes:
                     drops.append(
                         {
                             "what": "rows",
@@ -241,9 +465,9 @@ def _fetch(
                             ),
                         }
                     )
-                    return columns, rows, drops
+                    return rows, drops
                 size += row_size
                 rows.append(row)
             if len(rows) > max_rows:
                 break
-    return columns, rows, drops
+    return rows, drops

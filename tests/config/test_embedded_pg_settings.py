@@ -67,19 +67,22 @@ finally:
 """
 
 
-def _started_with(pgdata: Path, size: str) -> str:
-    env = {**os.environ, "EMBEDDED_PG_SHARED_BUFFERS": size}
+def _run_child(script: str, pgdata: Path, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(
-        [sys.executable, "-c", _START, str(pgdata)],
-        env=env,
+        [sys.executable, "-c", script, str(pgdata)],
+        env={**os.environ, **(env or {})},
         cwd=Path(__file__).resolve().parents[2],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=180,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.strip()
+
+
+def _started_with(pgdata: Path, size: str) -> str:
+    return _run_child(_START, pgdata, {"EMBEDDED_PG_SHARED_BUFFERS": size})
 
 
 @pytest.mark.slow
@@ -89,3 +92,64 @@ def test_a_new_size_is_applied_on_the_next_start(tmp_path: Path) -> None:
     pgdata = tmp_path / "pgdata"
     assert _started_with(pgdata, "160MB") == "160MB pg_prewarm"
     assert _started_with(pgdata, "192MB") == "192MB pg_prewarm"
+
+
+# A data folder as a release before December 2026 left it: the service logged in as the cluster's
+# superuser, which owned the database and every table, and the open query's role was NOLOGIN,
+# entered by membership.
+_AS_AN_OLD_RELEASE_LEFT_IT = """
+import sys
+from pathlib import Path
+import psycopg
+from config import embedded_pg
+pgdata = Path(sys.argv[1])
+server = embedded_pg.ensure_running(pgdata)
+try:
+    with psycopg.connect(server.conninfo("deeprecall"), autocommit=True) as conn:
+        conn.execute("CREATE TABLE public.memories_memory (id int PRIMARY KEY)")
+        conn.execute("CREATE SCHEMA open_query")
+        conn.execute("CREATE VIEW open_query.memories AS SELECT id FROM public.memories_memory")
+        conn.execute("ALTER DATABASE deeprecall OWNER TO postgres")
+        conn.execute("ALTER ROLE deeprecall_query NOLOGIN")
+        conn.execute("GRANT deeprecall_query TO postgres")
+finally:
+    embedded_pg.stop(pgdata)
+"""
+
+_STARTED_AGAIN = """
+import sys
+from pathlib import Path
+import psycopg
+from config import embedded_pg
+pgdata = Path(sys.argv[1])
+server = embedded_pg.ensure_running(pgdata)
+try:
+    with psycopg.connect(server.conninfo("deeprecall"), autocommit=True) as conn:
+        print(conn.execute(
+            "SELECT pg_get_userbyid(d.datdba),"
+            " (SELECT pg_get_userbyid(relowner) FROM pg_class"
+            "  WHERE oid = 'public.memories_memory'::regclass),"
+            " (SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'open_query.memories'::regclass),"
+            " (SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'open_query'),"
+            " (SELECT rolsuper FROM pg_roles WHERE rolname = 'deeprecall'),"
+            " (SELECT rolcanlogin FROM pg_roles WHERE rolname = 'deeprecall_query'),"
+            " (SELECT count(*) FROM pg_auth_members a JOIN pg_roles r ON r.oid IN (a.roleid, a.member)"
+            "  WHERE r.rolname = 'deeprecall_query'),"
+            " has_function_privilege('deeprecall_query', 'pg_catalog.ts_stat(text)', 'EXECUTE'),"
+            " has_function_privilege('deeprecall', 'pg_catalog.set_config(text,text,boolean)', 'EXECUTE')"
+            " FROM pg_database d WHERE d.datname = 'deeprecall'"
+        ).fetchone())
+    with psycopg.connect(server.conninfo("deeprecall", user="deeprecall"), autocommit=True) as conn:
+        print(conn.execute("SELECT count(*) FROM public.memories_memory").fetchone()[0])
+finally:
+    embedded_pg.stop(pgdata)
+"""
+
+
+@pytest.mark.slow
+def test_an_older_data_folder_is_handed_to_the_services_own_login_at_start(tmp_path: Path) -> None:
+    pgdata = tmp_path / "pgdata"
+    _run_child(_AS_AN_OLD_RELEASE_LEFT_IT, pgdata)
+    state, rows = _run_child(_STARTED_AGAIN, pgdata).splitlines()
+    assert state == str(("deeprecall", "deeprecall", "deeprecall", "deeprecall", False, True, 0, False, True))
+    assert rows == "0"

@@ -123,8 +123,11 @@ def test_validate_query_plans_without_running(asgi_server, alices):
         asgi_server, alices, "validate_query", {"sql": "SELECT count(*) FROM generate_series(1, 10000000000)"}
     )
     assert slow["columns"] == [{"name": "count", "type": "int8"}]
+    assert (
+        failed(asgi_server, alices, "validate_query", {"sql": "SELECT 'x'::uuid"})["code"] == "query_failed"
+    )
     assert failed(asgi_server, alices, "validate_query", {"sql": "SELECT nope FROM memories"})["code"] == (
-        "query_failed"
+        "query_rejected"
     )
 
 

@@ -12,6 +12,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.recorder import MigrationRecorder
 
 from tests.conftest import run_manage
+from tests.helpers import superuser_params
 
 OLD = {
     "accounts": ["0001_initial", "0002_personal_access_tokens"],
@@ -181,8 +182,7 @@ def plain_role_database(django_db_setup, django_db_blocker) -> Iterator[str]:
     import psycopg
 
     with django_db_blocker.unblock():
-        params = connection.get_connection_params()
-    params.pop("pool", None)
+        params = superuser_params()
     admin = psycopg.connect(**params, autocommit=True)
     admin.execute("CREATE ROLE dr_plain LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE")
     admin.execute("CREATE DATABASE dr_plain_db OWNER dr_plain")

@@ -162,6 +162,7 @@ def test_a_crafted_query_cannot_reach_other_rows(cast, alice):
         ("SELECT 'pg_sleep'::regproc", "forbidden_type"),
         ("SELECT xmlelement(name a)", "forbidden_construct"),
         ("SELECT 1 FROM memories WHERE id = $2", "parameters"),
+        ("SELECT nope FROM memories", "unknown_column"),
         ("SELEC 1", "syntax_error"),
         ("SELECT 'unterminated", "syntax_error"),
     ],
@@ -245,7 +246,7 @@ def test_huge_results_are_capped_and_the_drop_reported(cast, alice, settings):
 
 
 def test_runtime_errors_of_the_callers_sql_are_query_failed(cast, alice):
-    for sql in ("SELECT nope FROM memories", "SELECT 1 / 0", "SELECT 'x'::uuid"):
+    for sql in ("SELECT 1 / 0", "SELECT 'x'::uuid", "SELECT content::int4 FROM (SELECT 'x' AS content) AS t"):
         error = rejected(alice, sql)
         assert error.code == "query_failed" and error.http_status == 422, sql
         assert error.details["sqlstate"]

@@ -366,9 +366,11 @@ CATALOGUE: dict[Code, Entry] = {
     Code.SPACE_NAME_TAKEN: Entry(409, "a space with that name exists", "choose another name"),
     Code.MEMORY_NOT_CURRENT: Entry(
         409,
-        "a revision of a memory that a newer version replaced, or that is suppressed",
+        "a revision of a memory that a newer version replaced, or that is suppressed (a job: the "
+        "memory was deleted, suppressed or retired while the revision waited, so no version was made)",
         "revise the current version (restore a suppressed memory first)",
         message="Only the current, unsuppressed version of a memory can be revised.",
+        job=True,
     ),
     Code.INVALID_SPACE_NAME: Entry(
         400, "a space name that is empty or too long", "send a name of 1 to 100 characters"

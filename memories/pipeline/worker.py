@@ -318,9 +318,55 @@ def _stated_clocks(job: Job) -> dict[str, datetime | None] | None:
 
 
 def _revised(job: Job) -> uuid.UUID | None:
-    """The memory a revision replaces (memory_revise), if this job is one."""
+    """The memory a revision was asked to replace (memory_revise), if this job is one."""
     revises = job.options.get("revises")
     return uuid.UUID(revises) if revises else None
+
+
+def _revision_target(job: Job) -> tuple[uuid.UUID | None, str]:
+    """The version a revision replaces, read when it is written, or why there is none (a message for
+    the owner); (None, "") for a job that is no revision.
+
+    memory_revise checks that the edited memory is current when the person saves, but the job runs
+    later: two edits of one memory (two tabs, a quick second fix) are both queued against the version
+    the page showed, and the first to be written replaces it. The second then revises the version
+    that is current now, at the end of the chain of versions: the person's later word is the later
+    testimony, and the first edit stays in the history. Left aimed at the replaced version, the
+    second edit was judged against the first edit's version as any save is, and became evidence for
+    it (a rewording, the same words with a new date: the edit silently lost) or a second current
+    memory beside it (issue 39). A memory deleted or suppressed meanwhile, or retired with no version
+    current, fails the job where the person sees it: they took it away, and a queued edit must not
+    bring it back.
+
+    Read in the job's write transaction, under the owner's write lock, so no other save of the owner
+    replaces the version before this one does; each version on the way is locked, so a suppress or
+    a delete from the dashboard waits for this job to commit.
+    """
+    memory_id = _revised(job)
+    if memory_id is None:
+        return None, ""
+    seen: set[uuid.UUID] = set()
+    next_id: uuid.UUID | None = memory_id
+    while next_id is not None and next_id not in seen:
+        seen.add(next_id)
+        version = (
+            Memory.objects.select_for_update()
+            .filter(owner_id=job.owner_id, id=next_id)
+            .values_list("status", "superseded_at", "superseded_by_id")
+            .first()
+        )
+        if version is None:
+            return None, "The memory was deleted while this edit waited; no new version was saved."
+        status, superseded_at, next_by = version
+        if superseded_at is None:
+            if status != Memory.Status.ACTIVE:
+                return None, (
+                    "The memory was suppressed while this edit waited; no new version was saved. "
+                    "Restore it, then edit it again."
+                )
+            return next_id, ""
+        next_id = next_by
+    return None, "The memory was replaced while this edit waited and no version of it is current now."
 
 
 def job_process(*, job_id: Any) -> None:
@@ -570,10 +616,23 @@ def _job_write(
     vectors: list[list[float]],
     advice: dict[int, dict[Any, Verdict]],
 ) -> None:
-    """Every row of one job, and the job succeeded; inside the caller's transaction, with the job and
-    its source locked."""
+    """Every row of one job, and the job succeeded (or, for a revision with no version left to
+    replace, failed); inside the caller's transaction, with the job and its source locked."""
+    # Once per job, before its first row: a revision of several statements replaces one version,
+    # and the next statement must not take the first one's new row for it.
+    revised, refused = _revision_target(job)
+    if refused:
+        job_fail(job_id=job.id, code=Code.MEMORY_NOT_CURRENT, message=refused)
+        return
     stored = [
-        _store(job=job, source=source, candidate=candidate, vector=vector, advice=advice.get(index))
+        _store(
+            job=job,
+            source=source,
+            candidate=candidate,
+            vector=vector,
+            advice=advice.get(index),
+            revised=revised,
+        )
         for index, (candidate, vector) in enumerate(zip(candidates, vectors, strict=True))
     ]
     if source.versioning_mode == Source.VersioningMode.LIVING and source.version > 1:
@@ -770,7 +829,10 @@ def _store(
     candidate: Candidate,
     vector: list[float],
     advice: dict[Any, Verdict] | None = None,
+    revised: uuid.UUID | None = None,
 ) -> Memory:
+    """One statement of the job stored: evidence for a memory that holds it, or a new memory that
+    supersedes what it replaces. `revised`: the version a revision replaces (_revision_target)."""
     fingerprint = fingerprint_of(candidate.content)
     # The same fact again (same space, still current): more evidence, not a new row.
     # A suppressed memory stays suppressed: saying it again must not resurrect it.
@@ -781,7 +843,6 @@ def _store(
             _same_fingerprint(), owner_id=job.owner_id, space_id=job.space_id, fingerprint=fingerprint
         )
     ]
-    revised = _revised(job)
     # A revision is a new version even when its words repeat the one it revises (new dates or kind).
     existing_match = next((m for m in existing if m.id != revised and same_event_day(candidate, m)), None)
     stated = [(e["name"], e["type"]) for e in job.options.get("entities") or []]

@@ -3,10 +3,15 @@
 A revision is run by calling the worker's job function here (no worker process): the new
 version goes through the real pipeline and supersedes the edited memory. Charlie, the
 outsider, gets a 404 for Alice's memories, and every write needs the CSRF token.
+
+Two edits of one memory (two tabs, or a quick second fix) are both queued against the version
+the page showed; each must become a version of its own, the later one current, or fail where
+the person sees it (issue 39): never be taken for evidence of the other.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from datetime import UTC, date, datetime
 
@@ -15,8 +20,10 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.caller import Actor
-from memories.models import AuditEvent, Entity, Job, Memory, Source
+from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Source
+from memories.pipeline import worker
 from memories.pipeline.worker import job_process
+from memories.services.memories import memory_hard_delete, memory_suppress
 from memories.services.spaces import space_create
 
 pytestmark = pytest.mark.django_db
@@ -108,6 +115,111 @@ class TestEdit:
         assert _edit(client, memory, tags="x").status_code == 403
         memory.refresh_from_db()
         assert memory.tags == []
+
+
+def _versions(owner) -> list[Memory]:
+    """The owner's memories, oldest first."""
+    return list(Memory.objects.filter(owner=owner).order_by("recorded_at", "id"))
+
+
+def _assert_one_chain(owner, *contents: str) -> None:
+    """Each version replaced by the next, the last one current, and each edit's words its own
+    version, not evidence for another."""
+    versions = _versions(owner)
+    assert [m.content for m in versions] == list(contents)
+    for older, newer in itertools.pairwise(versions):
+        assert older.superseded_by_id == newer.id and older.superseded_at is not None
+    assert versions[-1].superseded_at is None and versions[-1].status == "active"
+    for job in Job.objects.filter(owner=owner):
+        assert job.status == "succeeded"
+        supported = Evidence.objects.filter(source=job.source, stance="supports")
+        assert list(supported.values_list("memory__job_id", flat=True)) == [job.id]
+
+
+# The second edit of each pair, as the update engine would judge it beside the first: a rewording
+# (the same fact), the same words with a date, and something else (another fact beside it).
+SECOND_EDITS = {
+    "a rewording": ("I'm allergic to peanuts.", {"content": "I have a peanut allergy."}),
+    "a date": ("Dentist appointment on Friday.", {"due_on": "2031-03-14"}),
+    "other words": ("Ana lives in Porto.", {"content": "Ana teaches music at the conservatory."}),
+}
+
+
+class TestTwoEdits:
+    @pytest.mark.parametrize("second", SECOND_EDITS.values(), ids=SECOND_EDITS.keys())
+    def test_it_keeps_both_edits_made_before_either_is_saved(self, alice, alice_client, make_memory, second):
+        first_words, changes = second
+        old = make_memory(alice, "Old words about something.")
+        # Two tabs on the same version, or the same page again before the first job ran.
+        assert _edit(alice_client, old, content=first_words).status_code == 302
+        assert _edit(alice_client, old, **{"content": first_words, **changes}).status_code == 302
+        first, _ = Job.objects.filter(owner=alice).order_by("created_at")
+
+        job_process(job_id=first.id)  # one batch: the second waits in the queue, so it is taken along
+
+        second_words = changes.get("content", first_words)
+        _assert_one_chain(alice, "Old words about something.", first_words, second_words)
+        if "due_on" in changes:
+            assert _versions(alice)[-1].due_at.date() == date(2031, 3, 14)
+
+    @pytest.mark.parametrize("second", SECOND_EDITS.values(), ids=SECOND_EDITS.keys())
+    def test_it_keeps_a_second_edit_made_while_the_first_is_being_saved(
+        self, alice, alice_client, make_memory, monkeypatch, second
+    ):
+        first_words, changes = second
+        old = make_memory(alice, "Old words about something.")
+        _edit(alice_client, old, content=first_words)
+        real_batch_claim = worker.job_batch_claim
+
+        def second_edit_arrives(**kwargs):
+            # The worker holds the first job, and looked for others to take along: the second edit
+            # comes now, against the version still current, and is left for a job of its own.
+            claimed = real_batch_claim(**kwargs)
+            assert _edit(alice_client, old, **{"content": first_words, **changes}).status_code == 302
+            return claimed
+
+        monkeypatch.setattr(worker, "job_batch_claim", second_edit_arrives)
+        first = Job.objects.get(owner=alice)
+        job_process(job_id=first.id)
+        monkeypatch.setattr(worker, "job_batch_claim", real_batch_claim)
+        second_job = Job.objects.exclude(id=first.id).get(owner=alice)
+        assert second_job.status == "queued"
+
+        job_process(job_id=second_job.id)
+
+        _assert_one_chain(
+            alice, "Old words about something.", first_words, changes.get("content", first_words)
+        )
+
+    def test_it_refuses_an_edit_of_a_page_a_saved_edit_replaced(self, alice, alice_client, make_memory):
+        old = make_memory(alice, "Ana lives in Lisbon.")
+        _edit(alice_client, old, content="Ana lives in Porto.")
+        job_process(job_id=Job.objects.get(owner=alice).id)
+        # The other tab still shows the old version: its edit is refused where the person sees it.
+        response = _edit(alice_client, old, content="Ana lives in Faro.")
+        assert response.status_code == 400
+        assert "A newer version replaced this one" in response.content.decode()
+        assert not Source.objects.filter(content="Ana lives in Faro.").exists()
+
+    @pytest.mark.parametrize("removal", ["deleted", "suppressed"])
+    def test_it_fails_an_edit_visibly_when_the_memory_went_meanwhile(
+        self, alice, alice_client, make_memory, removal
+    ):
+        old = make_memory(alice, "Ana lives in Lisbon.")
+        _edit(alice_client, old, content="Ana lives in Porto.")
+        job = Job.objects.get(owner=alice)
+        if removal == "deleted":
+            memory_hard_delete(actor=Actor.owner_acting(alice), memory_id=old.id)
+        else:
+            memory_suppress(actor=Actor.owner_acting(alice), memory_id=old.id)
+
+        job_process(job_id=job.id)
+
+        job.refresh_from_db()
+        assert (job.status, job.error_code) == ("failed", "memory_not_current")
+        assert not Memory.objects.filter(owner=alice, content="Ana lives in Porto.").exists()
+        page = alice_client.get(reverse("dashboard:job", args=[job.id])).content.decode()
+        assert f"was {removal} while this edit waited" in page
 
 
 def _bulk(client: Client, memories: list[Memory], action: str, **extra: str):

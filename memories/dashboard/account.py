@@ -111,12 +111,13 @@ class PasswordChangeView(_NoColonLabels, auth_views.PasswordChangeView):
     success_url = reverse_lazy("account:account")
 
     def form_valid(self, form: Any) -> HttpResponse:
-        sign_out = form.cleaned_data["sign_out"]
         with transaction.atomic():
             response = super().form_valid(form)
-            account_password_changed(actor=session_actor(self.request), how="changed", sign_out=sign_out)
+            revoked = account_password_changed(
+                actor=session_actor(self.request), how="changed", sign_out=form.cleaned_data["sign_out"]
+            )
         messages.success(self.request, "Your password is changed.")
-        if sign_out:
+        if revoked:
             messages.success(self.request, SIGNED_OUT)
         return response
 
@@ -143,15 +144,14 @@ class PasswordResetConfirmView(_NoColonLabels, auth_views.PasswordResetConfirmVi
     success_url = reverse_lazy("account:password-reset-complete")
 
     def form_valid(self, form: Any) -> HttpResponse:
-        sign_out = form.cleaned_data["sign_out"]
         with transaction.atomic():
             response = super().form_valid(form)
-            account_password_changed(
+            revoked = account_password_changed(
                 actor=Actor.owner_acting(form.user, request_id_of(self.request)),
                 how="reset",
-                sign_out=sign_out,
+                sign_out=form.cleaned_data["sign_out"],
             )
-        if sign_out:
+        if revoked:
             messages.success(self.request, SIGNED_OUT)
         return response
 

@@ -10,6 +10,7 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth import forms as auth_forms
 from django.utils import timezone
+from django.utils.html import format_html
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE
 from accounts.forms import EMAIL_MAX_LENGTH, PASSWORD_RULES
@@ -313,14 +314,39 @@ class SpaceDeleteForm(DashboardForm):
         return data
 
 
+class SaidCheckbox(forms.CheckboxInput):
+    """A checkbox whose absence from a post is not a "no": None, so the service can choose.
+
+    A browser sends nothing for an unticked box, so a script that leaves the field out would look
+    like a person who unticked it. The box is preceded by a hidden field of the same name, "false":
+    unticked, the page sends that alone; ticked, it sends both and the box's value, the later one,
+    is the one read. Only a post without either is None, and shown ticked again.
+    """
+
+    def __init__(self, attrs: dict[str, Any] | None = None) -> None:
+        super().__init__(attrs, check_test=lambda value: value is None or bool(value))
+
+    def render(self, name: str, value: Any, attrs: Any = None, renderer: Any = None) -> Any:
+        hidden = format_html('<input type="hidden" name="{}" value="false">', name)
+        return hidden + super().render(name, value, attrs, renderer)
+
+    # The stubs' CheckboxInput answers bool; None ("not said") is what this widget adds.
+    def value_from_datadict(self, data: Any, files: Any, name: str) -> bool | None:  # type: ignore[override]
+        if name not in data:
+            return None
+        return bool(super().value_from_datadict(data, files, name))
+
+
 class _SignOutChoice(forms.Form):
     """Whether a new password also ends the access of the account's apps and tokens: on unless the
-    person unticks it (memories.services.account.account_password_changed)."""
+    person unticks it; None when the post does not say, and the service takes the safe choice
+    (memories.services.account.account_password_changed)."""
 
-    sign_out = forms.BooleanField(
+    sign_out = forms.NullBooleanField(
         label="Also sign out my apps and tokens",
         required=False,
         initial=True,
+        widget=SaidCheckbox,
         help_text="Connected apps must ask you again and your personal access tokens stop working. "
         "Other browsers are signed out either way.",
     )

@@ -47,9 +47,10 @@ def user_sign_up(*, email: str, password: str, request_id: str = "") -> User:
 
 
 @transaction.atomic
-def account_password_changed(*, actor: Actor, how: str, sign_out: bool) -> dict[str, int]:
+def account_password_changed(*, actor: Actor, how: str, sign_out: bool | None) -> dict[str, int]:
     """Record that the password changed (`how`: "changed" while signed in, or "reset" by email link)
-    and, with `sign_out`, end the access of every app and token of the account; return what ended.
+    and, with `sign_out`, end the access of every app and token of the account; return what ended
+    (empty when the person chose to keep them).
 
     A new password is the usual answer to a stolen one, and whoever had it may have connected an
     app or made a token, which would outlive the old password. With `sign_out` every OAuth refresh
@@ -57,15 +58,28 @@ def account_password_changed(*, actor: Actor, how: str, sign_out: bool) -> dict[
     and every personal access token revoked. Other browser sessions end either way: Django ties a
     session to the password hash, and keeps only the session that changed it.
 
+    `sign_out` is None when the request did not say (a script, a client that leaves the field out):
+    then the safe choice is made, the same as ticked, and the audit row says the field was absent
+    (`sign_out_field`), so a sign-out nobody chose can be told from one the person chose.
+
     Django's own password forms write the new hash; the views call this in the same transaction,
     so a password never changes without its audit row. The row holds no password, old or new, and
     says what was revoked.
     """
+    said = sign_out is not None
+    sign_out = True if sign_out is None else sign_out
     revoked: dict[str, int] = {}
     if sign_out:
         revoked = _oauth_access_delete(user=actor.owner)
         revoked["personal_access_tokens"] = pat_revoke_all(user=actor.owner)
-    _audit(actor, AuditEvent.Action.PASSWORD_CHANGED, changed=how, signed_out=sign_out, **revoked)
+    _audit(
+        actor,
+        AuditEvent.Action.PASSWORD_CHANGED,
+        changed=how,
+        signed_out=sign_out,
+        sign_out_field="sent" if said else "absent",
+        **revoked,
+    )
     return revoked
 
 

@@ -1,5 +1,7 @@
 """A new password can end the access of every app and token of the account (the person chooses,
-ticked by default), on the password change page and on the reset-by-email page alike.
+ticked by default), on the password change page and on the reset-by-email page alike. A post that
+does not say (a script, a client that leaves the field out) gets the safe choice, and the audit row
+says the choice was not made.
 
 Each credential is tried where it is used: an OAuth access token as a bearer on /api/ and at the
 MCP endpoint's gate, its refresh token at the token endpoint, a personal access token on /api/.
@@ -150,6 +152,16 @@ def _checkbox(html: str) -> str:
     return match.group(0)
 
 
+def _unticked(html: str) -> dict[str, str]:
+    """What a browser sends for the box left unticked: the page's hidden field of the same name
+    (an unticked checkbox sends nothing, so without it "unticked" and "not said" would look alike)."""
+    match = re.search(r'<input type="hidden" name="sign_out" value="([^"]*)"[^>]*>\s*(<input[^>]*>)', html)
+    assert match is not None, "no hidden sign_out field"
+    # It comes before the box: a ticked box's value is the later one, the one Django reads.
+    assert match.group(2) == _checkbox(html)
+    return {"sign_out": match.group(1)}
+
+
 def _audit_row(user: User) -> dict[str, Any]:
     return dict(AuditEvent.objects.get(owner_id_snapshot=user.id, action="password_changed").detail)
 
@@ -159,7 +171,10 @@ class TestPasswordChange:
         html = _signed_in(alice).get(reverse(CHANGE)).content.decode()
         box = _checkbox(html)
         assert " checked" in box
+        # Not `required`: a browser would then refuse to send the form with the box unticked.
+        assert " required" not in box
         assert "Also sign out my apps and tokens" in html
+        assert _unticked(html) == {"sign_out": "false"}
 
     def test_it_ends_every_app_and_token_when_ticked(self, alice):
         mine = hand_out(alice)
@@ -175,6 +190,7 @@ class TestPasswordChange:
         assert _audit_row(alice) == {
             "changed": "changed",
             "signed_out": True,
+            "sign_out_field": "sent",
             "access_tokens": 2,
             "refresh_tokens": 1,
             "grants": 1,
@@ -184,13 +200,32 @@ class TestPasswordChange:
     def test_it_keeps_every_app_and_token_when_unticked(self, alice):
         mine = hand_out(alice)
         client = _signed_in(alice)
-        response = _change(client)  # an unticked box sends nothing
+        unticked = _unticked(client.get(reverse(CHANGE)).content.decode())
+        response = _change(client, **unticked)
         assert mine.all_working() == ALL_WORK
         assert "signed out" not in client.get(response["Location"]).content.decode()
-        assert _audit_row(alice) == {"changed": "changed", "signed_out": False}
+        assert _audit_row(alice) == {"changed": "changed", "signed_out": False, "sign_out_field": "sent"}
+
+    def test_it_ends_every_app_and_token_when_the_post_leaves_the_field_out(self, alice):
+        # A script or a client that omits the box: the safe choice, and the audit says nobody chose.
+        mine = hand_out(alice)
+        client = _signed_in(alice)
+        response = _change(client)
+        assert mine.all_working() == NONE_WORK
+        assert mine.api_works(mine.pat) is False  # the old personal token gets 401 on /api/
+        assert "Your apps and tokens are signed out" in client.get(response["Location"]).content.decode()
+        assert _audit_row(alice) == {
+            "changed": "changed",
+            "signed_out": True,
+            "sign_out_field": "absent",
+            "access_tokens": 2,
+            "refresh_tokens": 1,
+            "grants": 1,
+            "personal_access_tokens": 1,
+        }
 
     def test_other_sessions_end_either_way(self, alice):
-        for sign_out in ({"sign_out": "on"}, {}):
+        for sign_out in ({"sign_out": "on"}, {"sign_out": "false"}, {}):
             alice.refresh_from_db()
             other, current = _signed_in(alice), _signed_in(alice)
             response = _change(current, **sign_out)
@@ -225,18 +260,27 @@ class TestPasswordReset:
     def test_it_offers_the_sign_out_ticked(self, client, alice):
         html = client.get(self._reset_form(client)).content.decode()
         assert " checked" in _checkbox(html)
+        assert _unticked(html) == {"sign_out": "false"}
 
-    @pytest.mark.parametrize("ticked", [True, False])
-    def test_a_reset_ends_every_app_and_token_only_when_ticked(self, client, alice, charlie, ticked):
+    @pytest.mark.parametrize(
+        "box,signed_out",
+        [("ticked", True), ("unticked", False), ("left out", True)],
+    )
+    def test_a_reset_ends_every_app_and_token_unless_unticked(self, client, alice, charlie, box, signed_out):
         mine, theirs = hand_out(alice), hand_out(charlie)
+        form = self._reset_form(client)
         data = {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD}
-        if ticked:
+        if box == "ticked":
             data["sign_out"] = "on"
-        response = client.post(self._reset_form(client), data)
+        elif box == "unticked":
+            data.update(_unticked(client.get(form).content.decode()))
+        response = client.post(form, data)
         assert response["Location"] == reverse("account:password-reset-complete")
         alice.refresh_from_db()
         assert alice.check_password(NEW_PASSWORD)
-        assert mine.all_working() == (NONE_WORK if ticked else ALL_WORK)
+        assert mine.all_working() == (NONE_WORK if signed_out else ALL_WORK)
         assert theirs.all_working() == ALL_WORK
-        assert _audit_row(alice)["signed_out"] is ticked
-        assert _audit_row(alice)["changed"] == "reset"
+        row = _audit_row(alice)
+        assert row["signed_out"] is signed_out
+        assert row["changed"] == "reset"
+        assert row["sign_out_field"] == ("absent" if box == "left out" else "sent")

@@ -110,6 +110,10 @@ def client_address(request: HttpRequest) -> str:
     the first hop that is not a trusted proxy is the client: the left of it is what the client
     itself claims, which anyone can forge. IPv6 clients are keyed by their /64, which one
     subscriber usually holds whole.
+
+    This is the only rule: REMOTE_ADDR must be the connection's peer, so the web server must not
+    rewrite it from the headers (uvicorn runs with --no-proxy-headers, `manage.py up`'s
+    `web_command` and the units in docs/deploy/).
     """
     remote = _parsed(str(request.META.get("REMOTE_ADDR", "")))
     if remote is not None and _trusted(remote):

@@ -284,7 +284,8 @@ else:
     }
 
 # Requests from these addresses (proxies, load balancers) are believed about the client's
-# address in X-Forwarded-For; by default nobody is, and the client is REMOTE_ADDR.
+# address in X-Forwarded-For; by default nobody is, and the client is REMOTE_ADDR, the peer
+# (accounts/throttles.py client_address; uvicorn runs with --no-proxy-headers so that it is).
 TRUSTED_PROXIES = env_networks("DEEPRECALL_TRUSTED_PROXIES")
 
 # Budgets as <count>/<unit> over a sliding window (accounts/throttles.py says what each counts).

@@ -265,9 +265,12 @@ class LiveServer:
 def start_live_server(
     env: dict[str, str], log_dir: Path, name: str = "server", *, timeout: float = 60
 ) -> LiveServer:
+    """uvicorn on a free port, started with the command line `manage.py up` uses."""
     import socket
 
     import httpx
+
+    from memories.management.commands.up import web_command
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -275,20 +278,7 @@ def start_live_server(
     url = f"http://127.0.0.1:{port}"
     log = log_dir / f"{name}.log"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "config.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--lifespan",
-            "on",
-            "--log-level",
-            "warning",
-        ],
+        web_command(host="127.0.0.1", port=port),
         cwd=ROOT,
         env={**env, "PUBLIC_URL": url},
         stdout=log.open("w"),

@@ -93,6 +93,30 @@ def worker_command(*, concurrency: int, hostname: str) -> list[str]:
     ]
 
 
+def web_command(*, host: str, port: int) -> list[str]:
+    """The command line of the service's web process (the tests start theirs with it too)."""
+    return [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "config.asgi:application",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--lifespan",
+        "on",
+        "--no-server-header",
+        # The client address has one rule, accounts.throttles.client_address (the peer, and
+        # X-Forwarded-For only from DEEPRECALL_TRUSTED_PROXIES). uvicorn's proxy headers, on by
+        # default, would put X-Forwarded-For from 127.0.0.1 into REMOTE_ADDR whatever that setting
+        # says. X-Forwarded-Proto is Django's to read (SECURE_PROXY_SSL_HEADER, in production).
+        "--no-proxy-headers",
+        "--log-level",
+        "warning",
+    ]
+
+
 class Command(BaseCommand):
     help = "Start Deep Recall: web + MCP (uvicorn), Celery worker with beat, database."
     requires_system_checks: list[str] = []
@@ -146,24 +170,8 @@ class Command(BaseCommand):
         self.stdout.write(f"Database ready: {_describe_database()}")
 
     def _spawn(self, host: str, port: int) -> dict[str, subprocess.Popen[bytes]]:
-        python = sys.executable
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        web = [
-            python,
-            "-m",
-            "uvicorn",
-            "config.asgi:application",
-            "--host",
-            host,
-            "--port",
-            str(port),
-            "--lifespan",
-            "on",
-            "--no-server-header",
-            "--proxy-headers",
-            "--log-level",
-            "warning",
-        ]
+        web = web_command(host=host, port=port)
         worker = worker_command(
             concurrency=settings.CELERY_WORKER_CONCURRENCY, hostname=f"deeprecall-{os.getpid()}@%h"
         )

@@ -14,7 +14,9 @@ What each limit counts, and when it is checked:
 - `token`: failed token requests per client_id and address.
 - `signup`: sign-up attempts per address (each one says whether an email is taken).
 - `register`: successful dynamic client registrations per address.
-- `save`, `upload`: saves and document uploads per user, counted when accepted.
+- `save`, `upload`: saves and document and image uploads per user, counted when accepted.
+- `image`: image uploads per user (also counted as uploads): what one account may ask of the
+  workers' OCR, a few CPU seconds each.
 
 Two requests arriving together can both read the same history and both pass (the cache's
 get-then-set is not atomic), so a budget can be overshot by the number of requests in flight at

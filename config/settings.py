@@ -303,10 +303,15 @@ RATE_LIMITS: dict[str, str | None] = {
     "register": env_rate("RATE_LIMIT_REGISTER", "30/h"),
     # Saves (remember, POST /api/v1/memories, dashboard notes) per user.
     "save": env_rate("RATE_LIMIT_SAVE", "60/m"),
-    # Document uploads (REST, dashboard, MCP ingest) per user.
+    # Document and image uploads (REST, dashboard, MCP ingest) per user.
     "upload": env_rate("RATE_LIMIT_UPLOAD", "20/m"),
     # Open queries (run, validate, saved) per user.
     "query": env_rate("RATE_LIMIT_QUERY", "60/m"),
+    # Image uploads (REST, dashboard) per user, also counted as uploads. Reading one costs the
+    # worker about 3 to 8 CPU seconds whatever its size (the OCR model; about 20 for a page of
+    # dense text), so 20 a minute let one account keep two workers busy; 4 a minute is at most
+    # about a quarter of them for ordinary pictures (docs/decisions.md, "What an image may cost").
+    "image": env_rate("RATE_LIMIT_IMAGE", "4/m"),
 }
 
 # Limits of the write paths (bytes / characters / seconds).
@@ -338,9 +343,15 @@ OPEN_QUERY_MAX_ROWS = env_int("OPEN_QUERY_MAX_ROWS", 1000, minimum=1, maximum=50
 OPEN_QUERY_MAX_BYTES = env_int("OPEN_QUERY_MAX_BYTES", 1024 * 1024, minimum=1024, maximum=64 * 1024 * 1024)
 
 # Images (PNG, JPEG, WebP). The pixel limit is checked from the header in the request and again
-# by the decoder, so a small file that claims a huge canvas (a decompression bomb) is refused.
+# by the decoder (Pillow's own guard set to it), so a small file that claims a huge canvas (a
+# decompression bomb) is refused before a pixel is decoded. 25 megapixels: OCR reads a copy at most
+# 2,000 px on its longest side (memories/pipeline/images.py OCR_MAX_SIDE), so beyond about 4 MP the
+# pixels only make the kept picture sharper while every one of them is decoded and encoded again;
+# 25 MP keeps a phone's default photo (12 MP, or 24 MP on the newest), a 6K screen's screenshot
+# (20 MP) and a page scanned at 400 dpi (16 MP); the decode and encode of the largest picture
+# allowed fall from 1.7 to 0.7 s (docs/decisions.md, "What an image may cost").
 IMAGE_MAX_BYTES = env_int("IMAGE_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
-IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 50_000_000, minimum=10_000, maximum=200_000_000)
+IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 25_000_000, minimum=10_000, maximum=200_000_000)
 # Reading an image (decode, clean, OCR) runs in the same kind of child as a document, with its own
 # budget: the OCR model alone needs about 800 MB of address space and a few CPU seconds.
 IMAGE_READ_CPU_SECONDS = env_int("IMAGE_READ_CPU_SECONDS", 60, minimum=1, maximum=3600)

@@ -35,9 +35,10 @@ def _fast_hasher(settings):
 
 
 # Tests save, upload and query freely (many in a second, for one user), so those limits are off here;
-# the tests of the limits (tests/accounts/test_rate_limits.py) switch them on with small rates.
-# Every other limit keeps its production default. Child processes get the same through env.
-TESTS_RATE_LIMITS_OFF = {"save": None, "upload": None, "query": None}
+# the tests of the limits (tests/accounts/test_rate_limits.py, tests/memories/test_image_budget.py,
+# tests/memories/test_open_query_isolation.py) switch them on with small rates. Every other limit
+# keeps its production default. Child processes get the same through env.
+TESTS_RATE_LIMITS_OFF = {"save": None, "upload": None, "image": None, "query": None}
 
 
 @pytest.fixture(autouse=True)

@@ -57,6 +57,8 @@ class ImageUploadView(ApiView):
             max_bytes=settings.IMAGE_MAX_BYTES,
             too_large=Code.IMAGE_TOO_LARGE,
         )
+        # The image budget first: it is the smaller, and a refused image then spends no upload.
+        user_throttle(limit="image", user=caller.user)
         user_throttle(limit="upload", user=caller.user)
         source, job, created = image_ingest(
             caller=caller,

@@ -279,15 +279,18 @@ def _upload_page(
     template: str,
     ingest: Callable[[Any, dict[str, Any]], tuple[Any, Job, bool]],
     again: str,
+    limits: tuple[str, ...] = ("upload",),
 ) -> HttpResponse:
-    """An upload form: on a valid post, `ingest(upload, cleaned_data)` and on to the job's page."""
+    """An upload form: on a valid post, `ingest(upload, cleaned_data)` and on to the job's page.
+    Each of `limits` (settings.RATE_LIMITS) counts the upload, the first refusal answering 429."""
     post = request.method == "POST"
     refusal: AppError | None = None
     form = form_class(request.POST if post else None, request.FILES if post else None, owner=request.user)
     if post and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            user_throttle(limit="upload", user=request.user)
+            for limit in limits:
+                user_throttle(limit=limit, user=request.user)
             _, job, created = ingest(upload, form.cleaned_data)
         except AppError as exc:
             form.add_error("file", exc.message)
@@ -329,7 +332,15 @@ def image_upload(request: AuthedHttpRequest) -> HttpResponse:
         )
 
     again = "This image was uploaded before with the same caption; nothing new was stored."
-    return _upload_page(request, forms.ImageUploadForm, "dashboard/memories/upload_image.html", ingest, again)
+    # As over REST (memories/api/images.py): the image budget first, then the uploads'.
+    return _upload_page(
+        request,
+        forms.ImageUploadForm,
+        "dashboard/memories/upload_image.html",
+        ingest,
+        again,
+        limits=("image", "upload"),
+    )
 
 
 def _form_page(

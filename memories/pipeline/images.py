@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,10 +151,12 @@ def image_check(
     if declared in IMAGE_TYPES and declared != actual:
         raise _mismatch(declared, actual, "content type")
     try:
-        # Lazy: reads the header only. Pillow's own bomb guard would refuse far above our limit.
+        # Lazy: reads the header only; the pixel count below is what refuses a bomb here. Pillow's
+        # own guard stays at its default in this process, which decodes nothing; the child that
+        # decodes sets it to the limit (image_read).
         with Image.open(io.BytesIO(data), formats=[IMAGE_TYPES[actual][0]]) as image:
             width, height = image.size
-    except Image.DecompressionBombError:
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise _too_large(
             f"This image has more pixels than the {max_pixels:,} pixel limit.", max_pixels=max_pixels
         ) from None
@@ -174,10 +177,15 @@ def image_read(data: bytes, media_type: str, *, max_pixels: int, ocr: bool) -> R
     from PIL import Image, ImageOps
 
     pil_format = IMAGE_TYPES[media_type][0]
-    # Pillow's own guard, at our limit: it raises before allocating a bomb's pixels.
+    # Pillow's own guard, at our limit: it refuses in open(), before allocating a bomb's pixels.
+    # Pillow raises only past twice the limit and warns between; the warning is made an error, so
+    # the guard is the limit itself. (catch_warnings is not thread-safe; the child has one thread.)
     Image.MAX_IMAGE_PIXELS = max_pixels
     try:
-        with Image.open(io.BytesIO(data), formats=[pil_format]) as opened:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            opened = Image.open(io.BytesIO(data), formats=[pil_format])
+        with opened:
             if over := _pixels_over(*opened.size, max_pixels):
                 raise over
             # An animation keeps its first frame: that is the picture a person sees first.
@@ -191,7 +199,7 @@ def image_read(data: bytes, media_type: str, *, max_pixels: int, ocr: bool) -> R
         raise
     except MemoryError:
         raise  # a limit of the process (parse_child), not a damaged file
-    except Image.DecompressionBombError:
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise _too_large(
             f"This image has more pixels than the {max_pixels:,} pixel limit.", max_pixels=max_pixels
         ) from None

@@ -344,14 +344,11 @@ OPEN_QUERY_MAX_BYTES = env_int("OPEN_QUERY_MAX_BYTES", 1024 * 1024, minimum=1024
 
 # Images (PNG, JPEG, WebP). The pixel limit is checked from the header in the request and again
 # by the decoder (Pillow's own guard set to it), so a small file that claims a huge canvas (a
-# decompression bomb) is refused before a pixel is decoded. 25 megapixels: OCR reads a copy at most
-# 2,000 px on its longest side (memories/pipeline/images.py OCR_MAX_SIDE), so beyond about 4 MP the
-# pixels only make the kept picture sharper while every one of them is decoded and encoded again;
-# 25 MP keeps a phone's default photo (12 MP, or 24 MP on the newest), a 6K screen's screenshot
-# (20 MP) and a page scanned at 400 dpi (16 MP); the decode and encode of the largest picture
-# allowed fall from 1.7 to 0.7 s (docs/decisions.md, "What an image may cost").
+# decompression bomb) is refused before a pixel is decoded. 50 megapixels keeps a phone's
+# full-resolution photo; what a picture costs the workers is mostly per picture, not per pixel, and
+# RATE_LIMIT_IMAGE bounds that per account (docs/decisions.md, "What an image may cost").
 IMAGE_MAX_BYTES = env_int("IMAGE_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
-IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 25_000_000, minimum=10_000, maximum=200_000_000)
+IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 50_000_000, minimum=10_000, maximum=200_000_000)
 # Reading an image (decode, clean, OCR) runs in the same kind of child as a document, with its own
 # budget: the OCR model alone needs about 800 MB of address space and a few CPU seconds.
 IMAGE_READ_CPU_SECONDS = env_int("IMAGE_READ_CPU_SECONDS", 60, minimum=1, maximum=3600)

@@ -273,7 +273,7 @@ CATALOGUE: dict[Code, Entry] = {
     ),
     Code.IMAGE_TOO_LARGE: Entry(
         413,
-        "an image over `IMAGE_MAX_BYTES` (10 MB by default) or `IMAGE_MAX_PIXELS` (25,000,000 by "
+        "an image over `IMAGE_MAX_BYTES` (10 MB by default) or `IMAGE_MAX_PIXELS` (50,000,000 by "
         "default; `details` says which)",
         "scale the image down (or crop it) and upload it again",
         job=True,

@@ -54,6 +54,13 @@ class _Scope:
     ctes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     outputs: set[str] = field(default_factory=set)
 
+    def outer(self, ranges: dict[str, tuple[str, ...]] | None = None) -> _Scope:
+        """A scope that sees this one's CTEs and the enclosing levels, but of this level's FROM items
+        only `ranges`: what a non-LATERAL subquery in FROM (none of them) or a JOIN's ON clause (the
+        join's own) can see. PostgreSQL then searches the enclosing levels, so seeing more here would
+        resolve a name to an item the server does not."""
+        return _Scope(self.parent, dict(ranges or {}), self.ctes)
+
     def range_of(self, alias: str) -> tuple[str, ...] | None:
         scope: _Scope | None = self
         while scope is not None:
@@ -154,17 +161,23 @@ def _from_item(node: Any, scope: _Scope) -> None:
         _register(scope, node.alias, name, columns)
     elif isinstance(node, ast.RangeSubselect):
         assert isinstance(node.subquery, ast.SelectStmt)
-        columns = _select(node.subquery, scope)
+        # LATERAL sees the FROM items before it; a plain subquery none of this level's.
+        columns = _select(node.subquery, scope if node.lateral else scope.outer())
         _register(scope, node.alias, None, columns)
     elif isinstance(node, ast.RangeFunction):
+        # A function in FROM is LATERAL by nature: its arguments see the items before it.
         _function_item(node, scope)
     elif isinstance(node, ast.JoinExpr):
         before = dict(scope.ranges)
         _from_item(node.larg, scope)
         _from_item(node.rarg, scope)
-        _expr(node.quals, scope)
+        own = {alias: cols for alias, cols in scope.ranges.items() if before.get(alias) is not cols}
+        # The ON clause sees the two sides of the join only (and the enclosing levels).
+        _expr(node.quals, scope.outer(own))
         if node.alias is not None:
-            joined = tuple(c for alias, cols in scope.ranges.items() if alias not in before for c in cols)
+            # An alias hides the names of the tables inside the join.
+            scope.ranges = before
+            joined = tuple(column for columns in own.values() for column in columns)
             _register(scope, node.alias, None, joined)
     else:
         # Anything else in FROM is a construct the guard refuses by its node type.
@@ -262,7 +275,8 @@ def _column_name(node: Any, scope: _Scope) -> tuple[str, int]:
     if isinstance(node, ast.MinMaxExpr):
         return ("greatest" if MinMaxOp(node.op or 0) == MinMaxOp.IS_GREATEST else "least"), 2
     if isinstance(node, ast.SQLValueFunction):
-        return str(getattr(node.op, "name", "")).removeprefix("SVFOP_").lower() or "?column?", 2
+        name = str(getattr(node.op, "name", "")).removeprefix("SVFOP_").removesuffix("_N").lower()
+        return name or "?column?", 2
     return "?column?", 0
 
 

@@ -163,6 +163,29 @@ def test_a_crafted_query_cannot_reach_other_rows(cast, alice):
         ("SELECT xmlelement(name a)", "forbidden_construct"),
         ("SELECT 1 FROM memories WHERE id = $2", "parameters"),
         ("SELECT nope FROM memories", "unknown_column"),
+        # Attribute notation on a function alias is a call: name(alias), whatever name is.
+        ("SELECT g.pg_sleep FROM unnest(ARRAY[1]) AS g", "unknown_column"),
+        ("SELECT (g).pg_sleep FROM unnest(ARRAY[1]) AS g", "field_selection"),
+        # Names PostgreSQL resolves past what a naive scope would see: a join's alias hides the
+        # tables inside it, a plain subquery in FROM and a JOIN's ON clause do not see the FROM
+        # items beside them, so the name reaches the function alias of the enclosing level.
+        (
+            "SELECT x.ts_stat FROM unnest(ARRAY['a']) AS x,"
+            " ((SELECT 'a' AS ts_stat) AS x CROSS JOIN memories AS m) AS j",
+            "unknown_column",
+        ),
+        (
+            "SELECT (SELECT s.q FROM (SELECT 'a' AS ts_stat) AS x, (SELECT x.ts_stat AS q) AS s)"
+            " FROM unnest(ARRAY['a']) AS x",
+            "unknown_column",
+        ),
+        (
+            "SELECT (SELECT 1 FROM (SELECT 'a' AS ts_stat) AS x, memories AS m JOIN memories AS n"
+            " ON x.ts_stat IS NOT NULL) FROM unnest(ARRAY['a']) AS x",
+            "unknown_column",
+        ),
+        ('SELECT "LOWER"(content) FROM memories', "forbidden_function"),
+        ("SELECT 1 OPERATOR(public.+) 1", "forbidden_function"),
         ("SELEC 1", "syntax_error"),
         ("SELECT 'unterminated", "syntax_error"),
     ],

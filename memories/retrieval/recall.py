@@ -43,7 +43,7 @@ from memories.models import FTS_CONFIG, Memory, Space
 from memories.pipeline.language import REQUEST_WORDS, STOP_WORDS, fold, stem
 from memories.pipeline.timeparse import resolve_times
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
-from memories.selectors.as_of import View, held_sql, held_sql_params, started_sql
+from memories.selectors.as_of import View, active_sql, held_sql, held_sql_params, started_sql
 from memories.selectors.jobs import PENDING_SAVES_SQL
 
 
@@ -292,7 +292,7 @@ def _vector_literal(vector: Sequence[float]) -> str:
 
 def _space_filter(alias: str) -> str:
     """The active memories of the recall's space, whatever the request's other filters."""
-    return f"{alias}.owner_id = %(owner)s AND {alias}.space_id = %(space)s AND {alias}.status = 'active'"
+    return f"{alias}.owner_id = %(owner)s AND {alias}.space_id = %(space)s AND {active_sql(alias)}"
 
 
 def _filters(request: RecallRequest, alias: str = "m") -> str:

@@ -15,6 +15,7 @@ from accounts.models import User
 from accounts.selectors import app_paused_ids
 from memories.errors import AppError, Code
 from memories.models import Job, Memory, Source, Space
+from memories.selectors.as_of import active_q
 from memories.selectors.jobs import job_list
 from memories.selectors.memories import memory_list
 from memories.selectors.spaces import space_default
@@ -114,7 +115,7 @@ def agent_summary_list(*, user: User) -> list[AgentSummary]:
     visible as its last use on the connected app (`ConnectedApp.last_used_at`).
     """
     connected = {app.id: app for app in connected_app_list(user=user)}
-    memories = _counts(Memory.objects.filter(owner=user, status=Memory.Status.ACTIVE), "agent_id")
+    memories = _counts(Memory.objects.filter(active_q(), owner=user), "agent_id")
     saves = _counts(Source.objects.filter(owner=user), "agent_id")
     jobs = _counts(Job.objects.filter(owner=user), "agent_id")
     last_saved = dict(

@@ -25,8 +25,8 @@ The views:
   recorded by S, and not what it learned later, superseded_at included (the evidence profile's
   "as the service knew it then").
 
-Memories an agent may be shown are also `active` (`memory_visible`): a suppressed memory is hidden
-whatever the clocks say.
+Memories an agent may be shown are also `active` (`active_q`, `memory_visible`): a suppressed memory
+is hidden whatever the clocks say.
 """
 
 from __future__ import annotations
@@ -132,9 +132,20 @@ def held_q(
     return condition
 
 
+def active_q(*, prefix: str = "") -> Q:
+    """Memories that are not forgotten: the only ones that take part in a judgement or are shown to
+    an agent, whatever their clocks (a replaced one is history, a forgotten one is nothing)."""
+    return Q(**{_f(prefix, "status"): Memory.Status.ACTIVE})
+
+
+def active_sql(alias: str) -> str:
+    """`active_q` as a SQL condition on table alias `alias` (constant text only)."""
+    return f"{alias}.status = '{Memory.Status.ACTIVE.value}'"
+
+
 def memory_visible(view: View = CURRENT_VIEW, *, prefix: str = "", now: datetime | None = None) -> Q:
     """Memories an agent may be shown: active, and held in `view`."""
-    return Q(**{_f(prefix, "status"): Memory.Status.ACTIVE}) & held_q(view, now=now, prefix=prefix)
+    return active_q(prefix=prefix) & held_q(view, now=now, prefix=prefix)
 
 
 def relation_visible(view: View = CURRENT_VIEW, *, prefix: str = "", now: datetime | None = None) -> Q:

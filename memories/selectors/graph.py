@@ -32,7 +32,7 @@ from memories.errors import AppError, Code
 from memories.models import Entity, Evidence, Job, Memory, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
 from memories.representations import entity_dict, iso, memory_compact, relation_dict, replaced_ref, space_ref
-from memories.selectors.as_of import View, expired_q, memory_visible, relation_visible, superseded_q
+from memories.selectors.as_of import View, active_q, expired_q, memory_visible, relation_visible, superseded_q
 from memories.selectors.cursor import cursor_decode, cursor_encode
 from memories.selectors.jobs import job_memory_list, pending_saves
 
@@ -342,7 +342,7 @@ def stats_payload(*, owner: User, space: Space) -> dict[str, Any]:
         superseded=Count("id", filter=superseded_q()),
         suppressed=Count("id", filter=~superseded_q() & Q(status=Memory.Status.SUPPRESSED)),
         active=Count("id", filter=memory_visible(now=now)),
-        expired=Count("id", filter=expired_q(now=now) & Q(status=Memory.Status.ACTIVE)),
+        expired=Count("id", filter=expired_q(now=now) & active_q()),
     )
     relation_counts = Relation.objects.filter(owner=owner, space=space).aggregate(
         total=Count("id"), current=Count("id", filter=relation_visible(now=now))

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from memories.models import Memory, Source
+from memories.selectors.as_of import active_q
 
 OVERVIEW_DAYS = 30
 
@@ -26,7 +27,7 @@ def overview_stats(*, owner: User, days: int = OVERVIEW_DAYS) -> dict[str, Any]:
     tz = timezone.get_current_timezone()
     today = timezone.localdate()
     first = today - timedelta(days=days - 1)
-    active = Memory.objects.filter(owner=owner, status=Memory.Status.ACTIVE)
+    active = Memory.objects.filter(active_q(), owner=owner)
     total = active.count()
 
     def per_day(rows: Any, field: str) -> dict[Any, int]:

@@ -180,3 +180,22 @@ def test_it_keeps_every_clock_comparison_of_the_readers_in_one_module():
             if CLOCK_COMPARISON.search(line):
                 offenders.append(f"{relative}:{number}: {line.strip()}")
     assert offenders == []
+
+
+# What an agent may be shown, and what the update engine may judge, is not a forgotten memory: the
+# rule is `active_q` / `active_sql` of memories.selectors.as_of (issue 40), never a status filter of
+# a reader's own. A status the person chose to list (the dashboard's and REST's views of forgotten
+# memories) is a parameter, not this rule.
+ACTIVE_FILTER = re.compile(r"status=Memory\.Status\.ACTIVE\b|status\s*=\s*[\"']active[\"']")
+
+
+def test_it_keeps_the_rule_of_what_is_forgotten_in_one_module():
+    offenders = []
+    for path in sorted((ROOT / "memories").rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith(("memories/selectors/as_of.py", "memories/migrations/")):
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if ACTIVE_FILTER.search(line):
+                offenders.append(f"{relative}:{number}: {line.strip()}")
+    assert offenders == []

@@ -13,7 +13,15 @@ from django.utils import timezone
 
 from accounts.models import PersonalAccessToken, User
 from memories.models import Evidence, Memory, Relation, Source, Space
-from memories.selectors.as_of import CURRENT, CURRENT_VIEW, View, is_current, recorded_by_q, status_of
+from memories.selectors.as_of import (
+    CURRENT,
+    CURRENT_VIEW,
+    View,
+    active_q,
+    is_current,
+    recorded_by_q,
+    status_of,
+)
 from memories.selectors.evidence.common import (
     CLAIM_FACT_POOL,
     CLAIM_FACTS_MAX,
@@ -45,7 +53,7 @@ def _history(*, owner: User, facts: list[Fact], view: View) -> tuple[dict[Any, i
     for rank, fact in enumerate(facts):
         target = memory_rank if fact.memory is not None else relation_rank
         target.setdefault(fact.id, rank)
-    memories = Memory.objects.filter(owner=owner, status=Memory.Status.ACTIVE)
+    memories = Memory.objects.filter(active_q(), owner=owner)
     relations = Relation.objects.filter(owner=owner)
     if view.known_at is not None:
         memories = memories.filter(recorded_by_q(view.known_at))
@@ -98,7 +106,7 @@ def _fact_refs(
     """How the listed facts read in a claim (content cut to FACT_REF_CHARS)."""
     refs: dict[Any, FactRef] = {}
     memory_rows = (
-        Memory.objects.filter(owner=owner, id__in=memory_ids, status=Memory.Status.ACTIVE)
+        Memory.objects.filter(active_q(), owner=owner, id__in=memory_ids)
         .annotate(short=Substr("content", 1, FACT_REF_CHARS))
         .values_list("id", "short", "superseded_at", "valid_until")
     )

@@ -17,7 +17,7 @@ from pgvector.django import CosineDistance
 from accounts.models import User
 from memories.models import FTS_CONFIG, Entity, Memory, Relation, Source, Space
 from memories.retrieval.recall import query_words
-from memories.selectors.as_of import View, held_q, recorded_by_q
+from memories.selectors.as_of import View, active_q, held_q, recorded_by_q
 from memories.selectors.jobs import pending_saves
 
 # A recalled memory counts as matching the query when it shares a word with it (full text, 'english'
@@ -264,7 +264,7 @@ def _negative(
             else "This space holds no memories yet.",
             "remember something first, or switch to the space that holds it",
         )
-    if forgotten_match or (not has_relations and not memories.filter(status=Memory.Status.ACTIVE).exists()):
+    if forgotten_match or (not has_relations and not memories.filter(active_q()).exists()):
         return Negative(
             "all_suppressed",
             f"Every {what} that would match was forgotten (suppressed) by the user.",

@@ -243,7 +243,9 @@ def receipt(request: AuthedHttpRequest, event_id: uuid.UUID) -> HttpResponse:
 @login_required
 @require_GET
 def suppressed_list(request: AuthedHttpRequest) -> HttpResponse:
-    rows = memory_search_list(owner=request.user, status=Memory.Status.SUPPRESSED)
+    # Every forgotten memory, also one that was already history when it was forgotten: this page is
+    # where the owner finds them again (no agent ever sees them).
+    rows = memory_search_list(owner=request.user, status=Memory.Status.SUPPRESSED, include_superseded=True)
     return render(request, "dashboard/memories/suppressed.html", {"page": _page(request, rows)})
 
 

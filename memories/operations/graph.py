@@ -264,10 +264,6 @@ def _saved_note(memories: list[dict[str, Any]]) -> str:
         notes.append("Part of it was already known: that memory gained this save as evidence.")
     if any(m["replaced"] for m in memories):
         notes.append("It replaces an older memory, which is kept as history (see replaced).")
-    if any(m["status"] != Memory.Status.ACTIVE for m in memories):
-        notes.append(
-            "It repeats a memory that was invalidated; that memory stays hidden until the user restores it."
-        )
     return " ".join(notes)
 
 

@@ -18,7 +18,7 @@ from pgvector.django import CosineDistance
 from memories.models import Evidence, Memory, Relation, Source
 from memories.pipeline.language import split_speaker, statement_sentences
 from memories.pipeline.update import LOOSELY_RELATED, Frame, Verdict, frame_of, judge
-from memories.selectors.as_of import memory_visible, world_start, world_start_latest
+from memories.selectors.as_of import active_q, memory_visible, world_start, world_start_latest
 from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 
 
@@ -40,8 +40,13 @@ def supersede(*, new: Memory | Relation, rivals: QuerySet[Any], source: Source, 
     there, so the two never hold at the same time. A change dated before the rival was said ("I
     started at Stripe last week" after "I work at Google" today) leaves the rival an empty interval:
     the later statement says it no longer held when it was said. Returns the rows closed.
+
+    A forgotten (suppressed) memory is never a rival, whoever named it: it neither closes the new row
+    nor is closed by it, so it becomes nobody's history (`memories.selectors.as_of`, issue 40).
     """
     evidence_for = "memory" if isinstance(new, Memory) else "relation"
+    if isinstance(new, Memory):
+        rivals = rivals.filter(active_q())
     new_from = world_start(new)
     new_latest = world_start_latest(new)
     new_said = said_at(new)
@@ -196,10 +201,15 @@ def same_event_day(candidate: Any, memory: Memory) -> bool:
 
 
 def memory_rivals(memory: Memory) -> QuerySet[Memory]:
-    """The current memories of the same slot in the same space with another value."""
-    return Memory.objects.filter(
-        owner_id=memory.owner_id, space_id=memory.space_id, slot=memory.slot, superseded_at__isnull=True
-    ).exclude(slot_value=memory.slot_value)
+    """The current memories of the same slot in the same space with another value; never a
+    forgotten one (it takes no part in any judgement)."""
+    return (
+        Memory.objects.filter(
+            owner_id=memory.owner_id, space_id=memory.space_id, slot=memory.slot, superseded_at__isnull=True
+        )
+        .filter(active_q())
+        .exclude(slot_value=memory.slot_value)
+    )
 
 
 def relation_rivals(relation: Relation) -> QuerySet[Relation]:

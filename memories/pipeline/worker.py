@@ -53,6 +53,7 @@ from memories.pipeline.supersede import (
     supersede,
 )
 from memories.pipeline.update import Verdict, frame_of
+from memories.selectors.as_of import active_q
 from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories.selectors.graph import entity_names_known, entity_names_known_each
 from memories.services.documents import document_text_store
@@ -835,7 +836,7 @@ def _store(
     supersedes what it replaces. `revised`: the version a revision replaces (_revision_target)."""
     fingerprint = fingerprint_of(candidate.content)
     # The same fact again (same space, still current): more evidence, not a new row.
-    # A suppressed memory stays suppressed: saying it again must not resurrect it.
+    # A forgotten memory takes no part: the words said again are a new memory (docs/decisions.md).
     # The same words about an event on another day are another event.
     existing = [
         Memory.from_db(DEFAULT_DB_ALIAS, _SAME_FIELDS, row)
@@ -917,6 +918,7 @@ def _same_fingerprint() -> CompiledQuery:
         lambda owner_id, space_id, fingerprint: (
             Memory.objects.select_for_update()
             .filter(owner_id=owner_id, space_id=space_id, fingerprint=fingerprint, superseded_at__isnull=True)
+            .filter(active_q())
             .order_by("recorded_at")
             .values_list(*_SAME_FIELDS)
         ),

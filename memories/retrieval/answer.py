@@ -38,6 +38,7 @@ from memories.pipeline.language import STOP_WORDS, split_sentences, split_speake
 from memories.pipeline.supersede import said_at
 from memories.pipeline.update import PEOPLE, Verdict, frame_of, judge
 from memories.retrieval.recall import Hit
+from memories.selectors.memories import memory_replaced_list
 
 logger = logging.getLogger(__name__)
 
@@ -218,7 +219,8 @@ def resolve(question: str, hits: Sequence[Hit]) -> Resolved:
     """What the answer may state. A memory about another person of the same name ("colleague Alex"
     for "my cousin Alex") is left out. Two retrieved memories that disagree (the update engine's
     judgement, `memories.pipeline.update.judge`) are not stated side by side: the one said later
-    holds and the other becomes its history; so does every memory a retrieved one superseded."""
+    holds and the other becomes its history; so does every memory a retrieved one superseded (but
+    not a forgotten one)."""
     kept = [hit for hit in hits if not _qualifier_conflict(question, hit.memory.content)]
     resolved = Resolved(hits=[], dropped_for_qualifier=len(hits) - len(kept))
     by_said = sorted(kept, key=lambda hit: said_at(hit.memory), reverse=True)
@@ -247,9 +249,11 @@ def resolve(question: str, hits: Sequence[Hit]) -> Resolved:
                 resolved.history.setdefault(newer.memory.id, []).append(older.memory)
                 resolved.conflicts += 1
     resolved.hits = [hit for hit in kept if hit.memory.id not in replaced]
-    ids = [hit.memory.id for hit in resolved.hits]
-    for old in Memory.objects.filter(superseded_by_id__in=ids).defer("embedding").order_by("-superseded_at"):
-        resolved.history.setdefault(old.superseded_by_id, []).append(old)
+    if resolved.hits:
+        ids = [hit.memory.id for hit in resolved.hits]
+        # Never a forgotten memory: it is nobody's history.
+        for old in memory_replaced_list(owner_id=resolved.hits[0].memory.owner_id, memory_ids=ids):
+            resolved.history.setdefault(old.superseded_by_id, []).append(old)
     return resolved
 
 

@@ -25,8 +25,13 @@ The views:
   recorded by S, and not what it learned later, superseded_at included (the evidence profile's
   "as the service knew it then").
 
-Memories an agent may be shown are also `active` (`active_q`, `memory_visible`): a suppressed memory
-is hidden whatever the clocks say.
+Forgotten memories (issue 40): a suppressed memory (forgotten, invalidated) takes no part in any
+judgement of the update engine (no prior, no rival, no fingerprint to merge into, never closed by a
+newer memory) and is in no answer, history, `replaced` list, context, evidence or graph output an
+agent is given, whatever the clocks say; only the owner's own views of forgotten memories list it.
+`active_q` is "not forgotten" (`active_sql` in SQL), `memory_visible` is active and held in a view,
+and `entity_visible` leaves out an entity known only from forgotten memories. A purged memory is
+simply gone.
 """
 
 from __future__ import annotations
@@ -35,10 +40,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from memories.models import Memory
+from memories.models import Memory, Relation
 
 CURRENT = "current"
 SUPERSEDED = "superseded"
@@ -146,6 +151,17 @@ def active_sql(alias: str) -> str:
 def memory_visible(view: View = CURRENT_VIEW, *, prefix: str = "", now: datetime | None = None) -> Q:
     """Memories an agent may be shown: active, and held in `view`."""
     return active_q(prefix=prefix) & held_q(view, now=now, prefix=prefix)
+
+
+def entity_visible() -> Q:
+    """Entities an agent may be shown: all but those known only from forgotten memories (every
+    memory that mentions it is suppressed and no relation links it), whose name would repeat what
+    the person asked to forget. The open query's `entities` view and the evidence profile's
+    `resolve_entity` hide them too."""
+    links = Memory.entities.through.objects.filter(entity_id=OuterRef("pk"))
+    related = Relation.objects.filter(Q(subject_id=OuterRef("pk")) | Q(object_id=OuterRef("pk")))
+    active = active_q(prefix="memory__")
+    return Q(~Exists(links.exclude(active))) | Q(Exists(links.filter(active))) | Q(Exists(related))
 
 
 def relation_visible(view: View = CURRENT_VIEW, *, prefix: str = "", now: datetime | None = None) -> Q:

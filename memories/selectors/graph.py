@@ -32,9 +32,18 @@ from memories.errors import AppError, Code
 from memories.models import Entity, Evidence, Job, Memory, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
 from memories.representations import entity_dict, iso, memory_compact, relation_dict, replaced_ref, space_ref
-from memories.selectors.as_of import View, active_q, expired_q, memory_visible, relation_visible, superseded_q
+from memories.selectors.as_of import (
+    View,
+    active_q,
+    entity_visible,
+    expired_q,
+    memory_visible,
+    relation_visible,
+    superseded_q,
+)
 from memories.selectors.cursor import cursor_decode, cursor_encode
 from memories.selectors.jobs import job_memory_list, pending_saves
+from memories.selectors.memories import memory_replaced_list
 
 # get_context: how many linked memories and relations one answer carries at most.
 CONTEXT_MEMORIES = 20
@@ -81,15 +90,15 @@ def _claimants(field: str, stance: str) -> Coalesce:
 
 
 def _entities(*, owner: User, space: Space) -> QuerySet[Entity]:
-    """The space's entities with `memory_count` (current memories) and `relation_count`
-    (current relations, either direction)."""
+    """The space's entities an agent may be shown (not one known only from forgotten memories), with
+    `memory_count` (current memories) and `relation_count` (current relations, either direction)."""
     links = Memory.entities.through.objects.filter(entity_id=OuterRef("pk")).filter(
         memory_visible(prefix="memory__"), memory__owner=owner, memory__space=space
     )
     relations = Relation.objects.filter(owner=owner, space=space).filter(
         Q(subject_id=OuterRef("pk")) | Q(object_id=OuterRef("pk")), relation_visible()
     )
-    return Entity.objects.filter(owner=owner, space=space).annotate(
+    return Entity.objects.filter(entity_visible(), owner=owner, space=space).annotate(
         memory_count=_SubqueryCount(links.values("id")),
         relation_count=_SubqueryCount(relations.values("id")),
     )
@@ -210,14 +219,10 @@ def entity_context(*, owner: User, space: Space, name: str, at: datetime | None 
 def _with_replaced(
     *, owner: User, memories: list[Memory], with_entities: bool = False
 ) -> list[dict[str, Any]]:
-    """Each memory with what it replaced (its history), in one query for the page."""
+    """Each memory with what it replaced (its history, never a forgotten memory), in one query for
+    the page."""
     replaced: dict[Any, list[dict[str, Any]]] = {}
-    older_rows = (
-        Memory.objects.filter(owner=owner, superseded_by_id__in=[m.id for m in memories])
-        .defer("embedding", "search_vector")
-        .order_by("-superseded_at", "-id")
-    )
-    for older in older_rows:
+    for older in memory_replaced_list(owner_id=owner.id, memory_ids=[m.id for m in memories]):
         replaced.setdefault(older.superseded_by_id, []).append(replaced_ref(older))
     shown = [memory_compact(m, with_entities=with_entities) for m in memories]
     return [{**row, "replaced": replaced.get(m.id, [])} for m, row in zip(memories, shown, strict=True)]
@@ -334,7 +339,8 @@ def stats_payload(*, owner: User, space: Space) -> dict[str, Any]:
     but past its valid_until), active (the rest: what graph://memories lists)."""
     now = timezone.now()
     by_type = dict.fromkeys(Entity.Type.values, 0)
-    for row in Entity.objects.filter(owner=owner, space=space).values("type").annotate(n=Count("id")):
+    entities = Entity.objects.filter(entity_visible(), owner=owner, space=space)
+    for row in entities.values("type").annotate(n=Count("id")):
         by_type[row["type"]] = row["n"]
     memories = Memory.objects.filter(owner=owner, space=space)
     memory_counts = memories.aggregate(
@@ -407,7 +413,7 @@ def space_health(*, owner: User, space: Space) -> dict[str, Any]:
     return {
         "database": {"reachable": True, "latency_ms": latency_ms},
         "active_memories": active,
-        "entities": Entity.objects.filter(owner=owner, space=space).count(),
+        "entities": Entity.objects.filter(entity_visible(), owner=owner, space=space).count(),
         "pending_saves": pending,
         "failed_jobs": failed,
         "checked_at": iso(timezone.now()),

@@ -26,7 +26,7 @@ from django.utils import timezone
 from accounts.models import User
 from memories.errors import AppError, Code
 from memories.models import Evidence, Job, Memory, Space
-from memories.selectors.as_of import expired_q, memory_visible, superseded_q
+from memories.selectors.as_of import active_q, expired_q, memory_visible, superseded_q
 from memories.selectors.memories import _memories
 
 
@@ -34,7 +34,10 @@ def _jobs(*, owner: User) -> QuerySet[Job]:
     return Job.objects.filter(owner=owner).prefetch_related(
         Prefetch(
             "memories",
-            queryset=Memory.objects.filter(owner=owner).only("id", "job_id").order_by("recorded_at", "id"),
+            # A forgotten memory is no job's result an agent is told of (as_of.active_q).
+            queryset=Memory.objects.filter(active_q(), owner=owner)
+            .only("id", "job_id")
+            .order_by("recorded_at", "id"),
         )
     )
 
@@ -57,7 +60,8 @@ def job_get(*, owner: User, job_id: uuid.UUID) -> Job:
 
 def job_memory_list(*, owner: User, job: Job) -> QuerySet[Memory]:
     """The memories a job produced or confirmed (a repeated fact gains evidence instead of a
-    new row), in the order they were recorded, whatever their status now."""
+    new row), in the order they were recorded, whatever their clocks now; not the ones forgotten
+    since (the owner's Suppressed page lists those)."""
     produced = Q(job=job)
     if job.source_id is not None:
         # Supporting evidence only: a memory the save contradicted is not one it produced.
@@ -65,7 +69,7 @@ def job_memory_list(*, owner: User, job: Job) -> QuerySet[Memory]:
             owner=owner, source_id=job.source_id, stance=Evidence.Stance.SUPPORTS
         )
         produced |= Q(id__in=confirmed.values("memory_id"))
-    return _memories(owner=owner).filter(produced).order_by("recorded_at", "id")
+    return _memories(owner=owner).filter(produced, active_q()).order_by("recorded_at", "id")
 
 
 def job_wait(job: Job, seconds: float) -> Job:

@@ -8,8 +8,10 @@ account is indistinguishable from a row that does not exist.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Greatest, Substr
@@ -17,7 +19,7 @@ from django.db.models.functions import Coalesce, Greatest, Substr
 from accounts.models import User
 from memories.errors import AppError, Code
 from memories.models import Entity, Evidence, Memory, Space
-from memories.selectors.as_of import View, held_q, recorded_by_q, started_q
+from memories.selectors.as_of import View, active_q, held_q, recorded_by_q, started_q
 from memories.selectors.images import image_source_of_memory
 
 
@@ -184,12 +186,29 @@ def evidence_count(memory: Memory, *, stance: str = Evidence.Stance.SUPPORTS) ->
     return Evidence.objects.filter(memory=memory, stance=stance).values("source__claimant").distinct().count()
 
 
+def memory_replaced_list(*, owner_id: Any, memory_ids: Iterable[Any]) -> QuerySet[Memory]:
+    """What the memories `memory_ids` replaced (their history), the latest replaced first, without
+    their vectors: what an answer says came "before that" and a graph memory's `replaced`.
+
+    A forgotten memory is nobody's history, even one that was replaced before it was forgotten
+    (`memories.selectors.as_of.active_q`).
+    """
+    return (
+        Memory.objects.filter(owner_id=owner_id, superseded_by_id__in=list(memory_ids))
+        .filter(active_q())
+        .defer("embedding", "search_vector")
+        .order_by("-superseded_at", "-id")
+    )
+
+
 def memory_history(*, owner: User, memory: Memory) -> list[Memory]:
     """The supersession chain around `memory`, oldest first, without `memory` itself.
 
     Everything it superseded, transitively, and everything that superseded it
     since, so a reader sees how the fact changed over time. Rows carry only id,
     content, their clocks (world and system), superseded_by_id and source_id.
+    A forgotten memory is not in it, and the chain stops there: what lies beyond it
+    was replaced through the forgotten one.
     """
     fields = (
         "id",
@@ -203,7 +222,7 @@ def memory_history(*, owner: User, memory: Memory) -> list[Memory]:
         "occurred_at",
         "stated_at",
     )
-    base = Memory.objects.filter(owner=owner).only(*fields)
+    base = Memory.objects.filter(owner=owner).filter(active_q()).only(*fields)
     seen: set[uuid.UUID] = {memory.id}
     chain: list[Memory] = []
 

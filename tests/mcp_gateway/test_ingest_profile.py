@@ -397,19 +397,22 @@ def test_searchable_follows_what_happens_to_the_memories_afterwards(asgi_server,
 
 
 def test_a_save_merged_into_a_forgotten_memory_says_so_and_names_that_memory(asgi_server, alice, charlie):
-    # The same fact again is evidence for the memory that holds it, and a forgotten memory stays
-    # forgotten: such a save finishes with nothing searchable, and readiness must say why.
+    # The same fact again is evidence for the memory that holds it. When that memory is forgotten
+    # afterwards, the save has nothing searchable left, and readiness must say why.
     token = rpc.pat_token(alice)
     url = ingest_url(asgi_server)
     text = "The recycling goes out on Tuesday evenings."
     first, job = ingest_ready(url, token, {"content": text})
     assert job["searchable"] is True and job["merged_into"] == []
     (memory,) = Memory.objects.filter(owner=alice, job_id=first["job_id"])
-    ok(url, token, "forget", {"memory_id": str(memory.id)})
 
     # The same words as a named document: a new version and job, whose one statement is that memory.
     again, merged = ingest_ready(url, token, {"content": text, "source_kind": "notes", "source_ref": "bins"})
     assert again["created"] is True and again["job_id"] != first["job_id"]
+    assert merged["merged_into"] == [{"memory_id": str(memory.id), "searchable": True, "state": "current"}]
+    ok(url, token, "forget", {"memory_id": str(memory.id)})
+
+    (merged,) = readiness(url, token, [again["job_id"]])["jobs"]
     assert merged["status"] == "succeeded" and merged["stop_polling"] is True and merged["error"] is None
     assert merged["searchable"] is False
     assert (merged["memory_count"], merged["searchable_count"]) == (1, 0)
@@ -420,6 +423,12 @@ def test_a_save_merged_into_a_forgotten_memory_says_so_and_names_that_memory(asg
     assert f"memory {memory.id}, which is forgotten" in merged["next"], merged["next"]
     assert f"/api/v1/memories/{memory.id}/restore" in merged["next"]
     assert not Memory.objects.filter(owner=alice, job_id=again["job_id"]).exists()
+
+    # Said again now that it is forgotten, the same words are a new memory (issue 40): the forgotten
+    # one takes no part, and the new save is searchable on its own.
+    _, fresh = ingest_ready(url, token, {"content": text, "source_kind": "notes", "source_ref": "bins-2"})
+    assert fresh["searchable"] is True and fresh["merged_into"] == [], fresh
+    assert Memory.objects.get(id=memory.id).evidence.count() == 2
 
     # Restored, the same job is searchable through it; Charlie, saying the same words, merges
     # into nothing of Alice's.

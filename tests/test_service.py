@@ -58,6 +58,18 @@ def _descendants_and_postgres(proc: subprocess.Popen[str], pgdata: Path) -> list
     return processes
 
 
+def _still_running(processes: list[psutil.Process]) -> list[str]:
+    """The processes of `processes` still alive, each with its command line (to say which one)."""
+    alive = []
+    for process in processes:
+        try:
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                alive.append(f"{process.pid} {' '.join(process.cmdline())[:200]}")
+        except psutil.NoSuchProcess:
+            continue
+    return alive
+
+
 def _interrupt(proc: subprocess.Popen[str]) -> int:
     proc.send_signal(signal.SIGINT)
     return proc.wait(timeout=60)
@@ -107,7 +119,7 @@ def test_it_runs_stops_cleanly_and_restarts_on_the_same_data(tmp_path, unused_tc
         code = _interrupt(first)
     assert code == 0
     psutil.wait_procs(processes, timeout=10)
-    assert [p.pid for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+    assert _still_running(processes) == []
     assert not (pgdata / "postmaster.pid").exists()
 
     initialised = (pgdata / "PG_VERSION").stat().st_mtime_ns
@@ -157,5 +169,5 @@ def test_a_killed_worker_stops_everything_and_leaves_nothing_running(tmp_path, u
             _interrupt(up)
     assert code == 1
     psutil.wait_procs(processes, timeout=10)
-    assert [p.pid for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+    assert _still_running(processes) == []
     assert not (pgdata / "postmaster.pid").exists()

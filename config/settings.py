@@ -335,6 +335,9 @@ OPEN_QUERY_PASSWORD = env_str("OPEN_QUERY_PASSWORD")
 # many in one web process: each holds a database connection and up to OPEN_QUERY_MAX_BYTES of rows.
 OPEN_QUERY_MAX_CONCURRENT = env_int("OPEN_QUERY_MAX_CONCURRENT", 2, minimum=1, maximum=100)
 OPEN_QUERY_PROCESS_CONCURRENT = env_int("OPEN_QUERY_PROCESS_CONCURRENT", 4, minimum=1, maximum=200)
+# ... and this many in the whole deployment: PostgreSQL bounds no aggregate's memory, so one query
+# may hold up to about a gigabyte of the database server's while it runs (docs/deploy.md).
+OPEN_QUERY_MAX_TOTAL = env_int("OPEN_QUERY_MAX_TOTAL", 6, minimum=1, maximum=1000)
 # Each query is stopped after this long (statement_timeout), and waits at most lock_timeout for a lock.
 OPEN_QUERY_TIMEOUT_MS = env_int("OPEN_QUERY_TIMEOUT_MS", 3000, minimum=100, maximum=60_000)
 OPEN_QUERY_LOCK_TIMEOUT_MS = env_int("OPEN_QUERY_LOCK_TIMEOUT_MS", 500, minimum=10, maximum=10_000)

@@ -252,6 +252,13 @@ def prepare_roles(server: EmbeddedServer) -> None:
         template = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [TEMPLATE_DATABASE])
         if template.fetchone() is None:
             conn.execute(f'CREATE DATABASE "{TEMPLATE_DATABASE}" OWNER {SERVICE_USER} IS_TEMPLATE true')
+        # The query role logs in to the service's database only: the cluster's other databases keep
+        # PostgreSQL's defaults (none of memories.open_query.roles' revocations). The service's user
+        # needs `postgres` for the test runner, which connects there to make its database.
+        conn.execute(
+            f'REVOKE CONNECT ON DATABASE postgres, template1, "{TEMPLATE_DATABASE}" FROM PUBLIC;'
+            f" GRANT CONNECT ON DATABASE postgres TO {SERVICE_USER}"
+        )
     for dbname in PREPARED_DATABASES:
         with psycopg.connect(server.conninfo(dbname), autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")

@@ -392,10 +392,17 @@ def _check_node(node: ast.Node, *, cte_names: set[str], views: set[str], paramet
     elif isinstance(node, ast.ColumnRef) and len(node.fields or ()) > 2:
         # schema.view.column would name a relation the FROM list never checked.
         raise rejected("forbidden_relation", "Refer to columns as column or alias.column.")
-    elif isinstance(node, ast.A_Expr) and len(node.name or ()) > 1:
-        # OPERATOR(schema.op): an operator is a function; only pg_catalog's, found by the server.
-        schema = _qualified((node.name or ())[:-1], default_schema="")
-        if schema != "pg_catalog":
+    elif isinstance(node, (ast.A_Expr, ast.SubLink, ast.SortBy)):
+        # OPERATOR(schema.op), in an expression, `op ANY (subquery)` or `ORDER BY ... USING`: an
+        # operator is a function; only pg_catalog's, found by the server.
+        names = (
+            node.name
+            if isinstance(node, ast.A_Expr)
+            else node.operName
+            if isinstance(node, ast.SubLink)
+            else node.useOp
+        )
+        if len(names or ()) > 1 and _qualified((names or ())[:-1], default_schema="") != "pg_catalog":
             raise rejected("forbidden_function", "Only PostgreSQL's own operators are allowed.")
 
 

@@ -259,9 +259,8 @@ def _column_name(node: Any, scope: _Scope) -> tuple[str, int]:
         if kind == SubLinkType.EXPR_SUBLINK and isinstance(node.subselect, ast.SelectStmt):
             first = (node.subselect.targetList or (None,))[0]
             if isinstance(first, ast.ResTarget):
-                if first.name:
-                    return str(first.name), 2
-                return _column_name(first.val, scope)
+                # The subquery's own output name, whatever it is: always a sure one.
+                return (str(first.name) if first.name else _column_name(first.val, scope)[0]), 2
         return "?column?", 0
     if isinstance(node, ast.CaseExpr):
         name, strength = _column_name(node.defresult, scope)

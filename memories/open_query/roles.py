@@ -72,10 +72,24 @@ OTHER_SESSIONS = (
     "pg_safe_snapshot_blocking_pids",
     "pg_isolation_test_session_is_blocked",
     "pg_notify",
-    "pg_stat_get_activity",
-    "pg_stat_get_progress_info",
+    "pg_lock_status",
+    "pg_xact_status",
+    "txid_status",
 )
-OTHER_SESSIONS_PREFIX = "pg_stat_get_backend_"
+# Every statistics function (pg_stat_activity's statement texts, each table's live rows and scans):
+# they describe the whole service, every tenant's rows together.
+OTHER_SESSIONS_PREFIX = "pg_stat_get_"
+# How big each table is: every tenant's rows together, again.
+SIZES = (
+    "pg_relation_size",
+    "pg_total_relation_size",
+    "pg_table_size",
+    "pg_indexes_size",
+    "pg_database_size",
+    "pg_tablespace_size",
+    "pg_relation_filenode",
+    "pg_relation_filepath",
+)
 LARGE_OBJECTS = (
     "lo_open",
     "lo_close",
@@ -102,15 +116,28 @@ FORBIDDEN_FUNCTIONS: tuple[str, ...] = (
     *SLEEPS,
     *LOCKS,
     *OTHER_SESSIONS,
+    *SIZES,
     *LARGE_OBJECTS,
 )
-# What the service itself calls (recall's and the migrations' settings, the worker's owner locks,
-# the open query's sweep of scope rows whose backend is gone): granted back to its user only.
+# What the service itself calls (recall's and the migrations' settings, the worker's owner locks, the
+# open query's sweep of scope rows whose backend is gone) and what its operators and tests read about
+# their own database (statistics, locks, sizes): granted back to the service's user only.
 SERVICE_FUNCTIONS: tuple[str, ...] = (
     "set_config",
     "current_setting",
     "pg_advisory_xact_lock",
-    "pg_stat_get_activity",
+    "pg_lock_status",
+    *SIZES,
+)
+SERVICE_PREFIX = OTHER_SESSIONS_PREFIX
+
+# The query role's own defaults, set by `cluster_sql`; the check fails closed when they differ (a role
+# may change its own defaults, so a session that logged in as it could have lifted them).
+ROLE_DEFAULTS: tuple[tuple[str, str], ...] = (
+    ("statement_timeout", "60s"),
+    ("idle_in_transaction_session_timeout", "60s"),
+    ("temp_file_limit", "256MB"),
+    ("search_path", "open_query"),
 )
 
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -124,6 +151,11 @@ def _identifier(name: str) -> str:
 
 def _names(names: tuple[str, ...]) -> str:
     return "ARRAY[" + ", ".join(f"'{_identifier(name)}'" for name in names) + "]::text[]"
+
+
+def _defaults() -> str:
+    items = sorted(f"{name}={value}" for name, value in ROLE_DEFAULTS)
+    return "ARRAY[" + ", ".join(f"'{item}'" for item in items) + "]::text[]"
 
 
 def _matching(names: tuple[str, ...]) -> str:
@@ -162,11 +194,8 @@ BEGIN
 END
 $$;
 -- A backstop if the guard and the views are both wrong: what one query may take from the server.
-ALTER ROLE {role} SET statement_timeout = '60s';
-ALTER ROLE {role} SET idle_in_transaction_session_timeout = '60s';
-ALTER ROLE {role} SET temp_file_limit = '256MB';
-ALTER ROLE {role} SET search_path = 'open_query';
-"""
+ALTER ROLE {role} RESET ALL;
+""" + "".join(f"ALTER ROLE {role} SET {name} = '{value}';\n" for name, value in ROLE_DEFAULTS)
 
 
 def database_sql(*, service_role: str) -> str:
@@ -181,7 +210,8 @@ BEGIN
     END LOOP;
     FOR f IN
         SELECT p.oid::regprocedure FROM pg_proc p
-        WHERE p.pronamespace = 'pg_catalog'::regnamespace AND p.proname = ANY({_names(SERVICE_FUNCTIONS)})
+        WHERE p.pronamespace = 'pg_catalog'::regnamespace
+          AND (p.proname = ANY({_names(SERVICE_FUNCTIONS)}) OR starts_with(p.proname, '{SERVICE_PREFIX}'))
     LOOP
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO {service}', f);
     END LOOP;
@@ -223,7 +253,10 @@ SELECT session_user = current_user AND current_user = %(role)s,
         FROM (SELECT DISTINCT p.proname FROM pg_proc p
               WHERE {_matching(FORBIDDEN_FUNCTIONS)} AND has_function_privilege(p.oid, 'EXECUTE')) p),
        has_database_privilege(current_database(), 'TEMPORARY'),
-       has_schema_privilege('public', 'USAGE')
+       has_schema_privilege('public', 'USAGE'),
+       coalesce((SELECT array_agg(item ORDER BY item) FROM pg_db_role_setting s, unnest(s.setconfig) AS item
+                 WHERE s.setrole = r.oid AND s.setdatabase = 0), '{{}}')
+           IS DISTINCT FROM {_defaults()}
 FROM pg_roles r WHERE r.rolname = current_user
 """
 
@@ -240,6 +273,7 @@ CHECK_NAMES = (
     "may execute",
     "may create temporary tables",
     "may use the public schema",
+    "has other defaults than open_query_roles --sql set (run it again)",
 )
 
 

@@ -16,8 +16,9 @@ The database does the enforcing (memories/open_query/roles.py says why each part
 The caps are enforced by the server: the statement is wrapped so that it yields at most the row cap
 plus one row, and a running sum of each row's size in text: a row past the byte cap comes with its
 cells nulled, so at most the byte cap of data ever reaches this process, whatever one cell weighs.
-A user has at most OPEN_QUERY_MAX_CONCURRENT queries running at once (counted on the scope rows,
-across processes); a process at most OPEN_QUERY_PROCESS_CONCURRENT.
+A user has at most OPEN_QUERY_MAX_CONCURRENT queries running at once and the deployment at most
+OPEN_QUERY_MAX_TOTAL (counted on the scope rows, across processes); a process at most
+OPEN_QUERY_PROCESS_CONCURRENT.
 
 Times the Python types cannot hold (`infinity`, years BC, `24:00`) come back as PostgreSQL's text.
 """
@@ -43,6 +44,7 @@ from psycopg import errors as pg_errors
 from psycopg import sql as pg_sql
 from psycopg.adapt import AdaptersMap, Loader
 from psycopg.types import datetime as pg_datetime
+from psycopg.types import json as pg_json
 
 from accounts.models import User
 from accounts.throttles import rate_limited
@@ -172,19 +174,22 @@ def query_run(
             details={"reason": "forbidden_relation"},
             agent_action="read only the documented views with the listed functions (query_space lists both)",
         ) from None
-    except pg_errors.OperationalError as exc:
-        # The server went away in the middle (class 08 and 57P0x): the service's own trouble.
-        raise AppError(Code.DATABASE_UNAVAILABLE) from exc
-    except pg_errors.Error as exc:
-        # The statement was the caller's, so PostgreSQL's complaint about it is theirs to read:
-        # its primary message only (no detail, context or query text), and the SQLSTATE.
-        diag = exc.diag
-        message = (diag.message_primary or "PostgreSQL could not run the query.")[:300]
+    except _OutOfTime:
         raise AppError(
-            Code.QUERY_FAILED,
-            f"PostgreSQL could not run the query: {message}",
-            details={"sqlstate": diag.sqlstate or ""},
+            Code.QUERY_TIMEOUT,
+            f"The query ran longer than {limits['statement_timeout_ms']} ms and was stopped.",
+            details={"statement_timeout_ms": limits["statement_timeout_ms"]},
         ) from None
+    except pg_errors.OperationalError as exc:
+        if _server_gone(exc):
+            # The server went away in the middle (class 08, 57P0x): the service's trouble, not the
+            # caller's; a retry can succeed and a read cannot duplicate anything.
+            raise AppError(Code.DATABASE_UNAVAILABLE) from exc
+        # Class 53 (out of memory, temp_file_limit), 54 (a program limit: too many columns, a value
+        # past 1 GB, an expression too deep), 55: what the caller's statement asked was too much.
+        raise _failed(exc) from None
+    except pg_errors.Error as exc:
+        raise _failed(exc) from None
     finally:
         _PROCESS_SLOTS.release()
     elapsed = int((dt.datetime.now(dt.UTC) - started).total_seconds() * 1000)
@@ -194,6 +199,27 @@ def query_run(
 
 
 _PROCESS_SLOTS = threading.BoundedSemaphore(settings.OPEN_QUERY_PROCESS_CONCURRENT)
+
+
+class _OutOfTime(Exception):
+    """The statement's time ran out between two fetches (each FETCH is a statement of its own)."""
+
+
+def _server_gone(exc: pg_errors.OperationalError) -> bool:
+    sqlstate = exc.sqlstate or ""
+    return not sqlstate or sqlstate.startswith("08") or sqlstate in ("57P01", "57P02", "57P03")
+
+
+def _failed(exc: pg_errors.Error) -> AppError:
+    """PostgreSQL's refusal of the caller's statement is theirs to read: its primary message only
+    (no detail, hint, context or query text), and the SQLSTATE."""
+    diag = exc.diag
+    message = (diag.message_primary or "PostgreSQL could not run the query.")[:300]
+    return AppError(
+        Code.QUERY_FAILED,
+        f"PostgreSQL could not run the query: {message}",
+        details={"sqlstate": diag.sqlstate or ""},
+    )
 
 
 # --- the connection -------------------------------------------------------------------------
@@ -206,7 +232,7 @@ def _tolerant(base: type[Loader]) -> type[Loader]:
         def load(self, data: Any) -> Any:
             try:
                 return super().load(data)
-            except (psycopg.DataError, ValueError, OverflowError):
+            except (psycopg.DataError, ValueError, OverflowError, RecursionError):
                 return bytes(data).decode("utf-8", "replace")
 
     Tolerant.__name__ = f"Tolerant{base.__name__}"
@@ -223,6 +249,35 @@ for _type_name, _loader in (
     ("interval", pg_datetime.IntervalLoader),
 ):
     _ADAPTERS.register_loader(_type_name, _tolerant(_loader))
+
+# JSON nested deeper than this comes back as its text: rendering it again as JSON (json_value, the
+# response) recurses once per level, and Python's stack is about a thousand frames deep.
+MAX_JSON_DEPTH = 64
+
+
+def _shallow(data: Any, raw: Any) -> Any:
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                return bytes(raw).decode("utf-8", "replace")
+            stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return data
+
+
+def _json_loader(base: type[Loader]) -> type[Loader]:
+    tolerant = _tolerant(base)
+
+    class ShallowJson(tolerant):  # type: ignore[valid-type, misc]  # a subclass of the loader it is given
+        def load(self, data: Any) -> Any:
+            return _shallow(super().load(data), data)
+
+    return ShallowJson
+
+
+_ADAPTERS.register_loader("json", _json_loader(pg_json.JsonLoader))
+_ADAPTERS.register_loader("jsonb", _json_loader(pg_json.JsonbLoader))
 
 # Options of Django's that are not libpq's, and what the query connection sets itself.
 _NOT_LIBPQ = ("cursor_factory", "context", "prepare_threshold", "pool", "user", "password")
@@ -275,7 +330,11 @@ def _connect() -> psycopg.Connection[Any]:
 
 
 def _problems(conn: psycopg.Connection[Any]) -> list[str]:
-    return role_problems(conn.execute(CHECK_SQL, {"role": settings.OPEN_QUERY_ROLE}).fetchone())
+    try:
+        return role_problems(conn.execute(CHECK_SQL, {"role": settings.OPEN_QUERY_ROLE}).fetchone())
+    except psycopg.Error as exc:
+        # No open_query schema yet (migrations not applied), or a catalog the role may not read.
+        return [f"could not be checked: {exc.diag.message_primary or type(exc).__name__}"]
 
 
 def query_role_problems() -> list[str]:
@@ -315,7 +374,7 @@ def _query_connection() -> Iterator[psycopg.Connection[Any]]:
 
 # --- the scope ------------------------------------------------------------------------------
 
-# pg_advisory_xact_lock(int, int)'s class for one owner's scope rows (the worker's is "deep").
+# pg_advisory_xact_lock(int, int)'s class for the scope rows (the worker's is "deep").
 _SCOPE_LOCK = 0x7175_6572  # "quer"
 
 
@@ -323,22 +382,26 @@ _SCOPE_LOCK = 0x7175_6572  # "quer"
 def _scope(conn: psycopg.Connection[Any], *, owner: User, space: Space) -> Iterator[None]:
     """The views' scope for `conn`'s backend, written and removed by the service's own connection.
 
-    Committed before the query starts (its snapshot must see it), one owner at a time: the rows of
-    this owner's queries still running are its concurrency, and a row whose backend is gone (a
+    Committed before the query starts (its snapshot must see it). The rows of queries still running
+    are the concurrency (the owner's, and the deployment's), and a row whose backend is gone (a
     process killed in the middle) is swept here."""
     pid = conn.info.backend_pid
-    key = int.from_bytes(owner.pk.bytes[:4], "big", signed=True)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_SCOPE_LOCK, key])
+        # One writer of scope rows at a time (a short transaction): the counts below are exact.
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, 0)", [_SCOPE_LOCK])
         cursor.execute(
-            "DELETE FROM open_query_scope WHERE owner_id = %s"
-            " AND (pid NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)"
-            " OR started_at < now() - make_interval(secs => %s))",
-            [owner.pk, 2 * settings.OPEN_QUERY_TIMEOUT_MS / 1000 + 10],
+            "DELETE FROM open_query_scope"
+            " WHERE pid NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)"
+            " OR started_at < now() - make_interval(secs => %s)",
+            [2 * settings.OPEN_QUERY_TIMEOUT_MS / 1000 + 10],
         )
-        cursor.execute("SELECT count(*) FROM open_query_scope WHERE owner_id = %s", [owner.pk])
-        running = cursor.fetchone()[0]
-        if running >= settings.OPEN_QUERY_MAX_CONCURRENT:
+        cursor.execute(
+            "SELECT count(*) FILTER (WHERE owner_id = %s), count(*) FROM open_query_scope", [owner.pk]
+        )
+        mine, everyone = cursor.fetchone()
+        # Each query may hold up to a gigabyte of the database server's memory while it runs
+        # (PostgreSQL bounds no aggregate's state): the deployment's total is the real bound.
+        if mine >= settings.OPEN_QUERY_MAX_CONCURRENT or everyone >= settings.OPEN_QUERY_MAX_TOTAL:
             raise rate_limited(limit="query_concurrency", wait=1)
         # A row left by a backend that had this pid before is replaced.
         cursor.execute(
@@ -366,6 +429,7 @@ def _run(
     describe_only: bool,
 ) -> tuple[list[dict[str, str]], list[list[Any]], list[dict[str, Any]], dt.datetime]:
     timeout = limits["statement_timeout_ms"]
+    deadline = time.monotonic() + timeout / 1000
     conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
     try:
         conn.execute(
@@ -386,7 +450,7 @@ def _run(
         columns, count = _describe(conn, query, params)
         if describe_only:
             return columns, [], [], snapshot_at
-        rows, drops = _fetch(conn, query, params, count, limits)
+        rows, drops = _fetch(conn, query, params, count, limits, deadline=deadline)
         return columns, rows, drops, snapshot_at
     finally:
         conn.execute("ROLLBACK")
@@ -414,7 +478,8 @@ def _capped_sql(query: CheckedQuery, count: int, limits: dict[str, int]) -> str:
         f"SELECT {cells}, s.__fits FROM ("  # noqa: S608 - our own names and numbers around a checked statement
         f"SELECT q.*, sum({size}) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) <= "
         f"{int(limits['max_bytes'])} AS __fits "
-        f"FROM ({query.driver_sql()}) AS q({', '.join(names)})"
+        # On lines of their own: a statement that ends in a -- comment must not swallow the rest.
+        f"FROM (\n{query.driver_sql()}\n) AS q({', '.join(names)})"
         f") AS s LIMIT {int(limits['max_rows']) + 1}"
     )
 
@@ -425,6 +490,8 @@ def _fetch(
     params: list[Any],
     count: int,
     limits: dict[str, int],
+    *,
+    deadline: float,
 ) -> tuple[list[list[Any]], list[dict[str, Any]]]:
     rows: list[list[Any]] = []
     drops: list[dict[str, Any]] = []
@@ -436,6 +503,14 @@ def _fetch(
     with conn.cursor(name=f"open_query_{uuid.uuid4().hex}") as cursor:
         cursor.execute(sql, query.driver_params(params))
         while True:
+            # statement_timeout counts each FETCH alone: what is left of the query's time is the
+            # limit of the next one, so a statement that yields its rows slowly stops in time too.
+            left_ms = int((deadline - time.monotonic()) * 1000)
+            if left_ms <= 0:
+                raise _OutOfTime
+            conn.execute(
+                pg_sql.SQL("SET LOCAL statement_timeout = {}").format(pg_sql.Literal(f"{left_ms}ms"))
+            )
             batch = cursor.fetchmany(min(FETCH_BATCH, max_rows + 1 - len(rows)))
             if not batch:
                 break

@@ -274,6 +274,13 @@ def fresh_check():
         ),
         ("GRANT {service} TO {role}", "REVOKE {service} FROM {role}", "is a member of another role"),
         ("ALTER ROLE {role} SUPERUSER", "ALTER ROLE {role} NOSUPERUSER", "superuser"),
+        # A session logged in as the role may change its own defaults: lifting the backstops.
+        (
+            "ALTER ROLE {role} RESET statement_timeout",
+            "ALTER ROLE {role} SET statement_timeout = '60s'",
+            "has other defaults",
+        ),
+        ("ALTER ROLE {role} SET work_mem = '4GB'", "ALTER ROLE {role} RESET work_mem", "has other defaults"),
     ],
 )
 def test_it_fails_closed_when_the_role_could_do_more_than_read_the_views(
@@ -449,3 +456,47 @@ def test_the_compose_routes_sql_is_what_the_command_prints():
     names: regenerate it with `manage.py open_query_roles --sql > docs/deploy/open-query-roles.sql`."""
     shipped = (ROOT / "docs" / "deploy" / "open-query-roles.sql").read_text()
     assert shipped == roles.admin_sql(service_role="deeprecall", query_role="deeprecall_query")
+
+
+def test_the_deployment_runs_at_most_its_total_of_queries_at_once(world, alice, bob, charlie, settings):
+    """Each query may hold up to a gigabyte of the database server's memory (PostgreSQL bounds no
+    aggregate's state): OPEN_QUERY_MAX_TOTAL bounds them all, whoever runs them."""
+    settings.OPEN_QUERY_MAX_TOTAL = 2
+    settings.OPEN_QUERY_TIMEOUT_MS = 4000
+    started = threading.Barrier(3)
+
+    def long_query(owner: User) -> None:
+        try:
+            started.wait(5)
+            sql = "SELECT count(*) FROM generate_series(1, 40000000)"
+            query_run(owner=owner, space=space_create_default(owner=owner), query=query_check(sql), params=[])
+        except AppError:
+            pass
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=long_query, args=(owner,)) for owner in (alice, bob)]
+    for thread in threads:
+        thread.start()
+    started.wait(5)
+    try:
+        for _ in range(200):
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT count(*) FROM open_query_scope")
+                if cursor.fetchone() == (2,):
+                    break
+            threading.Event().wait(0.02)
+        with pytest.raises(AppError) as caught:
+            query_run(
+                owner=charlie,
+                space=space_create_default(owner=charlie),
+                query=query_check("SELECT 1"),
+                params=[],
+            )
+        assert caught.value.code == "rate_limited" and caught.value.details["limit"] == "query_concurrency"
+    finally:
+        for thread in threads:
+            thread.join(30)
+    assert query_run(
+        owner=charlie, space=space_create_default(owner=charlie), query=query_check("SELECT 1"), params=[]
+    ).rows == [[1]]

@@ -56,6 +56,9 @@ class Code(StrEnum):
     DOCUMENT_EMPTY = "document_empty"
     DOCUMENT_TOO_COMPLEX = "document_too_complex"
     INVALID_BASE64 = "invalid_base64"
+    # The evidence contract's own names for `ingest`'s two refusals of a body.
+    BODY_TOO_LARGE = "body_too_large"
+    EMPTY_BODY = "empty_body"
     SOURCE_REF_INCOMPLETE = "source_ref_incomplete"
     SOURCE_REF_REQUIRED = "source_ref_required"
     # Images.
@@ -160,8 +163,7 @@ CATALOGUE: dict[Code, Entry] = {
     ),
     Code.PAYLOAD_TOO_LARGE: Entry(
         413,
-        "a request body over 2 MB, not counting an upload's file (`DATA_UPLOAD_MAX_MEMORY_SIZE`); at "
-        "an MCP endpoint, over its body limit",
+        "a REST request body over 2 MB, not counting an upload's file (`DATA_UPLOAD_MAX_MEMORY_SIZE`)",
         "send a smaller body: split the content into several saves, or upload a document as a file",
         message="The request body is too large.",
     ),
@@ -260,6 +262,19 @@ CATALOGUE: dict[Code, Entry] = {
         "MCP `ingest`: `document_base64` is not strict, padded, standard base64",
         "encode the bytes again",
     ),
+    Code.BODY_TOO_LARGE: Entry(
+        413,
+        "`ingest` (MCP or `POST /api/v1/ingest`): the document is over `DOCUMENT_MAX_BYTES` (10 MB by "
+        "default); any MCP request: its body is over the endpoint's limit (1 MiB; a whole document "
+        "in base64 where `ingest` is offered)",
+        "split the document (or the content) into smaller parts and send them separately",
+        message="The request body is too large.",
+    ),
+    Code.EMPTY_BODY: Entry(
+        400,
+        "`ingest`: `content` is blank, or `document_base64` decodes to nothing but whitespace",
+        "send content that states something in words",
+    ),
     Code.SOURCE_REF_INCOMPLETE: Entry(
         400,
         "`source_kind` without `source_ref` or the reverse",
@@ -267,8 +282,8 @@ CATALOGUE: dict[Code, Entry] = {
     ),
     Code.SOURCE_REF_REQUIRED: Entry(
         400,
-        "`versioning_mode: living` without `source_kind` + `source_ref` (they name the document "
-        "across versions)",
+        "a lineage field (`versioning_mode: living`, `source_modified_at`, `source_version_ref`) "
+        "without `source_kind` + `source_ref` (they name the document across versions)",
         "send source_kind and source_ref, or use snapshot",
     ),
     Code.IMAGE_TOO_LARGE: Entry(

@@ -29,6 +29,7 @@ SPACE_NAME_MAX_LENGTH = _max_length(Space, "name")
 ENTITY_NAME_MAX_LENGTH = _max_length(Entity, "name")
 SOURCE_KIND_MAX_LENGTH = _max_length(Source, "source_kind")
 SOURCE_REF_MAX_LENGTH = _max_length(Source, "source_ref")
+SOURCE_VERSION_REF_MAX_LENGTH = _max_length(Source, "source_version_ref")
 TITLE_MAX_LENGTH = _max_length(Source, "title")
 # The reason in words a suppression may carry (graph `invalidate`).
 SUPPRESS_NOTE_MAX_LENGTH = _max_length(Memory, "suppressed_note")

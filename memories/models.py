@@ -94,6 +94,9 @@ class Source(models.Model):
         max_length=10, choices=VersioningMode.choices, default=VersioningMode.SNAPSHOT
     )
     source_modified_at = models.DateTimeField(null=True, blank=True)
+    # The version's own name at its source (a commit, a revision id), as the importer gives it: shown
+    # back, never interpreted (our `version` number is what orders versions).
+    source_version_ref = models.CharField(max_length=500, blank=True)
     filename = models.CharField(max_length=255, blank=True)
     title = models.CharField(max_length=300, blank=True)
     # Who asserted it, as the evidence count sees it: "agent:<application id>" (an

@@ -94,7 +94,8 @@ def body_read(request: HttpRequest, *, max_bytes: int) -> bytes:
         len(data := request.read(max_bytes + 1)) > max_bytes
     ):
         raise AppError(
-            Code.PAYLOAD_TOO_LARGE,
+            # The one route it serves is `ingest`'s: the evidence contract's name for this refusal.
+            Code.BODY_TOO_LARGE,
             f"The request body is larger than {max_bytes:,} bytes, which carries one document of the "
             f"{settings.DOCUMENT_MAX_BYTES:,}-byte document limit.",
             details={"max_bytes": max_bytes},

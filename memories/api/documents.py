@@ -15,7 +15,7 @@ from memories.api.base import ApiView
 from memories.api.jobs import job_response
 from memories.api.query import WAIT
 from memories.errors import AppError, Code
-from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH
+from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH, SOURCE_VERSION_REF_MAX_LENGTH
 from memories.models import Job, Source
 from memories.operations.validation import validate_arguments
 from memories.selectors.jobs import job_wait
@@ -33,6 +33,7 @@ UPLOAD_SCHEMA: dict[str, Any] = {
             "default": Source.VersioningMode.SNAPSHOT.value,
         },
         "source_modified_at": {"type": "string", "format": "date-time"},
+        "source_version_ref": {"type": "string", "minLength": 1, "maxLength": SOURCE_VERSION_REF_MAX_LENGTH},
         "space": {"type": "string", "format": "uuid"},
         "wait": WAIT,
     },
@@ -103,6 +104,7 @@ class DocumentUploadView(ApiView):
             source_ref=args.get("source_ref", ""),
             versioning_mode=args["versioning_mode"],
             source_modified_at=args.get("source_modified_at"),
+            source_version_ref=args.get("source_version_ref", ""),
             space_id=args.get("space"),
         )
         return upload_response(

@@ -34,7 +34,12 @@ from django.conf import settings
 from accounts.caller import SCOPE_READ, SCOPE_WRITE, Caller
 from accounts.throttles import user_throttle
 from memories.errors import CATALOGUE, AppError, Code
-from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH, TITLE_MAX_LENGTH
+from memories.limits import (
+    SOURCE_KIND_MAX_LENGTH,
+    SOURCE_REF_MAX_LENGTH,
+    SOURCE_VERSION_REF_MAX_LENGTH,
+    TITLE_MAX_LENGTH,
+)
 from memories.models import Job, Source, Space
 from memories.operations.registry import READ_ONLY, WRITES_IDEMPOTENT, operation
 from memories.operations.schemas import ALL, NULLABLE_TIME, UUID, obj
@@ -101,11 +106,34 @@ def _base64_length(size: int) -> int:
 def _too_large(field: str) -> AppError:
     limit = settings.DOCUMENT_MAX_BYTES
     return AppError(
-        Code.DOCUMENT_TOO_LARGE,
+        Code.BODY_TOO_LARGE,
         f"{field} is larger than the {limit:,}-byte document limit.",
         agent_action="split the document into smaller parts and ingest them separately",
         details={"field": field, "max_bytes": limit},
     )
+
+
+def _empty(field: str) -> AppError:
+    return AppError(
+        Code.EMPTY_BODY,
+        f"{field} is empty (or only whitespace): there is nothing to ingest.",
+        details={"field": field},
+        agent_action="send content that states something in words",
+    )
+
+
+_BODIES = ("content", "document_base64")
+
+
+def contract_error(error: AppError) -> AppError:
+    """The evidence contract's name for a refusal of the body (`ingest` maps body_too_large /
+    empty_body): a body over the limit or blank, however it was found; anything else as it is."""
+    field = error.details.get("field")
+    if error.code == Code.VALUE_TOO_LONG and field in _BODIES:
+        return _too_large(str(field))
+    if error.code in (Code.VALUE_TOO_SHORT, Code.DOCUMENT_EMPTY) and field in (*_BODIES, None):
+        return _empty(str(field or "the document"))
+    return error
 
 
 def _decode_base64(text: str) -> bytes:
@@ -287,7 +315,16 @@ INGEST_INPUT: dict[str, Any] = obj(
             "format": "date-time",
             "description": (
                 "When the document was last changed at its source (RFC 3339 with an offset); "
-                "relative dates in it resolve against this."
+                "relative dates in it resolve against this. Needs source_kind + source_ref."
+            ),
+        },
+        "source_version_ref": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": SOURCE_VERSION_REF_MAX_LENGTH,
+            "description": (
+                "This version's own name at its source (a commit, a revision id), kept and shown back. "
+                "Needs source_kind + source_ref."
             ),
         },
     }
@@ -334,6 +371,7 @@ INGEST_OUTPUT: dict[str, Any] = obj(
                 "mime": {"type": "string"},
                 "size_bytes": {"type": "integer"},
                 "source_modified_at": NULLABLE_TIME,
+                "source_version_ref": {"type": ["string", "null"]},
             },
             closed=False,
         ),
@@ -344,7 +382,9 @@ INGEST_OUTPUT: dict[str, Any] = obj(
 )
 
 
-@operation("ingest", PROFILES, SCOPE_WRITE, WRITES_IDEMPOTENT, INGEST_INPUT, INGEST_OUTPUT)
+@operation(
+    "ingest", PROFILES, SCOPE_WRITE, WRITES_IDEMPOTENT, INGEST_INPUT, INGEST_OUTPUT, name_error=contract_error
+)
 def _ingest(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     """Ingest a text or a document (PDF, HTML, Markdown, plain text) into the user's memory, as an importer
     or sync job would. Send exactly one of `content` (text) or `document_base64` (the document's bytes).
@@ -359,17 +399,21 @@ def _ingest(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     source_kind = args.get("source_kind", "")
     source_ref = args.get("source_ref", "")
     title = args.get("title", "")
-    source, job, created = document_ingest(
-        caller=caller,
-        filename=_filename(title=title, source_ref=source_ref, mime=mime),
-        data=data,
-        declared_media_type=mime,
-        source_kind=source_kind,
-        source_ref=source_ref,
-        versioning_mode=args["versioning_mode"],
-        source_modified_at=args.get("source_modified_at"),
-        title=title,
-    )
+    try:
+        source, job, created = document_ingest(
+            caller=caller,
+            filename=_filename(title=title, source_ref=source_ref, mime=mime),
+            data=data,
+            declared_media_type=mime,
+            source_kind=source_kind,
+            source_ref=source_ref,
+            versioning_mode=args["versioning_mode"],
+            source_modified_at=args.get("source_modified_at"),
+            source_version_ref=args.get("source_version_ref", ""),
+            title=title,
+        )
+    except AppError as refused:
+        raise contract_error(refused) from None
     if created:
         message = f"Stored as version {source.version}; its memories are being derived."
     else:
@@ -395,6 +439,7 @@ def _ingest(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
             "mime": source.media_type,
             "size_bytes": source.size_bytes,
             "source_modified_at": iso(source.source_modified_at),
+            "source_version_ref": source.source_version_ref or None,
         },
         "space_id": str(source.space_id),
         "message": message,

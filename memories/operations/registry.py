@@ -19,6 +19,9 @@ from memories.operations.schemas import result_or_error
 from memories.operations.validation import check_schema, validate_arguments
 
 Handler = Callable[[Caller, dict[str, Any]], dict[str, Any]]
+# An operation's own name for a refusal of its arguments, when a contract gives one (the evidence
+# contract's `ingest`: a blank body is `empty_body`, not `value_too_short`).
+ErrorNamer = Callable[[AppError], AppError]
 ResourceReader = Callable[[Caller], dict[str, Any]]
 
 
@@ -132,6 +135,7 @@ class Operation:
     # has on another URL (the graph profile's `remember` is not the core `remember`); the
     # registry name stays unique, for REST and the CLI.
     tool: str = ""
+    name_error: ErrorNamer | None = None
 
     @property
     def tool_name(self) -> str:
@@ -172,17 +176,19 @@ def operation(
     input_schema: dict[str, Any],
     output_schema: dict[str, Any],
     tool: str = "",
+    name_error: ErrorNamer | None = None,
     **doc_values: Any,
 ) -> Callable[[Handler], Handler]:
     """Register the decorated handler as the operation `name` (offered to MCP as `tool`, when
     given); its docstring is the description agents read (whitespace folded; `{placeholders}`
-    filled from `doc_values`)."""
+    filled from `doc_values`); `name_error` renames refusals of its arguments its contract names."""
 
     def register_handler(handler: Handler) -> Handler:
         description = " ".join(inspect.cleandoc(handler.__doc__ or "").split())
         described = description.format(**doc_values) if doc_values else description
         schemas = (input_schema, output_schema)
-        register(Operation(name, described, *schemas, scope, handler, profiles, annotations, tool))
+        extra = (tool, name_error)
+        register(Operation(name, described, *schemas, scope, handler, profiles, annotations, *extra))
         return handler
 
     return register_handler
@@ -306,5 +312,10 @@ def run(name: str, caller: Caller, arguments: object) -> dict[str, Any]:
     """Validate, authorise and execute one operation for `caller`."""
     operation = get_operation(name)
     require_scope(caller, operation.scope)
-    validated = validate_arguments(operation.input_schema, arguments)
+    try:
+        validated = validate_arguments(operation.input_schema, arguments)
+    except AppError as refused:
+        if operation.name_error is None:
+            raise
+        raise operation.name_error(refused) from None
     return operation.handler(caller, validated)

@@ -61,8 +61,8 @@ def _space(space: Space) -> dict[str, Any]:
 def _source(source: Source) -> dict[str, Any]:
     names = (
         "id space_id origin content content_hash source_text title claimant agent_id session_id "
-        "source_kind source_ref version versioning_mode source_modified_at filename media_type "
-        "size_bytes refers_to recorded_at purged_at"
+        "source_kind source_ref version versioning_mode source_modified_at source_version_ref filename "
+        "media_type size_bytes refers_to recorded_at purged_at"
     )
     record = {"type": "source", **_fields(source, names)}
     if source.origin == Source.Origin.IMAGE:

@@ -28,6 +28,7 @@ def document_ingest(
     source_ref: str = "",
     versioning_mode: str = Source.VersioningMode.SNAPSHOT,
     source_modified_at: datetime | None = None,
+    source_version_ref: str = "",
     space_id: Any = None,
     title: str = "",
 ) -> tuple[Source, Job, bool]:
@@ -47,13 +48,26 @@ def document_ingest(
             details={"fields": ["source_kind", "source_ref"]},
             agent_action="send both source_kind and source_ref, or neither",
         )
-    if versioning_mode == Source.VersioningMode.LIVING and not source_ref:
-        # What names the document across versions; without it there is no next version.
+    # The lineage of a version (the evidence contract's rule, the same on every surface): what names
+    # the document across versions must be there, or "living", "modified at" and "version ref" would
+    # describe a document nothing identifies.
+    lineage = [
+        name
+        for name, given in (
+            ("versioning_mode", versioning_mode == Source.VersioningMode.LIVING),
+            ("source_modified_at", source_modified_at is not None),
+            ("source_version_ref", bool(source_version_ref)),
+        )
+        if given
+    ]
+    if lineage and not source_ref:
         raise errors.AppError(
             Code.SOURCE_REF_REQUIRED,
-            "A living document needs source_kind and source_ref: they name it across versions.",
-            details={"fields": ["source_kind", "source_ref"]},
-            agent_action="send source_kind and source_ref (e.g. 'gdrive' and the file id), or use snapshot",
+            f"{' and '.join(lineage)} describe a version of a named document: send source_kind and "
+            "source_ref too (they name it across versions).",
+            details={"fields": ["source_kind", "source_ref"], "lineage": lineage},
+            agent_action="send source_kind and source_ref (e.g. 'gdrive' and the file id), or leave out "
+            "the lineage fields for an anonymous one-shot ingest",
         )
     digest = content_hash(data)
     # A filename is the client's text: keep it printable (PostgreSQL refuses NUL).
@@ -109,6 +123,7 @@ def document_ingest(
             version=version,
             versioning_mode=versioning_mode,
             source_modified_at=source_modified_at,
+            source_version_ref=source_version_ref,
             refers_to=source_modified_at,
         )
         job = job_queue(caller=caller, space=space, source=source, kind=Job.Kind.INGEST, options={})

@@ -12,6 +12,7 @@ profile's `relate`, tested there).
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import time
 import uuid
@@ -20,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from django.conf import settings
 from django.utils import timezone
 from mcp import ClientSession
 
@@ -848,3 +850,96 @@ def test_the_same_names_in_two_accounts_never_cross(asgi_server, alice, charlie)
     assert [c["excerpt"] for c in claims] == ["My sister Alice lives in Rome."]
     alice_sources = {str(s) for s in Source.objects.filter(owner=alice).values_list("id", flat=True)}
     assert not {c["source_id"] for c in claims} & alice_sources
+
+
+# === what an agent following the contract literally trips on (issue 42) ====================
+
+
+def test_ingest_takes_source_version_ref_beside_the_pair_and_keeps_it(asgi_server, alice):
+    """contracts/evidence-mcp.txt, ingest: "Optional: mime, title, source_kind + source_ref (must be
+    paired), versioning_mode (snapshot | living), source_modified_at (timezone-aware UTC ISO-8601),
+    source_version_ref." """
+    token = agent_token(alice, asgi_server, "Importer")
+    lineage = {
+        "source_kind": "git",
+        "source_ref": "handbook/boiler.md",
+        "versioning_mode": "living",
+        "source_modified_at": "2024-05-01T09:00:00Z",
+        "source_version_ref": "3f2a9c1",
+    }
+    first = ok(asgi_server, token, "ingest", {"content": "The boiler was serviced in May.", **lineage})
+    assert first["created"] is True
+    assert first["document"]["source_version_ref"] == "3f2a9c1"
+    assert Source.objects.get(owner=alice, id=first["version_id"]).source_version_ref == "3f2a9c1"
+    second = ok(
+        asgi_server,
+        token,
+        "ingest",
+        {"content": "The boiler was serviced in June.", **lineage, "source_version_ref": "b71e004"},
+    )
+    assert second["doc_id"] == first["doc_id"] and second["version"]["number"] == 2
+    assert second["document"]["source_version_ref"] == "b71e004"
+    # Without one, it is null: the field is optional.
+    plain = ok(asgi_server, token, "ingest", {"content": "The gutter was cleared in October."})
+    assert plain["document"]["source_version_ref"] is None
+
+
+def test_lineage_fields_without_source_kind_and_source_ref_are_refused(asgi_server, alice):
+    """contracts/evidence-mcp.txt, ingest: "Lineage fields require the source_kind/source_ref pair
+    (same contract as the SDK and HTTP API)." """
+    token = agent_token(alice, asgi_server, "Importer")
+    before = rpc.row_counts()
+    for lineage in (
+        {"source_modified_at": "2024-05-01T09:00:00Z"},
+        {"source_version_ref": "3f2a9c1"},
+        {"versioning_mode": "living"},
+        {"source_kind": "git", "source_version_ref": "3f2a9c1"},
+    ):
+        result = call(evidence_url(asgi_server), token, "ingest", {"content": "The boiler.", **lineage})
+        error = structured(result)
+        assert result.is_error is True and error["http_status"] == 400, (lineage, error)
+        assert error["code"] in ("source_ref_required", "source_ref_incomplete"), (lineage, error)
+        assert set(error["details"]["fields"]) == {"source_kind", "source_ref"}
+    assert rpc.row_counts() == before
+    # The REST upload follows the same rule (one home: the document service).
+    refused = httpx.post(
+        f"{asgi_server.url}/api/v1/documents",
+        files={"file": ("notes.txt", b"The boiler.", "text/plain")},
+        data={"source_modified_at": "2024-05-01T09:00:00Z"},
+        headers={"Authorization": f"Bearer {rpc.pat_token(alice)}"},
+        timeout=60,
+    )
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "source_ref_required"
+    assert rpc.row_counts() == before
+
+
+def test_ingest_refusals_carry_the_contracts_codes(asgi_server, alice):
+    """contracts/evidence-mcp.txt, ingest: "Body size limits are enforced by the deployment. Client
+    preflight applies only when a served capability document supplies a max body size; otherwise the
+    server rejects and the tool maps body_too_large / empty_body." and tools/call: "Structured
+    write-tool error example: {"code":"body_too_large", ..., "http_status":413, "retryable":false,
+    "agent_action":"…"}" """
+    token = agent_token(alice, asgi_server, "Importer")
+    limit = settings.DOCUMENT_MAX_BYTES
+    before = rpc.row_counts()
+
+    async def steps(session: ClientSession) -> list[Any]:
+        return [
+            await session.call_tool("ingest", {"content": "   \n\t "}),
+            await session.call_tool("ingest", {"document_base64": base64.b64encode(b"  \n\t  ").decode()}),
+            # Within the endpoint's body limit, beyond the document limit: characters, then bytes.
+            await session.call_tool("ingest", {"content": "a" * (limit + 1)}),
+            await session.call_tool("ingest", {"content": "é" * (limit // 2 + 1)}),
+        ]
+
+    results = session_run(evidence_url(asgi_server), token, steps)
+    got = [(structured(r)["code"], structured(r)["http_status"], structured(r)["retryable"]) for r in results]
+    assert got == [
+        ("empty_body", 400, False),
+        ("empty_body", 400, False),
+        ("body_too_large", 413, False),
+        ("body_too_large", 413, False),
+    ]
+    for result in results:
+        assert result.is_error is True and set(structured(result)) >= ERROR_OBJECT
+    assert rpc.row_counts() == before

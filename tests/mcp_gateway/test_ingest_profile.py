@@ -470,7 +470,12 @@ def test_it_reads_source_modified_at_and_job_ids_in_every_spelling_the_contracts
         url,
         token,
         "ingest",
-        {"content": "The roof was repaired last week.", "source_modified_at": "2024-05-01t11:00:00+02:00"},
+        {
+            "content": "The roof was repaired last week.",
+            "source_kind": "notes",
+            "source_ref": "roof",
+            "source_modified_at": "2024-05-01t11:00:00+02:00",
+        },
     )
     source = Source.objects.get(id=ingested["version"]["source_id"])
     assert source.source_modified_at == datetime(2024, 5, 1, 9, tzinfo=UTC)
@@ -558,7 +563,7 @@ PDF = build_pdf(["A page of text."])
         ({}, "missing_field"),
         ({"title": "Only a title"}, "missing_field"),
         ({"content": "Fine text.", "document_base64": "QQ=="}, "conflicting_fields"),
-        ({"content": "   "}, "value_too_short"),
+        ({"content": "   "}, "empty_body"),
         ({"content": "Nul \x00 inside"}, "invalid_characters"),
         ({"content": "Fine text.", "mime": "application/pdf"}, "invalid_value"),
         ({"content": "Fine text.", "source_kind": "gdrive"}, "source_ref_incomplete"),
@@ -569,7 +574,7 @@ PDF = build_pdf(["A page of text."])
         ({"document_base64": "QR=="}, "invalid_base64"),  # not canonical
         ({"document_base64": "QUJD\nREVG"}, "invalid_base64"),  # a line break
         ({"document_base64": "-_-_"}, "invalid_base64"),  # the URL-safe alphabet
-        ({"document_base64": b64(b"   \n\t  ")}, "document_empty"),
+        ({"document_base64": b64(b"   \n\t  ")}, "empty_body"),
         ({"document_base64": b64(PDF), "mime": "text/plain"}, "unsupported_media_type"),
         ({"document_base64": b64(b"Plain words."), "mime": "application/pdf"}, "unsupported_media_type"),
         ({"document_base64": b64(b"MZ\x00\x00\x90\x00binary")}, "unsupported_media_type"),
@@ -644,10 +649,11 @@ def test_ingest_respects_the_document_size_limit_of_the_deployment(small_limit_s
     assert tool.input_schema["properties"]["content"]["maxLength"] == 2048
     before = rpc.row_counts()
     for arguments, code in (
-        ({"content": "a" * 2049}, "value_too_long"),
-        ({"content": "é" * 1500}, "document_too_large"),  # 1,500 characters, 3,000 bytes
-        ({"document_base64": b64(b"b" * 2049)}, "document_too_large"),
-        ({"document_base64": b64(b"b" * 3000)}, "value_too_long"),
+        # The evidence contract's name, however the size was found (characters, bytes, base64).
+        ({"content": "a" * 2049}, "body_too_large"),
+        ({"content": "é" * 1500}, "body_too_large"),  # 1,500 characters, 3,000 bytes
+        ({"document_base64": b64(b"b" * 2049)}, "body_too_large"),
+        ({"document_base64": b64(b"b" * 3000)}, "body_too_large"),
     ):
         result = call(url, token, "ingest", arguments)
         assert error_code(result) == code, (arguments.keys(), structured(result))
@@ -735,7 +741,7 @@ def test_rest_ingest_refuses_a_body_beyond_the_document_limit(small_limit_server
     )
     assert response.status_code == 413, response.text[:500]
     error = response.json()["error"]
-    assert error["code"] == "payload_too_large" and error["retryable"] is False
+    assert error["code"] == "body_too_large" and error["retryable"] is False
     assert error["details"]["max_bytes"] < 900_000
     assert rpc.row_counts() == before
     # The limit comes before authentication (which reads the body too); within it, no token is a 401.

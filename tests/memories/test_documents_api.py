@@ -60,6 +60,8 @@ class TestUpload:
             pat_client(alice),
             "roof.txt",
             b"The roof was repaired.",
+            source_kind="notes",
+            source_ref="roof",
             source_modified_at="2024-05-01t11:00:00+02:00",
         )
         assert response.status_code == 201, response.json()
@@ -90,6 +92,8 @@ class TestUpload:
             ("a.txt", b"hello", {"source_kind": "drive"}, "source_ref_incomplete", 400),
             ("a.txt", b"hello", {"versioning_mode": "sometimes"}, "invalid_value", 400),
             ("a.txt", b"hello", {"versioning_mode": "living"}, "source_ref_required", 400),
+            ("a.txt", b"hello", {"source_modified_at": "2024-05-01T10:00:00Z"}, "source_ref_required", 400),
+            ("a.txt", b"hello", {"source_version_ref": "r2"}, "source_ref_required", 400),
             ("a.txt", b"hello", {"colour": "blue"}, "unknown_field", 400),
             ("a.txt", b"hello", {"source_modified_at": "2024-05-01T10:00+02:00"}, "invalid_format", 400),
             (

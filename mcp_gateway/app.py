@@ -2,7 +2,9 @@
 
 Per request, before the SDK sees it:
 1. only POST (GET and DELETE answer 405: the SDK's stateless GET would open an
-   SSE stream that never closes); a body over the limit answers 413;
+   SSE stream that never closes); a body over the limit is refused with a JSON-RPC answer an SDK
+   reads (`_oversized`): a tool call gets its isError result (`body_too_large`), another request
+   a JSON-RPC error, both under the request's id, so the client's session carries on;
 2. `Host` and `Origin` must be ours (DNS-rebinding protection);
 3. a bearer token is required: an OAuth token minted for this resource, or a
    personal access token; else 401 with `WWW-Authenticate` naming the
@@ -21,7 +23,9 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -39,6 +43,7 @@ from mcp_gateway.tools import (
     call_tool,
     profile_scopes,
     read_resource,
+    refusal_result,
     resource_definitions,
     resource_scope,
     tool_definitions,
@@ -179,6 +184,83 @@ def _needed_scopes(message: Any, profile: str) -> list[tuple[str, str]]:
     return needed
 
 
+# An over-limit body is read on (and dropped) up to this many times the limit, keeping its first and
+# last bytes, to find the request's id and method; beyond it, it is not read at all.
+OVERSIZED_READ_FACTOR = 2
+_KEPT_BYTES = 64 * 1024
+_JSON_SCALAR = rb'(-?\d+|"(?:[^"\\]|\\.)*")'
+# The request's last member, when it is the id (both official SDKs write it after params).
+_TRAILING_ID = re.compile(rb'"id"\s*:\s*' + _JSON_SCALAR + rb"\s*\}\s*$")
+
+
+@dataclass
+class _Overflow:
+    """What was read of a body over the limit: its first and last bytes, its size so far, and
+    whether it has ended."""
+
+    head: bytes = b""
+    tail: bytes = b""
+    size: int = 0
+    ended: bool = False
+
+    def add(self, chunk: bytes, *, ended: bool) -> None:
+        if len(self.head) < _KEPT_BYTES:
+            self.head += chunk[: _KEPT_BYTES - len(self.head)]
+        self.tail = (self.tail + chunk)[-_KEPT_BYTES:]
+        self.size += len(chunk)
+        self.ended = ended
+
+
+_WHITESPACE = re.compile(r"\s*")
+
+
+def _leading_members(head: bytes) -> dict[str, Any]:
+    """The members of a JSON object's text before its `params` (the large part), as far as `head`
+    holds them whole: where a client writes `id` and `method` first."""
+    text = head.decode("utf-8", "replace")
+    decoder = json.JSONDecoder()
+    found: dict[str, Any] = {}
+
+    def skip(position: int) -> int:
+        match = _WHITESPACE.match(text, position)
+        return match.end() if match is not None else position
+
+    position = skip(0)
+    if text[position : position + 1] != "{":
+        return found
+    try:
+        position = skip(position + 1)
+        while text[position : position + 1] == '"':
+            key, position = decoder.raw_decode(text, position)
+            position = skip(position)
+            if key == "params" or text[position : position + 1] != ":":
+                break
+            found[key], position = decoder.raw_decode(text, skip(position + 1))
+            position = skip(position)
+            if text[position : position + 1] != ",":
+                break
+            position = skip(position + 1)
+    except (ValueError, RecursionError):
+        pass  # cut off inside a value: what came before is still known
+    return found
+
+
+def _oversized_request(head: bytes, tail: bytes) -> tuple[Any, str | None]:
+    """(id, method) of a request too large to parse, from its first and last bytes; (None, None)
+    when they do not say (a notification, or not a JSON-RPC object)."""
+    members = _leading_members(head)
+    request_id = members.get("id")
+    if request_id is None and (match := _TRAILING_ID.search(tail)) is not None:
+        try:
+            request_id = json.loads(match.group(1))
+        except ValueError:
+            request_id = None
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+        request_id = None
+    method = members.get("method")
+    return request_id, method if isinstance(method, str) else None
+
+
 INVALID_REQUEST_BODY = {
     "jsonrpc": "2.0",
     "id": None,
@@ -237,15 +319,7 @@ class McpEndpoint:
         if not _origin_allowed(_header(scope, b"origin")):
             await _respond(send, 403, {"error": "forbidden_origin", "message": "Origin not allowed."}, {})
             return
-        body = await self._read_body(scope, receive)
-        if body is None:
-            await _respond(
-                send,
-                413,
-                {"error": Code.PAYLOAD_TOO_LARGE.value, "message": "The request body is too large."},
-                {},
-            )
-            return
+        body, overflow = await self._read_body(scope, receive)
         authorization = _header(scope, b"authorization") or ""
         token = authorization[7:].strip() if authorization.lower().startswith("bearer ") else ""
         try:
@@ -258,6 +332,9 @@ class McpEndpoint:
             )
         except AppError as exc:  # app_paused: a valid token its owner refuses for now
             await _respond(send, exc.http_status, {"error": exc.code.value, "message": exc.message}, {})
+            return
+        if body is None:
+            await self._oversized(scope, receive, send, overflow, authenticated=caller is not None)
             return
         if caller is None:
             message = "A valid bearer token for this resource is required."
@@ -291,10 +368,12 @@ class McpEndpoint:
             _caller.reset(caller_token)
             _profile.reset(profile_token)
 
-    async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
+    async def _read_body(self, scope: Scope, receive: Receive) -> tuple[bytes | None, _Overflow]:
+        """(the body, nothing) within the limit; over it (None, what was read of it): the rest is
+        left unread, for `_oversized` to decide on."""
         declared = _header(scope, b"content-length")
         if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
-            return None
+            return None, _Overflow()
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -303,12 +382,50 @@ class McpEndpoint:
                 break
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_body_bytes:
-                return None
             chunks.append(chunk)
+            if size > self.max_body_bytes:
+                overflow = _Overflow()
+                overflow.add(b"".join(chunks), ended=not message.get("more_body"))
+                return None, overflow
             if not message.get("more_body"):
                 break
-        return b"".join(chunks)
+        return b"".join(chunks), _Overflow(ended=True)
+
+    async def _oversized(
+        self, scope: Scope, receive: Receive, send: Send, overflow: _Overflow, *, authenticated: bool
+    ) -> None:
+        """Refuse a body over the limit with a JSON-RPC answer. For a caller we know, and a body at
+        most OVERSIZED_READ_FACTOR times the limit, the rest is read (and dropped) to find the
+        request's id: a tool call is then answered with its isError result (`body_too_large`, the
+        contract's error object), anything else with a JSON-RPC error carrying that object, at 200,
+        which both official SDKs hand to the caller as the answer to its request. Otherwise (no
+        valid token, or far too large) nothing more is read: 413 with a JSON-RPC error, id null."""
+        error = AppError(
+            Code.BODY_TOO_LARGE,
+            f"The request body is larger than this endpoint's {self.max_body_bytes:,}-byte limit.",
+            details={"max_bytes": self.max_body_bytes},
+        )
+        ceiling = self.max_body_bytes * OVERSIZED_READ_FACTOR
+        declared = _header(scope, b"content-length")
+        request_id: Any = None
+        method: str | None = None
+        if authenticated and not (declared and declared.isdigit() and int(declared) > ceiling):
+            while not overflow.ended and overflow.size <= ceiling:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    break
+                overflow.add(message.get("body", b""), ended=not message.get("more_body"))
+            if overflow.ended and overflow.size <= ceiling:
+                request_id, method = _oversized_request(overflow.head, overflow.tail)
+        method = method or _header(scope, b"mcp-method")
+        if request_id is None:
+            body = {"jsonrpc": "2.0", "id": None, "error": _rpc_error(error)}
+            await _respond(send, 413, body, {})
+        elif method == "tools/call":
+            result = refusal_result(error, self.profile)
+            await _respond(send, 200, {"jsonrpc": "2.0", "id": request_id, "result": result}, {})
+        else:
+            await _respond(send, 200, {"jsonrpc": "2.0", "id": request_id, "error": _rpc_error(error)}, {})
 
     @staticmethod
     def _replay(body: bytes) -> Receive:
@@ -322,6 +439,11 @@ class McpEndpoint:
             return {"type": "http.disconnect"}
 
         return receive
+
+
+def _rpc_error(error: AppError) -> dict[str, Any]:
+    """A JSON-RPC error (-32600, invalid request) carrying the error object as its data."""
+    return {"code": -32600, "message": error.message, "data": error.as_dict()}
 
 
 def build_manager() -> StreamableHTTPSessionManager:

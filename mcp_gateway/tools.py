@@ -146,12 +146,28 @@ def unknown_tool(name: str, profile: str) -> AppError:
 
 
 def error_object(error: AppError, request_id: str, *, with_status: bool) -> dict[str, Any]:
-    """The error object of an isError result; `with_status` adds the HTTP status REST would answer."""
+    """The error object of an isError result; `with_status` (the evidence contract) adds the HTTP
+    status REST would answer, and the same public status, detail and code below an `error` key, as
+    its remote read tools report them (the stdio proxy's `contract_error` gives the same shape)."""
     payload = error.as_dict(request_id=request_id)
     if with_status:
         payload["http_status"] = error.http_status
+        payload["error"] = {
+            "status_code": error.http_status,
+            "detail": error.message,
+            "code": error.code.value,
+        }
     return payload
 
 
 def _error(error: AppError, request_id: str, *, with_status: bool) -> types.CallToolResult:
     return _result(error_object(error, request_id, with_status=with_status), is_error=True)
+
+
+def refusal_result(error: AppError, profile: str) -> dict[str, Any]:
+    """A tool call refused before the SDK saw it (a body over the endpoint's limit), as the JSON of
+    the isError result the tool itself would give."""
+    with_status = registry.PROFILES[profile].errors_as_results
+    result = _error(error, uuid.uuid4().hex, with_status=with_status)
+    dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return dumped

@@ -74,6 +74,15 @@ ERROR_SCHEMA: dict[str, Any] = {
         "agent_action": {"type": "string"},
         # The HTTP status REST would answer (on profiles whose contract asks for it).
         "http_status": {"type": "integer"},
+        # The same, as the evidence contract's remote read tools report a failure.
+        "error": {
+            "type": "object",
+            "properties": {
+                "status_code": {"type": "integer"},
+                "detail": {"type": "string"},
+                "code": {"type": "string"},
+            },
+        },
         "request_id": {"type": "string"},
         "details": {"type": "object"},
     },

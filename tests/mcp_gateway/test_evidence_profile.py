@@ -32,7 +32,7 @@ from memories.services import memories as memory_services
 from memories.services.spaces import space_create_default
 from tests.helpers import READ, WRITE, wait_for_job
 from tests.mcp_gateway import rpc
-from tests.mcp_gateway.sdk import call, error_code, session_run, structured
+from tests.mcp_gateway.sdk import call, error_code, mcp_error, session_run, structured
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -942,4 +942,42 @@ def test_ingest_refusals_carry_the_contracts_codes(asgi_server, alice):
     ]
     for result in results:
         assert result.is_error is True and set(structured(result)) >= ERROR_OBJECT
+    assert rpc.row_counts() == before
+
+
+def test_a_body_over_an_endpoints_limit_is_an_error_result_the_sdk_reads(asgi_server, alice):
+    """contracts/evidence-mcp.txt, tools/call: "A tool the registry has no active row for, a call
+    missing a required argument, or an open-query call with invalid argument types is a protocol error
+    result (isError: true) with the reason in the text block — never an exception across the wire."
+    and ingest: "the server rejects and the tool maps body_too_large / empty_body". Every refusal on
+    an MCP URL is a JSON-RPC answer, not a bare HTTP 413 an SDK raises as a transport error."""
+    token = agent_token(alice, asgi_server, "Importer")
+    before = rpc.row_counts()
+    # Over what /mcp/evidence takes in one request (a whole document in base64, and room): the SDK
+    # gets the contract's error object as an isError result, over the one session it keeps using.
+    document = base64.b64encode(b"d" * (settings.DOCUMENT_MAX_BYTES + 200_000)).decode()
+
+    async def evidence(session: ClientSession) -> tuple[Any, Any]:
+        refused = await session.call_tool("ingest", {"document_base64": document})
+        after = await session.call_tool("pipeline_readiness", {"job_ids": [str(uuid.uuid4())]})
+        return refused, after
+
+    refused, after = session_run(evidence_url(asgi_server), token, evidence)
+    error = structured(refused)
+    assert refused.is_error is True and error["code"] == "body_too_large", error
+    assert error["http_status"] == 413 and error["retryable"] is False
+    assert error["error"] == {"status_code": 413, "detail": error["message"], "code": "body_too_large"}
+    assert after.is_error is False
+    # The core endpoint (1 MiB): the same, in the core contract's error shape.
+
+    async def core(session: ClientSession) -> Any:
+        return await session.call_tool("remember", {"content": "x" * (1024 * 1024 + 10)})
+
+    result = session_run(core_url(asgi_server), token, core)
+    assert result.is_error is True and structured(result)["code"] == "body_too_large"
+    # A request that is not a tool call gets a JSON-RPC error the SDK raises as MCPError, with the
+    # error object as its data.
+    huge = "graph://" + "x" * (1024 * 1024 + 10)
+    error = mcp_error(core_url(asgi_server), token, lambda session: session.read_resource(huge))
+    assert error.error.code == -32600 and error.error.data["code"] == "body_too_large"
     assert rpc.row_counts() == before

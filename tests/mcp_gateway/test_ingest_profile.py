@@ -701,7 +701,8 @@ def test_the_ingest_endpoint_carries_documents_larger_than_other_mcp_requests(as
         headers={**rpc.routing_headers(body, rpc.LEGACY), "Authorization": f"Bearer {token}"},
         timeout=60,
     )
-    assert core.status_code == 413
+    assert core.status_code == 200
+    assert rpc.parse(core)["result"]["structuredContent"]["code"] == "body_too_large"
     assert rpc.row_counts() == before
 
 
@@ -756,10 +757,12 @@ def test_rest_ingest_refuses_a_body_beyond_the_document_limit(small_limit_server
 
 def test_a_body_beyond_the_document_limit_is_refused_cleanly(small_limit_server, alice):
     # With a 2 KB document limit the ingest endpoint still takes 1 MiB requests (the floor);
-    # a bigger body is refused with 413 before it is parsed, and nothing is stored.
+    # a bigger body is refused before it is parsed, as the call's error result, and nothing is stored.
     before = rpc.row_counts()
     response = _raw_ingest(small_limit_server, rpc.pat_token(alice), {"document_base64": b64(b"c" * 900_000)})
-    assert response.status_code == 413, response.text[:500]
+    assert response.status_code == 200, response.text[:500]
+    error = rpc.parse(response)["result"]["structuredContent"]
+    assert error["code"] == "body_too_large" and error["details"]["max_bytes"] == 1024 * 1024
     assert rpc.row_counts() == before
 
 

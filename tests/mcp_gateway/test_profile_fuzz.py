@@ -178,5 +178,7 @@ def test_an_unknown_field_is_always_refused_and_stores_nothing(
         assert protocol == LEGACY and answer["error"]["code"] == -32700, answer
         return
     assert result is not None and result["isError"] is True, (name, extra, result)
+    if result["structuredContent"]["code"] == "body_too_large":
+        return  # a huge value: refused before it is parsed, as the call's error result
     if not _has_unstorable_text(json.loads(json.dumps(extra))):
         assert result["structuredContent"]["code"] == "unknown_field", (name, extra, result)

@@ -139,14 +139,18 @@ def _stream(data: bytes, chunk: int = 64 * 1024) -> Iterator[bytes]:
         yield data[start : start + chunk]
 
 
-def test_a_body_over_one_mebibyte_gets_413_and_nothing_is_stored(asgi_server, token):
+def test_a_body_over_one_mebibyte_is_refused_and_nothing_is_stored(asgi_server, token):
     before = rpc.row_counts()
     body = rpc.tools_call("remember", {"content": "x" * (MIB + 10)})
     raw = json.dumps(body).encode()
     assert len(raw) > MIB
+    # A tool call gets its isError result under its own id: a JSON-RPC answer an SDK reads.
     declared = rpc.post(asgi_server.url, raw, token=token)
-    assert declared.status_code == 413, declared.text
+    assert declared.status_code == 200, declared.text
     rpc.assert_clean(declared)
+    answer = rpc.parse(declared)
+    assert answer["id"] == body["id"] and answer["result"]["isError"] is True
+    assert answer["result"]["structuredContent"]["code"] == "body_too_large"
     # Without a Content-Length (chunked upload): counted while reading.
     chunked = httpx.post(
         f"{asgi_server.url}/mcp",
@@ -154,10 +158,21 @@ def test_a_body_over_one_mebibyte_gets_413_and_nothing_is_stored(asgi_server, to
         headers={**rpc.routing_headers(body, LEGACY), "Authorization": f"Bearer {token}"},
         timeout=60,
     )
-    assert chunked.status_code == 413, chunked.text
-    # Even without a token: the size is checked first, nothing is parsed.
+    assert chunked.status_code == 200, chunked.text
+    assert rpc.parse(chunked)["result"]["structuredContent"]["code"] == "body_too_large"
+    # Another request is a JSON-RPC error carrying the error object.
+    listing = rpc.message("tools/list", {"cursor": "x" * (MIB + 10)})
+    refused = rpc.post(asgi_server.url, listing, token=token)
+    error = rpc.parse(refused)["error"]
+    assert refused.status_code == 200 and error["code"] == -32600
+    assert error["data"]["code"] == "body_too_large"
+    # Without a token nothing more is read: 413, a JSON-RPC error without an id.
     anonymous = rpc.post(asgi_server.url, raw, token=None)
     assert anonymous.status_code == 413
+    assert anonymous.json()["id"] is None and anonymous.json()["error"]["data"]["code"] == "body_too_large"
+    # Far beyond the limit (twice it, declared), nothing more is read either.
+    far = rpc.tools_call("remember", {"content": "x" * (2 * MIB + 10)})
+    assert rpc.post(asgi_server.url, far, token=token).status_code == 413
     assert rpc.row_counts() == before
     # Just under the limit is read and parsed (and refused by the tool's own limit).
     near = rpc.tools_call("remember", {"content": "x" * (MIB - 400)})

@@ -16,11 +16,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from mcp import ClientSession
 
 from mcp_gateway.stdio_proxy import DeepRecallClient, StdioProxy
 from memories.models import Memory
 from tests.helpers import wait_for_job
 from tests.mcp_gateway import rpc
+from tests.mcp_gateway.sdk import session_run, structured
 from tests.mcp_gateway.test_evidence_profile import (
     CONTRACT_OPERATIONS,
     CONTRACT_TOOLS,
@@ -201,3 +203,36 @@ def test_an_auth_failure_on_operations_fails_tools_list(deployment):
     )
     error = _names(url)
     assert error["code"] == -32603 and error["data"]["code"] == "not_authenticated"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_a_read_tools_failure_has_one_shape_over_http_and_over_stdio(asgi_server, alice, evidence_proxy):
+    """contracts/evidence-mcp.txt, tools/call: "Remote read-tool API failures encode their public
+    status_code, detail, and optional code below an error key in that JSON text. This preserves a
+    typed 503 or query-rejection code for hosts that need to stop or re-plan while still using the
+    ordinary MCP error-result envelope." """
+    token = rpc.pat_token(alice)
+    calls = [
+        ("query", {"sql": "SELECT pg_sleep(5)"}),
+        ("facts_context", {"query": "tea", "k": 0}),
+        ("describe_view", {"view": "pg_authid"}),
+        ("run_saved_query", {"name": "examples.nothing_like_it"}),
+    ]
+
+    async def steps(session: ClientSession) -> list[Any]:
+        return [await session.call_tool(name, arguments) for name, arguments in calls]
+
+    over_http = [structured(r) for r in session_run(f"{asgi_server.url}/mcp/evidence", token, steps)]
+    over_stdio = [call(evidence_proxy, name, arguments)["structuredContent"] for name, arguments in calls]
+    for (name, _), remote, local in zip(calls, over_http, over_stdio, strict=True):
+        for error in (remote, local):
+            assert error["error"] == {
+                "status_code": error["http_status"],
+                "detail": error["message"],
+                "code": error["code"],
+            }, (name, error)
+        # The same object; the proxy adds the status it was answered with, the ids differ.
+        assert {k: v for k, v in local.items() if k not in ("remote_status", "request_id")} == {
+            k: v for k, v in remote.items() if k != "request_id"
+        }, name

@@ -405,10 +405,8 @@ class StdioProxy:
             raise JsonRpcError(INVALID_PARAMS, "Invalid params: arguments must be an object.")
         composed = self.profile in COMPOSED_PROFILES
         if not self._known(name):
-            if composed:
-                # The evidence contract: an unknown tool is an error result with the reason.
-                return error_result(self._unknown_tool(name))
-            raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
+            # As on every HTTP URL: an error result with the reason and the tools there are.
+            return self._unknown_tool(name, remote_status=None)
         try:
             route = self._routes.get(name)
             result = (
@@ -417,12 +415,10 @@ class StdioProxy:
                 else self.client.run_operation(self._operations.get(name, name), arguments)
             )
         except RemoteFailure as exc:
-            if composed:
-                return error_result(contract_error(exc.error))
             if exc.error.get("code") == "unknown_operation":
                 # The list could not be read beforehand; the server is the authority.
-                raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name[:100]}") from None
-            return error_result(exc.error)
+                return self._unknown_tool(name, remote_status=exc.error.get("remote_status"))
+            return error_result(contract_error(exc.error) if composed else exc.error)
         return {
             "content": [{"type": "text", "text": _dumps(result)}],
             "structuredContent": result,
@@ -454,16 +450,19 @@ class StdioProxy:
         self._routes = {tool["name"]: tool["route"] for tool in (*write, *open_query)}
         return {item["name"]: tool_of(item) for item in (*write, *operations, *open_query)}
 
-    def _unknown_tool(self, name: str) -> JsonObject:
-        return {
+    def _unknown_tool(self, name: str, *, remote_status: int | None) -> JsonObject:
+        """The error result the HTTP endpoint gives for a tool it does not offer
+        (mcp_gateway.tools.unknown_tool), plus `remote_status` (null: the proxy knew it)."""
+        unknown: JsonObject = {
             "code": "unknown_operation",
             "message": f"There is no tool named {name[:100]!r} here.",
             "retryable": False,
             "agent_action": "call tools/list and use one of the tools in details.available",
             "details": {"tool": name[:100], "available": list(self._tools or {})},
-            "http_status": 404,
-            "remote_status": None,
         }
+        if self.profile in COMPOSED_PROFILES:
+            unknown = contract_error({**unknown, "remote_status": 404})
+        return error_result({**unknown, "remote_status": remote_status})
 
     def _known(self, name: str) -> bool:
         try:

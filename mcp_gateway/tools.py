@@ -121,9 +121,9 @@ async def call_tool(
     as_results = registry.PROFILES[profile].errors_as_results
     request_id = uuid.uuid4().hex
     if operation is None:
-        if not as_results:
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
-        return _error(unknown_tool(name, profile), request_id, with_status=True)
+        # One rule on every URL (docs/decisions.md, issue 42): an error result naming the tools
+        # that exist, so the agent can re-plan, as the evidence contract states.
+        return _error(unknown_tool(name, profile), request_id, with_status=as_results)
     try:
         result = await sync_to_async(_run_sync, thread_sensitive=False)(caller, operation.name, arguments)
     except AppError as exc:

@@ -37,9 +37,8 @@ class Profile:
     # fixes both (a closed namespace); empty: every operation naming the profile, in
     # registration order.
     tools: tuple[str, ...] = ()
-    # The evidence contract: a tool this URL does not offer is an `isError` result with the reason
-    # (never a JSON-RPC error), and every error object also says its `http_status`. The core
-    # contract keeps JSON-RPC -32602 for an unknown tool.
+    # The evidence contract: every error object also says its `http_status` (and the same below an
+    # `error` key). A tool this URL does not offer is an `isError` result on every profile.
     errors_as_results: bool = False
     # The evidence contract's transport lists these apart from GET /operations: the write tools
     # (GET /api/v1/ingest) and the open-query tools (GET /api/v1/query/space).

@@ -11,12 +11,14 @@ test_ingest_profile.py).
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import httpx
 import pytest
 from mcp import ClientSession
 
+from mcp_gateway.stdio_proxy import DeepRecallClient, StdioProxy
 from tests.helpers import READ, WRITE
 from tests.mcp_gateway import rpc, sdk
 from tests.mcp_gateway.oauth_browser import Browser
@@ -124,22 +126,56 @@ def test_tools_list_is_the_core_four_then_the_profiles_own_or_its_contracts_in_a
         assert names[4:] == OWN[profile], (profile, names)
 
 
-@pytest.mark.parametrize("profile", ["core", "ingest"])
-def test_a_tool_of_another_profile_is_unknown_here(asgi_server, alice, profile):
+@pytest.mark.parametrize("profile", list(PATHS))
+def test_an_unknown_tool_is_an_error_result_naming_the_tools_on_every_url_and_over_stdio(
+    asgi_server, alice, profile
+):
+    """contracts/evidence-mcp.txt, tools/call: "A tool the registry has no active row for, a call
+    missing a required argument, or an open-query call with invalid argument types is a protocol error
+    result (isError: true) with the reason in the text block — never an exception across the wire.
+    The client re-plans against a stated failure." The core and graph contracts state no other rule
+    (core-mcp.txt: "Errors are sanitized; inspect isError instead of treating every tool response as
+    success"), so every URL, and the stdio proxy for every profile, follows this one
+    (docs/decisions.md, issue 42)."""
     token = rpc.pat_token(alice)
     before = rpc.row_counts()
-    for foreign in ("relate", "switch_agent", "invalidate", "ingest", "facts_context"):
-        if foreign in OWN[profile]:
-            continue
-        response = _post(
-            asgi_server.url + PATHS[profile],
-            token,
-            rpc.tools_call(foreign, {"source": "a", "target": "b", "relation_type": "has"}),
-        )
-        assert response.status_code == 200, response.text
-        error = rpc.parse(response)["error"]
-        assert error["code"] == -32602 and foreign in error["message"], (profile, foreign, error)
+    foreign = [
+        name
+        for name in ("relate", "switch_agent", "ingest", "facts_context", "forget")
+        if name not in listed_names(profile)
+    ]
+    names = [*foreign, "nope", "Remember", "examples.memories_by_month"]
+
+    async def steps(session: ClientSession) -> tuple[list[str], list[Any]]:
+        offered = [tool.name for tool in (await session.list_tools()).tools]
+        return offered, [await session.call_tool(name, {"query": "a"}) for name in names]
+
+    offered, results = sdk.session_run(asgi_server.url + PATHS[profile], token, steps)
+    client = DeepRecallClient(asgi_server.url, token, timeout=60)
+    proxy = StdioProxy(client, profile)
+    try:
+        over_stdio = [
+            json.loads(proxy.handle_line(json.dumps(rpc.tools_call(name, {"query": "a"}))) or "{}")["result"]
+            for name in names
+        ]
+    finally:
+        client.close()
+    for name, result, local in zip(names, results, over_stdio, strict=True):
+        error = sdk.structured(result)
+        assert result.is_error is True and error["code"] == "unknown_operation", (profile, name, error)
+        assert error["details"] == {"tool": name, "available": offered}, (profile, name)
+        assert name in error["message"] and error["retryable"] is False
+        assert ("http_status" in error) is (profile == "evidence"), (profile, error)
+        assert local["isError"] is True, (profile, name, local)
+        shown = local["structuredContent"]
+        assert {k: v for k, v in shown.items() if k != "remote_status"} == {
+            k: v for k, v in error.items() if k != "request_id"
+        }, (profile, name, shown, error)
     assert rpc.row_counts() == before
+
+
+def listed_names(profile: str) -> list[str]:
+    return CLOSED.get(profile, [*CORE, *OWN[profile]])
 
 
 def test_only_the_graph_profile_lists_resources_and_reading_needs_memory_read(asgi_server, alice):

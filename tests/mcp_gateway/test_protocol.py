@@ -211,20 +211,26 @@ def test_a_host_not_in_allowed_hosts_gets_421(asgi_server, token, host):
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_an_unknown_tool_is_a_json_rpc_invalid_params_error(asgi_server, token, protocol):
+def test_an_unknown_tool_is_an_error_result_naming_the_tools(asgi_server, token, protocol):
     for name in ("nope", "Remember", "remember ", "", "x" * 5000):
         body = rpc.tools_call(name, {}, protocol=protocol)
         response = rpc.post(asgi_server.url, body, token=token, protocol=protocol)
         rpc.assert_clean(response)
         answer = rpc.parse(response)
-        assert "result" not in answer, answer
         if protocol == MODERN and not rpc.routing_headers(body, MODERN).get("Mcp-Name"):
             # The empty or overlong name cannot ride in the Mcp-Name header: a header mismatch.
             assert answer["error"]["code"] == -32020, answer
             continue
-        assert answer["error"]["code"] == -32602, answer
-        assert answer["id"] == body["id"]
-        assert response.status_code == (200 if protocol == LEGACY else 400)
+        assert answer["id"] == body["id"] and response.status_code == 200
+        result = answer["result"]
+        assert result["isError"] is True, answer
+        assert result["structuredContent"]["code"] == "unknown_operation"
+        assert result["structuredContent"]["details"]["available"] == [
+            "recall",
+            "answer",
+            "remember",
+            "forget",
+        ]
 
 
 def _invalid_arguments() -> list[tuple[str, dict[str, Any], str]]:

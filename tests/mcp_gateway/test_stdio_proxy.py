@@ -356,13 +356,16 @@ class TestTools:
     def test_it_refuses_an_unknown_tool_after_looking_once_more(self, proxy, stand_in):
         _, state = stand_in
         rpc(proxy, "tools/list")
-        reply = call(proxy, "nope", {})
-        assert reply["error"]["code"] == -32602 and "nope" in reply["error"]["message"]
+        result = call(proxy, "nope", {})["result"]
+        error = result["structuredContent"]
+        assert result["isError"] is True and error["code"] == "unknown_operation"
+        assert "nope" in error["message"] and error["remote_status"] is None
         assert state.list_calls == 2
         assert not [r for r in state.requests if r[0] == "POST"]
 
     def test_it_refuses_a_tool_outside_the_core_profile(self, proxy):
-        assert call(proxy, "internal_only", {})["error"]["code"] == -32602
+        result = call(proxy, "internal_only", {})["result"]
+        assert result["isError"] is True and result["structuredContent"]["code"] == "unknown_operation"
 
     def test_it_offers_another_profile_when_asked(self, stand_in):
         url, _ = stand_in
@@ -833,7 +836,8 @@ class TestAgainstARunningService:
 
     def test_it_refuses_an_unknown_tool_and_survives_garbage_then_exits_0(self, mcp):
         mcp.initialize()
-        assert mcp.call("no_such_tool", {})["error"]["code"] == -32602
+        unknown = mcp.call("no_such_tool", {})["result"]
+        assert unknown["isError"] is True and unknown["structuredContent"]["code"] == "unknown_operation"
         mcp.send(b"{this is not json")
         assert mcp.receive() == {
             "jsonrpc": "2.0",

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from memories.models import Relation
 from memories.operations.schemas import obj
 
 UUID = {"type": "string", "format": "uuid"}
@@ -30,10 +31,12 @@ class SavedQuery:
     sql: str
     # (name, JSON Schema) in `$n` order.
     params: tuple[tuple[str, dict[str, Any]], ...] = ()
+    # Parameters that may be left out: passed as SQL NULL, which the query's text must allow for.
+    optional: tuple[str, ...] = ()
 
     @property
     def input_schema(self) -> dict[str, Any]:
-        return obj(dict(self.params), required=[name for name, _ in self.params])
+        return obj(dict(self.params), required=[name for name, _ in self.params if name not in self.optional])
 
     def summary(self) -> dict[str, Any]:
         """What discovery shows: no SQL, no content."""
@@ -45,7 +48,7 @@ class SavedQuery:
         }
 
     def positional(self, validated: dict[str, Any]) -> list[Any]:
-        return [validated[name] for name, _ in self.params]
+        return [validated.get(name) for name, _ in self.params]
 
 
 def _p(description: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -251,6 +254,46 @@ ORDER BY s.version""",
             "How many memories carry each tag, and how many of those hold now.",
             """SELECT tag, count(*) AS memories, count(*) FILTER (WHERE holds_now) AS holding_now
 FROM memories, unnest(tags) AS tag GROUP BY tag ORDER BY memories DESC, tag""",
+        ),
+        SavedQuery(
+            # The earlier evidence contract's own example row: relation_current(subject_entity_id,
+            # predicate?), "current relations matching a subject and optional predicate".
+            "examples.relation_current",
+            "Current relations of a subject",
+            "The relations that hold now with the entity as their subject, of one predicate (relation "
+            "type) when given, with the object and both clocks.",
+            """SELECT id, type AS predicate, subject_id, subject_name, object_id, object_name, valid_from,
+       recorded_at
+FROM relations
+WHERE holds_now AND subject_id = $1::uuid AND ($2::text IS NULL OR type = $2::text)
+ORDER BY type, recorded_at DESC""",
+            (
+                ("subject_entity_id", _p("entities.id of the subject (resolve_entity returns it).", UUID)),
+                (
+                    "predicate",
+                    _p(
+                        "Only relations of this type (lives_in, works_at ...); all types when left out.",
+                        {"type": "string", "enum": list(Relation.Type.values)},
+                    ),
+                ),
+            ),
+            optional=("predicate",),
+        ),
+        SavedQuery(
+            # The second clock: facts_held_at asks world time; this asks system time.
+            "examples.facts_known_at",
+            "What the service held at a moment of system time",
+            "Memories and relations the service had recorded by a moment and not yet replaced then: what "
+            "it believed at that moment, whatever world time they are about, oldest first.",
+            """SELECT 'memory' AS fact_type, id, content AS fact, recorded_at, superseded_at
+FROM memories
+WHERE recorded_at <= $1::timestamptz AND (superseded_at IS NULL OR superseded_at > $1::timestamptz)
+UNION ALL
+SELECT 'relation', id, subject_name || ' ' || type || ' ' || object_name, recorded_at, superseded_at
+FROM relations
+WHERE recorded_at <= $1::timestamptz AND (superseded_at IS NULL OR superseded_at > $1::timestamptz)
+ORDER BY recorded_at, id""",
+            (("known_at", _p("System time, RFC 3339 with an offset.", TIME)),),
         ),
     )
 }

@@ -52,12 +52,13 @@ QUERY = {
 }
 
 
+# The contract's own schema for k (its facts_context example), on every context tool alike.
 K = {
     "type": "integer",
     "minimum": 1,
-    "maximum": 50,
+    "maximum": 30,
     "default": 10,
-    "description": "How many items to return at most (1-50).",
+    "description": "How many items to return at most (1-30).",
 }
 
 

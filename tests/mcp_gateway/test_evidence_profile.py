@@ -780,7 +780,7 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
     for tool in CONTEXT_TOOLS
     for arguments, code in (
         ({"query": "tea", "k": 0}, "value_out_of_range"),
-        ({"query": "tea", "k": 51}, "value_out_of_range"),
+        ({"query": "tea", "k": 31}, "value_out_of_range"),
         ({"query": "tea", "k": "5"}, "wrong_type"),
         ({"query": "tea", "k": 2.5}, "wrong_type"),
         ({"query": "tea", "k": True}, "wrong_type"),
@@ -981,3 +981,22 @@ def test_a_body_over_an_endpoints_limit_is_an_error_result_the_sdk_reads(asgi_se
     error = mcp_error(core_url(asgi_server), token, lambda session: session.read_resource(huge))
     assert error.error.code == -32600 and error.error.data["code"] == "body_too_large"
     assert rpc.row_counts() == before
+
+
+def test_k_follows_the_contracts_maximum_of_thirty(asgi_server, alice):
+    """contracts/evidence-mcp.txt, Operation tools: "facts_context" ... "inputSchema": {..., "k":
+    { "type": "integer", "minimum": 1, "maximum": 30 }}"""
+    token = agent_token(alice, asgi_server, "Reader")
+    remember(asgi_server, token, "I love green tea.")
+
+    async def steps(session: ClientSession) -> tuple[list[Any], list[Any], list[Any]]:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        at_most = [await session.call_tool(name, {"query": "tea", "k": 30}) for name in CONTEXT_TOOLS]
+        over = [await session.call_tool(name, {"query": "tea", "k": 31}) for name in CONTEXT_TOOLS]
+        return [tools[name].input_schema["properties"]["k"] for name in CONTEXT_TOOLS], at_most, over
+
+    schemas, at_most, over = session_run(evidence_url(asgi_server), token, steps)
+    for schema in schemas:
+        assert (schema["type"], schema["minimum"], schema["maximum"]) == ("integer", 1, 30), schema
+    assert all(result.is_error is not True for result in at_most), at_most
+    assert [error_code(result) for result in over] == ["value_out_of_range"] * len(CONTEXT_TOOLS)

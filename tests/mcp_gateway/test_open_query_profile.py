@@ -286,3 +286,57 @@ def test_the_rest_routes_answer_the_same(asgi_server, alices, alice, charlie):
         "facts_context",
         "combined_context",
     ]
+
+
+def test_the_eighteen_saved_queries_include_relation_current_and_facts_known_at(asgi_server, alice):
+    """contracts/evidence-mcp.txt, tools/list: "The operation registry contains exactly: resolve_entity,
+    claims_and_sources_context, facts_context, and combined_context. The eighteen demoted patterns are
+    discoverable examples.* saved queries, not tools." The earlier contract names one of them:
+    "relation_current ... Current relations matching a subject and optional predicate", with
+    "subject_entity_id" required and "predicate" optional."""
+    token = rpc.pat_token(alice)
+    graph = f"{asgi_server.url}/mcp/graph"
+    for target in ("Paris", "Berlin"):
+        related = call(
+            graph, token, "relate", {"source": "Mara", "target": target, "relation_type": "lives_in"}
+        )
+        assert related.is_error is not True, related
+    call(graph, token, "relate", {"source": "Mara", "target": "Acme", "relation_type": "works_at"})
+    listed = ok(asgi_server, token, "list_saved_queries", {})["saved_queries"]
+    assert len(listed) == 18 and len({q["name"] for q in listed}) == 18
+    by_name = {q["name"]: q for q in listed}
+    current = by_name["examples.relation_current"]["parameters"]
+    assert current["required"] == ["subject_entity_id"]
+    assert set(current["properties"]) == {"subject_entity_id", "predicate"}
+    mara = ok(asgi_server, token, "resolve_entity", {"query": "Mara"})["entities"][0]["id"]
+
+    def rows(name: str, params: dict[str, Any]) -> list[list[Any]]:
+        result = ok(asgi_server, token, "run_saved_query", {"name": name, "params": params})
+        assert result["saved_query"] == name and result["grade"] == "exploratory_tabular"
+        columns = [column["name"] for column in result["columns"]]
+        return [dict(zip(columns, row, strict=True)) for row in result["rows"]]
+
+    everything = rows("examples.relation_current", {"subject_entity_id": mara})
+    assert sorted((r["predicate"], r["object_name"]) for r in everything) == [
+        ("lives_in", "Berlin"),
+        ("works_at", "Acme"),
+    ]
+    only = rows("examples.relation_current", {"subject_entity_id": mara, "predicate": "lives_in"})
+    assert [(r["predicate"], r["object_name"]) for r in only] == [("lives_in", "Berlin")]
+    # The other clock (system time): what the service held when it had just learned of Paris.
+    now = rows("examples.facts_known_at", {"known_at": "2999-01-01T00:00:00Z"})
+    assert sorted(r["fact"] for r in now) == ["Mara lives_in Berlin", "Mara works_at Acme"]
+    earliest = min(r["recorded_at"] for r in rows("examples.relation_history_of_entity", {"entity_id": mara}))
+    then = rows("examples.facts_known_at", {"known_at": earliest})
+    assert [(r["fact_type"], r["fact"]) for r in then] == [("relation", "Mara lives_in Paris")]
+    # Strict parameters, as any tool's arguments.
+    for params, code in (
+        ({}, "missing_field"),
+        ({"subject_entity_id": mara, "predicate": "loves"}, "invalid_value"),
+        ({"subject_entity_id": "mara"}, "invalid_format"),
+        ({"subject_entity_id": mara, "object": "Paris"}, "unknown_field"),
+    ):
+        error = failed(
+            asgi_server, token, "run_saved_query", {"name": "examples.relation_current", "params": params}
+        )
+        assert error["code"] == code, (params, error)

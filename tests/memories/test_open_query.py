@@ -341,8 +341,10 @@ def test_holds_now_agrees_with_the_one_current_rule(alice):
 # === saved queries ========================================================================
 
 
-def test_there_are_a_dozen_saved_queries_and_the_guard_accepts_each(db):
-    assert len(SAVED) >= 12
+def test_there_are_the_contracts_eighteen_saved_queries_and_the_guard_accepts_each(db):
+    # contracts/evidence-mcp.txt: "The eighteen demoted patterns are discoverable examples.* saved
+    # queries, not tools."
+    assert len(SAVED) == 18
     assert all(name.startswith("examples.") for name in SAVED)
     for saved in SAVED.values():
         checked = query_check(saved.sql)
@@ -373,13 +375,15 @@ def test_every_saved_query_runs_on_real_rows(cast, alice):
         "end": timezone.now().isoformat(),
         "source_kind": "gdrive",
         "source_ref": "doc-1",
+        "subject_entity_id": str(person.id),
+        "known_at": timezone.now().isoformat(),
     }
     from memories.operations.validation import validate_arguments
 
     results = {}
     for saved in SAVED.values():
         validated = validate_arguments(
-            saved.input_schema, {name: arguments[name] for name, _ in saved.params}
+            saved.input_schema, {name: arguments[name] for name, _ in saved.params if name in arguments}
         )
         results[saved.name] = run(alice, saved.sql, saved.positional(validated), space=space)
     current = results["examples.current_relations_of_entity"]
@@ -392,3 +396,10 @@ def test_every_saved_query_runs_on_real_rows(cast, alice):
     assert {row[3] for row in history.rows} == {"Paris", "Berlin"}
     assert len(results["examples.changed_since"].rows) >= 3
     assert results["examples.memories_by_month"].rows[0][2] == 1
+    # relation_current with its optional predicate left out: every current relation of the subject.
+    assert [(row[1], row[5]) for row in results["examples.relation_current"].rows] == [("lives_in", "Berlin")]
+    predicate = run(alice, SAVED["examples.relation_current"].sql, [str(person.id), "works_at"], space=space)
+    assert predicate.rows == []
+    known = results["examples.facts_known_at"]
+    assert {row[2] for row in known.rows} >= {"I love green tea.", "Mara lives_in Berlin"}
+    assert "Mara lives_in Paris" not in {row[2] for row in known.rows}

@@ -326,12 +326,14 @@ RECALL_INPUT: dict[str, Any] = obj(
             "maxLength": QUERY_MAX_LENGTH,
             "description": f"Search query: keywords or a topic (trimmed; 1-{QUERY_MAX_LENGTH:,} characters).",
         },
+        # The contract's type is number: a whole one sent as 5.0 is 5 (multipleOf keeps 2.5 out).
         "limit": {
-            "type": "integer",
+            "type": "number",
+            "multipleOf": 1,
             "minimum": 1,
             "maximum": 50,
             "default": 10,
-            "description": "Max results (1-50).",
+            "description": "Max results, a whole number (1-50).",
         },
     },
     required=["query"],
@@ -345,7 +347,7 @@ def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     dates. `match` says whether anything really matches. Always search before answering fact-based
     questions.
     """
-    return recall_rendered(caller, {"query": args["query"], "top_k": args["limit"]})
+    return recall_rendered(caller, {"query": args["query"], "top_k": int(args["limit"])})
 
 
 # --- get_context ---------------------------------------------------------------------------

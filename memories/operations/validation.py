@@ -154,6 +154,12 @@ def _as_app_error(error: SchemaError) -> AppError:
             {"format": limit},
             f"send {field} as {expected}",
         ),
+        "multipleOf": (
+            Code.INVALID_VALUE,
+            f"{field} must be a whole number." if limit == 1 else f"{field} must be a multiple of {limit}.",
+            {"multiple_of": limit},
+            f"send {field} as a whole number" if limit == 1 else f"send {field} as a multiple of {limit}",
+        ),
         "enum": (
             Code.INVALID_VALUE,
             f"{field} must be one of: {', '.join(map(str, allowed))}.",

@@ -129,9 +129,7 @@ def test_tools_list_is_the_contracts_seven_tools_with_its_parameters_enums_and_d
         properties = schema["properties"]
         assert set(properties) - set(params) == EXTRAS.get(name, set()), name
         for param, json_type in params.items():
-            # The contract's "number" for a count is an integer here (a JSON Schema number too).
-            allowed = {"number", "integer"} if json_type == "number" else {json_type}
-            assert properties[param]["type"] in allowed, (name, param)
+            assert properties[param]["type"] == json_type, (name, param)
     remember, recall = by_name["remember"]["properties"], by_name["recall"]["properties"]
     assert remember["category"]["enum"] == CATEGORIES
     assert remember["entities"]["items"]["properties"]["type"]["enum"] == ENTITY_TYPES
@@ -360,6 +358,40 @@ def test_recall_honours_limit_and_returns_active_memories_only(asgi_server, alic
     assert recalled_ids(url, rpc.pat_token(charlie), "Ana Ruiz tea", limit=50) == []
 
 
+def test_recall_limit_is_a_number_and_a_whole_one_given_as_a_number_is_taken(asgi_server, alice):
+    """contracts/graph-mcp.txt, recall: "| `limit` | number | No | Max results (default: 10) |" and
+    its example { "query": "pricing preferences", "limit": 5 }: a client that writes numbers as
+    floats sends 5.0."""
+    url, token = graph_url(asgi_server), rpc.pat_token(alice)
+    saved = ok(
+        url,
+        token,
+        "remember",
+        {
+            "content": "Lena Park drinks oolong. Lena Park drinks sencha. Lena Park drinks matcha.",
+            "category": "fact",
+        },
+    )
+    assert len(saved["memories"]) == 3
+
+    async def steps(session: ClientSession) -> tuple[dict[str, Any], list[Any]]:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        return tools["recall"].input_schema["properties"]["limit"], [
+            await session.call_tool("recall", {"query": "Lena Park tea", "limit": limit})
+            for limit in (2.0, 5.0, 2, 2.5, True, "2", 0.0, 51.0)
+        ]
+
+    schema, results = session_run(url, token, steps)
+    assert schema["type"] == "number" and (schema["minimum"], schema["maximum"]) == (1, 50)
+    assert schema["default"] == 10
+    two_float, five_float, two_int = (structured(r) for r in results[:3])
+    assert [m["id"] for m in two_float["memories"]] == [m["id"] for m in two_int["memories"]]
+    assert len(two_float["memories"]) == 2
+    assert len(five_float["memories"]) == 3
+    codes = [structured(r)["code"] for r in results[3:]]
+    assert codes == ["invalid_value", "wrong_type", "wrong_type", "value_out_of_range", "value_out_of_range"]
+
+
 # === invalidate ============================================================================
 
 
@@ -574,7 +606,7 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
     ("recall", {"query": "tea", "limit": 0}, "value_out_of_range"),
     ("recall", {"query": "tea", "limit": 51}, "value_out_of_range"),
     ("recall", {"query": "tea", "limit": "5"}, "wrong_type"),
-    ("recall", {"query": "tea", "limit": 2.5}, "wrong_type"),
+    ("recall", {"query": "tea", "limit": 2.5}, "invalid_value"),
     ("recall", {"query": "tea", "limit": True}, "wrong_type"),
     ("recall", {"query": "tea", "top_k": 5}, "unknown_field"),
     ("invalidate", {}, "missing_field"),

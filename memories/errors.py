@@ -83,6 +83,7 @@ class Code(StrEnum):
     # The request conflicts with what is stored.
     SPACE_NAME_TAKEN = "space_name_taken"
     MEMORY_NOT_CURRENT = "memory_not_current"
+    RELATION_NOT_RESTORABLE = "relation_not_restorable"
     INVALID_SPACE_NAME = "invalid_space_name"
     CANNOT_DELETE_DEFAULT_SPACE = "cannot_delete_default_space"
     SWITCH_SPACE_UNAVAILABLE = "switch_space_unavailable"
@@ -379,6 +380,13 @@ CATALOGUE: dict[Code, Entry] = {
         message="There is no resource with this URI here.",
     ),
     Code.SPACE_NAME_TAKEN: Entry(409, "a space with that name exists", "choose another name"),
+    Code.RELATION_NOT_RESTORABLE: Entry(
+        409,
+        "restoring an invalidated relation while another holds in its place: the same relation said "
+        "again, or a newer lives_in / works_at of its subject (`details.holding`)",
+        "keep the relation that holds now, or invalidate it first and restore this one",
+        message="Another relation holds in this one's place; restoring it would make two hold at once.",
+    ),
     Code.MEMORY_NOT_CURRENT: Entry(
         409,
         "a revision of a memory that a newer version replaced, or that is suppressed (a job: the "

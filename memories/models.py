@@ -442,6 +442,11 @@ class Relation(models.Model):
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
     )
+    # Retired by an agent's `invalidate` (services.relations.relation_invalidate): it stopped holding
+    # then (superseded_at, with no successor) and is kept as history with the reason in words;
+    # relation_restore undoes it.
+    invalidated_at = models.DateTimeField(null=True, blank=True)
+    invalidated_note = models.CharField(max_length=500, blank=True)
 
     class Meta:
         ordering = ["-recorded_at"]

@@ -274,6 +274,12 @@ def relation_dict(
         "clocks": clocks(relation, RELATION_CLOCKS),
         "evidence_count": int(getattr(relation, "evidence_count", 0)),
         "contradiction_count": int(getattr(relation, "contradiction_count", 0)),
+        # Retired by `invalidate`: when, and the reason given (null when it was not).
+        "invalidation": (
+            {"at": iso(relation.invalidated_at), "reason": relation.invalidated_note or None}
+            if relation.invalidated_at is not None
+            else None
+        ),
     }
     if perspective is not None:
         outgoing = relation.subject_id == perspective.id

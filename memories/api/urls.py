@@ -18,7 +18,7 @@ from memories.api.memories import (
     MemoryUnpinView,
 )
 from memories.api.operations import OperationListView, OperationRunView
-from memories.api.relations import RelationItemView
+from memories.api.relations import RelationItemView, RelationRestoreView
 from memories.api.spaces import SpaceCollectionView, SpaceItemView
 from memories.api.tokens import TokenCollectionView, TokenItemView
 
@@ -50,6 +50,11 @@ urlpatterns = [
         name="api-memory-restore",
     ),
     path("v1/relations/<uuid:relation_id>", RelationItemView.as_view(), name="api-relation"),
+    path(
+        "v1/relations/<uuid:relation_id>/restore",
+        RelationRestoreView.as_view(),
+        name="api-relation-restore",
+    ),
     path("v1/documents", DocumentUploadView.as_view(), name="api-documents"),
     path("v1/images", ImageUploadView.as_view(), name="api-images"),
     # The signed image_url: no credentials, the link is the access (memories/selectors/images.py).

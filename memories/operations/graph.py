@@ -48,7 +48,7 @@ from memories.selectors.graph import (
 from memories.selectors.jobs import job_wait
 from memories.selectors.spaces import space_list
 from memories.services.memories import memory_suppress, remember
-from memories.services.relations import relation_record
+from memories.services.relations import relation_invalidate, relation_record
 from memories.services.spaces import grant_space_switch, space_for_caller
 
 PROFILES = ("graph",)
@@ -136,6 +136,12 @@ RELATION: dict[str, Any] = obj(
             "description": "Distinct claimants (agents, tokens, the user, documents) asserting it.",
         },
         "contradiction_count": {"type": "integer", "minimum": 0},
+        "invalidation": obj(
+            {"at": {"type": "string"}, "reason": {"type": ["string", "null"]}},
+            required=ALL,
+            nullable=True,
+            description="Retired by invalidate: when, and the reason given; null when it was not.",
+        ),
     },
     required="id type statement subject object current clocks evidence_count contradiction_count",
 )
@@ -457,7 +463,13 @@ def _list_entities(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
 
 INVALIDATE_INPUT: dict[str, Any] = obj(
     {
-        "memory_id": {**UUID, "description": "ID of the memory to invalidate (from remember or recall)."},
+        "memory_id": {
+            **UUID,
+            "description": (
+                "ID of the memory to invalidate (from remember or recall), or of a relation (from relate, "
+                "get_context or graph://relations) to retire it."
+            ),
+        },
         "reason": {
             "type": "string",
             "minLength": 1,
@@ -469,35 +481,89 @@ INVALIDATE_INPUT: dict[str, Any] = obj(
 )
 
 
+MEMORY_TARGET, RELATION_TARGET = "memory", "relation"
+INVALIDATED = "invalidated"
+
+
 INVALIDATE_OUTPUT: dict[str, Any] = obj(
     {
-        "memory_id": UUID,
-        "status": {"type": "string", "enum": [Memory.Status.SUPPRESSED.value]},
+        "memory_id": {**UUID, "description": "The id given: a memory's, or a relation's."},
+        "target": {"type": "string", "enum": [MEMORY_TARGET, RELATION_TARGET]},
+        "status": {
+            "type": "string",
+            "enum": [Memory.Status.SUPPRESSED.value, INVALIDATED],
+            "description": (
+                "suppressed: a memory, hidden everywhere; invalidated: a relation, ended and kept as history."
+            ),
+        },
         "reason": {"type": ["string", "null"], "description": "The reason given when it was invalidated."},
         "invalidated_at": {"type": "string"},
+        "relation": {
+            **RELATION,
+            "type": ["object", "null"],
+            "description": "The retired relation (null for a memory).",
+        },
         "message": {"type": "string"},
     },
     required=ALL,
 )
 
 
+def _invalidate_relation(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    relation = relation_invalidate(
+        actor=caller.actor(), relation_id=args["memory_id"], note=args.get("reason", "")
+    )
+    rendered = relation_dict(
+        relation_get_with_evidence(owner=caller.user, space=relation.space, relation_id=relation.id)
+    )
+    return {
+        "memory_id": str(relation.id),
+        "target": RELATION_TARGET,
+        "status": INVALIDATED,
+        "reason": relation.invalidated_note or None,
+        "invalidated_at": iso(relation.invalidated_at),
+        "relation": rendered,
+        "message": (
+            "The relation no longer holds: it is kept for history (get_context with an earlier `at`) and "
+            "left out of current answers; the user can restore it. relate again to record a new one."
+        ),
+    }
+
+
 @operation("invalidate", PROFILES, SCOPE_WRITE, WRITES_IDEMPOTENT, INVALIDATE_INPUT, INVALIDATE_OUTPUT)
 def _invalidate(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     """Mark one of the user's memories as outdated or incorrect. It is kept for history but no longer
     recalled or listed; the user can restore it from the dashboard. To correct a fact, invalidate the old
-    memory and remember the new one. Invalidating it again changes nothing.
+    memory and remember the new one. A relation's id retires that relation the same way (it stops holding,
+    kept as history); relate the new link. Invalidating again changes nothing.
     """
-    memory = memory_suppress(
-        actor=caller.actor(),
-        memory_id=args["memory_id"],
-        reason=Memory.SuppressReason.INVALIDATED,
-        note=args.get("reason", ""),
-    )
+    try:
+        memory = memory_suppress(
+            actor=caller.actor(),
+            memory_id=args["memory_id"],
+            reason=Memory.SuppressReason.INVALIDATED,
+            note=args.get("reason", ""),
+        )
+    except AppError as missing:
+        if missing.code != Code.MEMORY_NOT_FOUND:
+            raise
+        try:
+            return _invalidate_relation(caller, args)
+        except AppError as neither:
+            if neither.code != Code.RELATION_NOT_FOUND:
+                raise
+            raise AppError(
+                Code.MEMORY_NOT_FOUND,
+                "No memory or relation with this id exists in your account.",
+                agent_action="use an id from remember, recall, relate or get_context",
+            ) from None
     return {
         "memory_id": str(memory.id),
+        "target": MEMORY_TARGET,
         "status": memory.status,
         "reason": memory.suppressed_note or None,
         "invalidated_at": iso(memory.suppressed_at),
+        "relation": None,
         "message": "The memory is kept for history but excluded from recall; the user can restore it.",
     }
 

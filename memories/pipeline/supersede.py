@@ -94,6 +94,22 @@ def supersession_undo(*, successor: Memory | Relation) -> list[Any]:
     return reopened
 
 
+def relation_retire(*, relation: Relation, now: datetime) -> None:
+    """End a relation an agent says no longer holds (`invalidate`): replaced by nothing, from now, and
+    kept as history like any closed row. Not saved here: the caller saves it with the reason."""
+    if relation.superseded_at is None:
+        relation.superseded_at = now
+
+
+def relation_retire_undo(*, relation: Relation, retired_at: datetime) -> bool:
+    """Reopen a relation `relation_retire` ended at `retired_at` (not one a newer relation replaced
+    since: that end stays). True when it holds again. Not saved here."""
+    if relation.superseded_by_id is None and relation.superseded_at == retired_at:
+        relation.superseded_at = None
+        return True
+    return False
+
+
 # How many prior statements, nearest in meaning, the update engine judges a new one against.
 PRIORS = 8
 

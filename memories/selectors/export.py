@@ -121,6 +121,7 @@ def _relation(relation: Relation) -> dict[str, Any]:
         **_fields(relation, "id space_id subject_id object_id"),
         "relation_type": relation.type,
         **clocks(relation, RELATION_CLOCKS),
+        **_fields(relation, "invalidated_at invalidated_note"),
         "evidence": _evidence(relation.evidence.all()),
     }
 

@@ -1,4 +1,5 @@
-"""Writes of the memory graph: `relate` (a claimed relation between two entities).
+"""Writes of the memory graph: `relate` (a claimed relation between two entities), retiring one
+(`invalidate`) and bringing it back.
 
 Keyword-only, owner taken from the caller, attribution from the token. A relation is
 a fact like a memory: what was asserted is kept as an immutable Source (the claim),
@@ -19,7 +20,7 @@ from memories import embeddings
 from memories.errors import AppError, Code
 from memories.models import AuditEvent, Entity, Evidence, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
-from memories.pipeline.supersede import relation_rivals, supersede
+from memories.pipeline.supersede import relation_retire, relation_retire_undo, relation_rivals, supersede
 from memories.selectors.as_of import relation_visible
 from memories.selectors.graph import entity_matches
 from memories.services.audit import audit_record
@@ -185,11 +186,7 @@ def relation_record(
     )
 
 
-@transaction.atomic
-def relation_hard_delete(*, actor: Actor, relation_id: Any, reason: str = "other") -> dict[str, Any]:
-    """Permanently remove a relation and the claims that asserted it (`purge.relation_purge`);
-    return the purge receipt."""
-    owner = actor.owner
+def _relation_for_update(*, owner: Any, relation_id: Any) -> Relation:
     relation = Relation.objects.select_for_update().filter(owner=owner, id=relation_id).first()
     if relation is None:
         raise AppError(
@@ -197,6 +194,85 @@ def relation_hard_delete(*, actor: Actor, relation_id: Any, reason: str = "other
             "No relation with this id exists in your account.",
             agent_action="look the relation up again (get_context) and use its id",
         )
+    return relation
+
+
+_INVALIDATION_FIELDS = ["superseded_at", "invalidated_at", "invalidated_note"]
+
+
+@transaction.atomic
+def relation_invalidate(*, actor: Actor, relation_id: Any, note: str = "") -> Relation:
+    """Retire a relation the agent says is outdated or wrong, restorably, with the reason in words.
+
+    It stops holding now, as a replaced relation does (`superseded_at`, with no successor): current
+    readers leave it out, a view of a time before now still shows it (kept for history, with its
+    reason), and a new `relate` of the same link makes a new relation. One that a newer relation
+    already replaced keeps its end and gains the reason. Idempotent: the first reason stays.
+    """
+    relation = _relation_for_update(owner=actor.owner, relation_id=relation_id)
+    if relation.invalidated_at is None:
+        now = timezone.now()
+        relation.invalidated_at = now
+        relation.invalidated_note = note.strip()
+        relation_retire(relation=relation, now=now)
+        relation.save(update_fields=_INVALIDATION_FIELDS)
+        # The note stays on the row: an audit row never holds words that may repeat what was said.
+        audit_record(
+            actor=actor,
+            action=AuditEvent.Action.SUPPRESSED,
+            target_type="relation",
+            target_id=relation.id,
+            detail={"reason": "invalidated"},
+        )
+    return relation
+
+
+@transaction.atomic
+def relation_restore(*, actor: Actor, relation_id: Any) -> Relation:
+    """Undo `relation_invalidate`: the relation holds again, unless another now holds in its place
+    (the same link said again, or a newer value of a single-valued type): `relation_not_restorable`.
+    Idempotent."""
+    relation = _relation_for_update(owner=actor.owner, relation_id=relation_id)
+    if relation.invalidated_at is None:
+        return relation
+    if relation_retire_undo(relation=relation, retired_at=relation.invalidated_at):
+        # The subject's lock, as `relation_record` takes it: a relate of the same subject waits.
+        Entity.objects.select_for_update().get(id=relation.subject_id)
+        same_place = Relation.objects.filter(
+            owner_id=relation.owner_id,
+            space_id=relation.space_id,
+            subject_id=relation.subject_id,
+            type=relation.type,
+        ).filter(relation_visible(now=timezone.now()))
+        if relation.type not in SINGLE_VALUED:
+            same_place = same_place.filter(object_id=relation.object_id)
+        holding = [
+            str(other.id) for other in same_place.exclude(id=relation.id).order_by("recorded_at", "id")
+        ]
+        if holding:
+            raise AppError(
+                Code.RELATION_NOT_RESTORABLE,
+                details={"relation_id": str(relation.id), "holding": holding},
+            )
+    relation.invalidated_at = None
+    relation.invalidated_note = ""
+    relation.save(update_fields=_INVALIDATION_FIELDS)
+    audit_record(
+        actor=actor,
+        action=AuditEvent.Action.RESTORED,
+        target_type="relation",
+        target_id=relation.id,
+        detail={},
+    )
+    return relation
+
+
+@transaction.atomic
+def relation_hard_delete(*, actor: Actor, relation_id: Any, reason: str = "other") -> dict[str, Any]:
+    """Permanently remove a relation and the claims that asserted it (`purge.relation_purge`);
+    return the purge receipt."""
+    owner = actor.owner
+    relation = _relation_for_update(owner=owner, relation_id=relation_id)
     deleted_id = relation.id  # delete() clears it
     purged = relation_purge(owner=owner, relation=relation)
     return purge_record(

@@ -452,6 +452,102 @@ def test_an_outsider_cannot_invalidate_alices_memory(asgi_server, alice, charlie
     assert saved["memory_id"] in recalled_ids(url, rpc.pat_token(alice), "Where does Alice Novak work?")
 
 
+def test_invalidate_retires_a_relation_restorably_with_its_reason(asgi_server, alice, charlie):
+    """contracts/graph-mcp.txt, Typical workflow: "1. remember: Store a new fact ("The client wants
+    premium support") 2. relate: Link entities ("Client -> wants -> premium support") ... 5.
+    invalidate: Mark outdated info ("The client switched to basic support")", and invalidate: "Mark a
+    memory as no longer valid. The memory is kept for history but excluded from recall results." A
+    relation is retired the same way, by its id (docs/decisions.md says why not by its memory)."""
+    url, token = graph_url(asgi_server), rpc.pat_token(alice)
+    said = ok(url, token, "remember", {"content": "The client wants premium support.", "category": "intent"})
+    wants = ok(
+        url, token, "relate", {"source": "Client", "target": "premium support", "relation_type": "wants"}
+    )
+    relation_id = wants["relation"]["id"]
+    # The correction, as the contract's workflow makes it: invalidate what is outdated, remember the new.
+    ok(
+        url,
+        token,
+        "invalidate",
+        {"memory_id": said["memory_id"], "reason": "The client switched to basic support"},
+    )
+    retired = ok(
+        url, token, "invalidate", {"memory_id": relation_id, "reason": "  Switched to basic support "}
+    )
+    assert (retired["memory_id"], retired["target"], retired["status"]) == (
+        relation_id,
+        "relation",
+        "invalidated",
+    )
+    assert retired["reason"] == "Switched to basic support" and retired["relation"]["current"] is False
+    assert retired["relation"]["invalidation"] == {
+        "at": retired["invalidated_at"],
+        "reason": retired["reason"],
+    }
+    ok(url, token, "remember", {"content": "The client switched to basic support.", "category": "fact"})
+    ok(url, token, "relate", {"source": "Client", "target": "basic support", "relation_type": "wants"})
+
+    context = ok(url, token, "get_context", {"entity_name": "Client"})
+    assert [r["statement"] for r in context["relations"]] == ["Client wants basic support"]
+    listed = read(url, token, "graph://relations")["relations"]
+    assert [r["statement"] for r in listed] == ["Client wants basic support"]
+    # Kept for history: what held before it was retired, with the reason.
+    before = ok(
+        url, token, "get_context", {"entity_name": "Client", "at": wants["relation"]["clocks"]["recorded_at"]}
+    )
+    (then,) = before["relations"]
+    assert then["id"] == relation_id and then["invalidation"]["reason"] == "Switched to basic support"
+    # Again: nothing changes, the first reason stays.
+    again = ok(url, token, "invalidate", {"memory_id": relation_id, "reason": "another"})
+    assert (again["reason"], again["invalidated_at"]) == (retired["reason"], retired["invalidated_at"])
+    assert AuditEvent.objects.filter(target_id=relation_id, action=AuditEvent.Action.SUPPRESSED).count() == 1
+    # The outsider can neither retire nor restore it, and learns nothing of it.
+    assert (
+        err(url, rpc.pat_token(charlie), "invalidate", {"memory_id": relation_id})["code"]
+        == "memory_not_found"
+    )
+    outsider = httpx.post(
+        f"{asgi_server.url}/api/v1/relations/{relation_id}/restore",
+        headers={"Authorization": f"Bearer {rpc.pat_token(charlie)}"},
+        timeout=30,
+    )
+    assert outsider.status_code == 404 and outsider.json()["error"]["code"] == "relation_not_found"
+    # Restorable: the person (REST, with the write scope) brings it back; it holds again.
+    restored = httpx.post(
+        f"{asgi_server.url}/api/v1/relations/{relation_id}/restore",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert restored.status_code == 200, restored.text
+    assert (
+        restored.json()["relation"]["current"] is True and restored.json()["relation"]["invalidation"] is None
+    )
+    context = ok(url, token, "get_context", {"entity_name": "Client"})
+    assert sorted(r["statement"] for r in context["relations"]) == [
+        "Client wants basic support",
+        "Client wants premium support",
+    ]
+
+
+def test_a_retired_relation_said_again_is_a_new_one_and_the_old_cannot_come_back_beside_it(
+    asgi_server, alice
+):
+    url, token = graph_url(asgi_server), rpc.pat_token(alice)
+    first = ok(url, token, "relate", {"source": "Ines", "target": "Lisbon", "relation_type": "lives_in"})[
+        "relation"
+    ]
+    ok(url, token, "invalidate", {"memory_id": first["id"], "reason": "Never lived there"})
+    second = ok(url, token, "relate", {"source": "Ines", "target": "Lisbon", "relation_type": "lives_in"})
+    assert second["created"] is True and second["relation"]["id"] != first["id"]
+    refused = httpx.post(
+        f"{asgi_server.url}/api/v1/relations/{first['id']}/restore",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "relation_not_restorable"
+    assert refused.json()["error"]["details"]["holding"] == [second["relation"]["id"]]
+
+
 # === switch_agent ==========================================================================
 
 

@@ -310,7 +310,7 @@ def test_the_eighteen_saved_queries_include_relation_current_and_facts_known_at(
     assert set(current["properties"]) == {"subject_entity_id", "predicate"}
     mara = ok(asgi_server, token, "resolve_entity", {"query": "Mara"})["entities"][0]["id"]
 
-    def rows(name: str, params: dict[str, Any]) -> list[list[Any]]:
+    def rows(name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         result = ok(asgi_server, token, "run_saved_query", {"name": name, "params": params})
         assert result["saved_query"] == name and result["grade"] == "exploratory_tabular"
         columns = [column["name"] for column in result["columns"]]

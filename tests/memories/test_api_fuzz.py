@@ -566,6 +566,7 @@ BODIES: list[tuple[str, str, tuple[dict[str, Any], list[str]]]] = [
         ),
     ),
     ("POST", "/api/v1/operations/<str:name>", ({}, [])),  # per operation: VALID_ARGUMENTS
+    ("POST", "/api/v1/relations/<uuid:relation_id>/restore", ({}, [])),
     # The evidence contract's write and open-query tools, one route each, the body their arguments.
     *[
         (

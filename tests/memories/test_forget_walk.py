@@ -126,8 +126,10 @@ def _saved_query_params(name: str, world: World) -> dict[str, Any]:
         "end": "2100-01-01T00:00:00+00:00",
         "source_kind": "notes",
         "source_ref": "walk",
+        "subject_entity_id": world.entity_ids.get("brightwater labs", str(uuid.uuid4())),
+        "known_at": "2100-01-01T00:00:00+00:00",
     }
-    return {param: values[param] for param, _ in SAVED[name].params}
+    return {param: values[param] for param, _ in SAVED[name].params if param in values}
 
 
 OPERATION_CALLS: dict[str, Calls] = {
@@ -269,6 +271,10 @@ REST_ROUTES: dict[str, Requests | str] = {
     ),
     "api-memory-restore": lambda w: _post({}, reverse("api-memory-restore", args=[w.scratch_rest])),
     "api-relation": "DELETE only: its answer is a purge receipt of counts",
+    "api-relation-restore": (
+        "POST only, by a relation's id: its answer is that relation (its two entities, which a relation "
+        "keeps visible), as relate's"
+    ),
     "api-documents": "a save: answers with its job, as POST api-memories does (job_response)",
     "api-images": "a save of a picture: answers with its job, as POST api-memories does (job_response)",
     "api-image": "the bytes of a picture the owner uploaded, by a signed link",

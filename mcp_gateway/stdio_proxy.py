@@ -77,6 +77,8 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+# MCP's "resource not found".
+RESOURCE_NOT_FOUND = -32002
 
 # A stdio peer is trusted, but one runaway line must not exhaust memory.
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -187,10 +189,23 @@ class DeepRecallClient:
     def run_route(self, route: str, arguments: JsonObject) -> JsonObject:
         return self._request("POST", route, body=arguments)
 
-    def _tool_list(self, body: JsonObject, key: str) -> list[JsonObject]:
+    def list_resources(self, profile: str) -> list[JsonObject]:
+        """`GET /api/v1/resources?profile=`: the profile's MCP resources."""
+        return self._tool_list(
+            self._request("GET", f"/api/v1/resources?profile={quote(profile, safe='')}"),
+            "resources",
+            named="uri",
+        )
+
+    def read_resource(self, profile: str, uri: str) -> JsonObject:
+        """`GET /api/v1/resources/read`: one resource's JSON."""
+        query = f"profile={quote(profile, safe='')}&uri={quote(uri, safe='')}"
+        return self._request("GET", f"/api/v1/resources/read?{query}")
+
+    def _tool_list(self, body: JsonObject, key: str, *, named: str = "name") -> list[JsonObject]:
         items = body.get(key)
         if not isinstance(items, list) or not all(
-            isinstance(item, dict) and isinstance(item.get("name"), str) for item in items
+            isinstance(item, dict) and isinstance(item.get(named), str) for item in items
         ):
             raise RemoteFailure(self._local_error("invalid_remote_response", f"has no {key} list", 200))
         return items
@@ -314,6 +329,8 @@ class StdioProxy:
             "ping": lambda params: {},
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
+            "resources/list": self._resources_list,
+            "resources/read": self._resources_read,
         }
 
     # -- framing -----------------------------------------------------------
@@ -381,7 +398,11 @@ class StdioProxy:
         version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
         return {
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": False}},
+            # As the HTTP endpoint: resources on every profile (a list may be empty).
+            "capabilities": {
+                "tools": {"listChanged": False},
+                "resources": {"subscribe": False, "listChanged": False},
+            },
             "serverInfo": {"name": SERVER_NAME, "version": package_version()},
         }
 
@@ -424,6 +445,33 @@ class StdioProxy:
             "structuredContent": result,
             "isError": False,
         }
+
+    def _resources_list(self, params: JsonObject) -> JsonObject:
+        try:
+            listed = self.client.list_resources(self.profile)
+        except RemoteFailure as exc:
+            raise JsonRpcError(
+                INTERNAL_ERROR, f"Could not list the resources: {exc.error.get('message', '')}", exc.error
+            ) from None
+        keys = ("uri", "name", "description", "mimeType")
+        return {"resources": [{key: item[key] for key in keys if key in item} for item in listed]}
+
+    def _resources_read(self, params: JsonObject) -> JsonObject:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise JsonRpcError(INVALID_PARAMS, "Invalid params: uri must be a string.")
+        try:
+            payload = self.client.read_resource(self.profile, uri)
+        except RemoteFailure as exc:
+            # As the HTTP endpoint answers: -32002 for a URI it does not serve, -32602 for another
+            # refusal, each with the error object as data; -32603 when the deployment did not answer.
+            status = exc.error.get("remote_status")
+            code = {"unknown_resource": RESOURCE_NOT_FOUND}.get(str(exc.error.get("code")), INVALID_PARAMS)
+            if status is None or status >= 500:
+                code = INTERNAL_ERROR
+            raise JsonRpcError(code, str(exc.error.get("message", "")), exc.error) from None
+        text = json.dumps(payload, ensure_ascii=False)
+        return {"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}
 
     def _load_tools(self, *, refresh: bool = False) -> dict[str, JsonObject]:
         if self._tools is None or refresh:

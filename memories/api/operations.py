@@ -1,4 +1,5 @@
-"""The operations registry over HTTP: list the operations, run one."""
+"""The operations registry over HTTP: list the operations, run one; list and read the resources (what
+the stdio proxy serves as MCP resources)."""
 
 from __future__ import annotations
 
@@ -35,3 +36,41 @@ class OperationRunView(ApiView):
 
     def post(self, request: Request, name: str) -> Response:
         return Response(registry.run(name, self.caller, json_body(request)))
+
+
+def _resource_profile(params: StrictQuery) -> str | None:
+    return params.choice("profile", list(registry.PROFILES))
+
+
+class ResourceListView(ApiView):
+    scopes = {"get": SCOPE_READ}
+
+    def get(self, request: Request) -> Response:
+        """The MCP resources (of one profile, with `profile`), as MCP's resources/list shows them."""
+        profile = _resource_profile(StrictQuery(request, allowed={"profile"}))
+        return Response(
+            {
+                "resources": [
+                    {
+                        "uri": resource.uri,
+                        "name": resource.name,
+                        "description": resource.description,
+                        "mimeType": resource.mime_type,
+                        "scope": resource.scope,
+                        "profiles": list(resource.profiles),
+                    }
+                    for resource in registry.resources(profile)
+                ]
+            }
+        )
+
+
+class ResourceReadView(ApiView):
+    # Reading needs memory:read at least; a resource that needs more says so (registry.read_resource).
+    scopes = {"get": SCOPE_READ}
+
+    def get(self, request: Request) -> Response:
+        """One resource's JSON, as MCP's resources/read carries it (404 unknown_resource)."""
+        params = StrictQuery(request, allowed={"uri", "profile"})
+        uri = params.text("uri") or ""
+        return Response(registry.read_resource(uri, self.caller, _resource_profile(params)))

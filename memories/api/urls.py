@@ -17,7 +17,7 @@ from memories.api.memories import (
     MemorySuppressView,
     MemoryUnpinView,
 )
-from memories.api.operations import OperationListView, OperationRunView
+from memories.api.operations import OperationListView, OperationRunView, ResourceListView, ResourceReadView
 from memories.api.relations import RelationItemView, RelationRestoreView
 from memories.api.spaces import SpaceCollectionView, SpaceItemView
 from memories.api.tokens import TokenCollectionView, TokenItemView
@@ -33,6 +33,8 @@ urlpatterns = [
     ),
     path("v1/operations", OperationListView.as_view(), name="api-operations"),
     path("v1/operations/<str:name>", OperationRunView.as_view(), name="api-operation-run"),
+    path("v1/resources", ResourceListView.as_view(), name="api-resources"),
+    path("v1/resources/read", ResourceReadView.as_view(), name="api-resource-read"),
     *open_query.urlpatterns,
     path("v1/memories", MemoryCollectionView.as_view(), name="api-memories"),
     path("v1/memories/search", MemorySearchView.as_view(), name="api-memory-search"),

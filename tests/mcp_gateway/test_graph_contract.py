@@ -9,14 +9,20 @@ Alice owns the memories; Charlie is the outsider who must neither see nor change
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from django.test import Client
 from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from accounts.caller import Actor
 from mcp_gateway.stdio_proxy import DeepRecallClient, StdioProxy
@@ -30,6 +36,9 @@ from tests.mcp_gateway.sdk import session_run, structured
 from tests.mcp_gateway.test_graph_profile import err, graph_rows, graph_url, ok
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+# `deeprecall mcp`, the console script of this environment.
+PROXY_SCRIPT = Path(sys.executable).parent / "deeprecall"
 
 # The contract's tables (contracts/graph-mcp.txt): tool, {parameter: JSON type}, required.
 CONTRACT: list[tuple[str, dict[str, str], list[str]]] = [
@@ -798,3 +807,62 @@ def test_the_stdio_proxy_serves_the_contract_under_its_names(asgi_server, alice)
         assert refused["isError"] is True and refused["structuredContent"]["code"] == "unknown_field"
     finally:
         client.close()
+
+
+def test_deeprecall_mcp_with_the_graph_profile_serves_the_graph_resources_as_http_does(asgi_server, alice):
+    """contracts/graph-mcp.txt, "Resources (4, read-only): Resources let the AI client read the full
+    graph state. ... graph://entities, graph://memories, graph://relations, graph://stats". The stdio
+    proxy (`deeprecall mcp`, DEEPRECALL_PROFILE=graph), driven by the official Python SDK's stdio
+    client, serves what /mcp/graph serves."""
+    url, token = graph_url(asgi_server), rpc.pat_token(alice)
+    ok(url, token, "remember", {"content": "Ana Ruiz lives in Porto.", "category": "fact"})
+    ok(url, token, "relate", {"source": "Ana Ruiz", "target": "Porto", "relation_type": "lives_in"})
+
+    async def steps(session: ClientSession) -> tuple[Any, list[Any], dict[str, Any], MCPError]:
+        listed = (await session.list_resources()).resources
+        payloads = {}
+        for uri in RESOURCES:
+            contents = (await session.read_resource(uri)).contents
+            assert len(contents) == 1 and contents[0].mime_type == "application/json"
+            payloads[uri] = json.loads(getattr(contents[0], "text", "null"))
+        try:
+            await session.read_resource("graph://nothing")
+        except MCPError as missing:
+            return session, listed, payloads, missing
+        raise AssertionError("an unknown resource was read")
+
+    async def over_stdio() -> tuple[Any, list[Any], dict[str, Any], MCPError]:
+        environment = {
+            **os.environ,
+            "DEEPRECALL_API_URL": asgi_server.url,
+            "DEEPRECALL_API_TOKEN": token,
+            "DEEPRECALL_PROFILE": "graph",
+            # The console script of the shared environment, running this checkout's code.
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        }
+        server = StdioServerParameters(command=str(PROXY_SCRIPT), args=["mcp"], env=environment)
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            hello = await session.initialize()
+            assert hello.capabilities.resources is not None
+            return await steps(session)
+
+    _, local, local_payloads, local_missing = asyncio.run(over_stdio())
+    _, remote, remote_payloads, remote_missing = session_run(url, token, steps)
+    assert [r.model_dump() for r in local] == [r.model_dump() for r in remote]
+    assert [str(r.uri) for r in local] == RESOURCES
+    for uri in RESOURCES:
+        assert _without_times(local_payloads[uri]) == _without_times(remote_payloads[uri]), uri
+    assert [r["statement"] for r in local_payloads["graph://relations"]["relations"]] == [
+        "Ana Ruiz lives_in Porto"
+    ]
+    assert local_missing.error.code == remote_missing.error.code == -32002
+    assert local_missing.error.data["code"] == remote_missing.error.data["code"] == "unknown_resource"
+
+
+def _without_times(payload: Any) -> Any:
+    # graph://stats says when it was read; everything else must be equal.
+    if isinstance(payload, dict):
+        return {k: _without_times(v) for k, v in payload.items() if k not in ("computed_at", "checked_at")}
+    if isinstance(payload, list):
+        return [_without_times(item) for item in payload]
+    return payload

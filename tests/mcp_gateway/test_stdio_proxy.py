@@ -206,7 +206,11 @@ class TestProtocol:
         for other in ("2026-07-28", "2099-01-01", None, 7):
             result = rpc(proxy, "initialize", {"protocolVersion": other})["result"]
             assert result["protocolVersion"] == "2025-11-25"
-        assert result["capabilities"] == {"tools": {"listChanged": False}}
+        # As the HTTP endpoint: tools, and resources (graph:// on the graph profile, none elsewhere).
+        assert result["capabilities"] == {
+            "tools": {"listChanged": False},
+            "resources": {"subscribe": False, "listChanged": False},
+        }
         assert result["serverInfo"] == {"name": "deeprecall", "version": stdio_proxy.package_version()}
 
     def test_it_takes_its_versions_from_the_mcp_sdk(self):
@@ -265,7 +269,8 @@ class TestProtocol:
             assert reply["error"]["code"] == -32600, line
 
     def test_it_answers_unknown_methods_and_bad_params(self, proxy):
-        assert rpc(proxy, "resources/list")["error"]["code"] == -32601
+        assert rpc(proxy, "prompts/list")["error"]["code"] == -32601
+        assert rpc(proxy, "resources/read", {"uri": 7})["error"]["code"] == -32602
         assert rpc(proxy, "tools/list", params=[1, 2])["error"]["code"] == -32602
         assert call(proxy, "echo", arguments=[1])["error"]["code"] == -32602
         assert rpc(proxy, "tools/call", {"arguments": {}})["error"]["code"] == -32602

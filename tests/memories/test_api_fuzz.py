@@ -617,6 +617,8 @@ QUERIES: list[tuple[str, str, dict[str, str], list[str]]] = [
     ("DELETE", "/api/v1/spaces/<uuid:space_id>", {"memories": "move"}, ["memories"]),
     ("DELETE", "/api/v1/memories/<uuid:memory_id>", {}, ["reason_code"]),
     ("DELETE", "/api/v1/relations/<uuid:relation_id>", {}, ["reason_code"]),
+    ("GET", "/api/v1/resources", {"profile": "graph"}, ["profile"]),
+    ("GET", "/api/v1/resources/read", {"uri": "graph://stats", "profile": "graph"}, ["uri", "profile"]),
 ]
 
 

@@ -106,6 +106,7 @@ def test_no_code_is_spelled_out_beside_the_catalogue():
     # also a job status word of pipeline_readiness.
     allowed = {
         ("mcp_gateway/stdio_proxy.py", "unknown_operation"),
+        ("mcp_gateway/stdio_proxy.py", "unknown_resource"),
         ("mcp_gateway/app.py", "insufficient_scope"),
     }
     values = {code.value for code in Code} - {"not_found"}

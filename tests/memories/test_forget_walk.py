@@ -243,6 +243,13 @@ REST_ROUTES: dict[str, Requests | str] = {
     "api-docs": lambda w: _get(reverse("api-docs")),
     "api-operations": lambda w: _get(reverse("api-operations")),
     "api-operation-run": _every_operation,
+    "api-resources": lambda w: _get(reverse("api-resources"), reverse("api-resources") + "?profile=graph"),
+    "api-resource-read": lambda w: _get(
+        *(
+            reverse("api-resource-read") + "?" + urlencode({"uri": resource.uri})
+            for resource in registry.resources()
+        )
+    ),
     "api-ingest": _tool_route("ingest", "api-ingest", get=True),
     "api-readiness": _tool_route("pipeline_readiness", "api-readiness"),
     "api-query-space": _tool_route("query_space", "api-query-space", get=True),

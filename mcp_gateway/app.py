@@ -70,13 +70,6 @@ def body_limit(profile: str) -> int:
     return MAX_BODY_BYTES
 
 
-INSTRUCTIONS = (
-    "Deep Recall is the user's long-term memory. Call recall before answering questions about the "
-    "user, their people, plans and past; call remember for durable facts, preferences, plans and "
-    "events worth keeping (not chit-chat, never secrets unless asked); forget with hard=true only "
-    "when the user explicitly asks for permanent deletion."
-)
-
 _caller: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("deeprecall_mcp_caller", default=None)
 _profile: contextvars.ContextVar[str] = contextvars.ContextVar("deeprecall_mcp_profile", default="core")
 
@@ -103,14 +96,28 @@ async def _read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> t
     return await read_resource(caller, str(params.uri), profile=_profile.get())
 
 
+class ProfileServer(Server[Any]):
+    """One server behind every profile URL: what it says at `initialize` (and `server/discover`) is the
+    instructions of the profile whose URL the request came in on, read when the SDK builds the
+    answer, inside the request."""
+
+    @property
+    def instructions(self) -> str | None:
+        return registry.PROFILES[_profile.get()].instructions or None
+
+    @instructions.setter
+    def instructions(self, value: str | None) -> None:
+        # The constructor's assignment: the profile's own text is the one used.
+        pass
+
+
 def build_server() -> Server[Any]:
     from importlib.metadata import version
 
-    return Server(
+    return ProfileServer(
         "deeprecall",
         version=version("deeprecall"),
         title="Deep Recall",
-        instructions=INSTRUCTIONS,
         on_list_tools=_list_tools,
         on_call_tool=_call_tool,
         on_list_resources=_list_resources,

@@ -165,6 +165,14 @@ class DeepRecallClient:
     def run_operation(self, name: str, arguments: JsonObject) -> JsonObject:
         return self._request("POST", f"/api/v1/operations/{quote(name, safe='')}", body=arguments)
 
+    def profile_instructions(self, profile: str) -> str | None:
+        """What the deployment tells an agent of `profile` at initialize (GET /api/v1/operations?profile=),
+        or None when it does not say."""
+        body = self._request("GET", f"/api/v1/operations?profile={quote(profile, safe='')}")
+        described = body.get("profile")
+        instructions = described.get("instructions") if isinstance(described, dict) else None
+        return instructions if isinstance(instructions, str) and instructions else None
+
     def list_profile_operations(self, profile: str) -> list[JsonObject] | None:
         """`GET /api/v1/operations?profile=`: the profile's operations, or None when the route is 404."""
         try:
@@ -396,7 +404,7 @@ class StdioProxy:
     def _initialize(self, params: JsonObject) -> JsonObject:
         requested = params.get("protocolVersion")
         version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
-        return {
+        answer: JsonObject = {
             "protocolVersion": version,
             # As the HTTP endpoint: resources on every profile (a list may be empty).
             "capabilities": {
@@ -405,6 +413,16 @@ class StdioProxy:
             },
             "serverInfo": {"name": SERVER_NAME, "version": package_version()},
         }
+        # The profile's instructions, as its URL gives them; a deployment that cannot be asked
+        # now only costs the agent this text, not the connection.
+        try:
+            instructions = self.client.profile_instructions(self.profile)
+        except RemoteFailure as exc:
+            logger.warning("no instructions for the %s profile: %s", self.profile, exc.error.get("code"))
+            instructions = None
+        if instructions:
+            answer["instructions"] = instructions
+        return answer
 
     def _tools_list(self, params: JsonObject) -> JsonObject:
         try:

@@ -24,10 +24,22 @@ class OperationListView(ApiView):
         params = StrictQuery(request, allowed={"profile"})
         profile = params.choice("profile", list(registry.PROFILES))
         if profile is None:
-            return Response({"operations": [op.describe() for op in registry.operations()]})
+            # Every operation (each says its `profiles`), and each profile (MCP URL) with its tools in
+            # its tools/list order: the two views of one registry.
+            return Response(
+                {
+                    "operations": [op.describe() for op in registry.operations()],
+                    "profiles": [p.describe() for p in registry.PROFILES.values()],
+                }
+            )
         # One profile, in its tools/list order; the evidence contract's write and open-query tools
-        # are listed by their own routes.
-        return Response({"operations": [op.describe() for op in registry.assured_operations(profile)]})
+        # are listed by their own routes (the profile's `tools` names them all).
+        return Response(
+            {
+                "operations": [op.describe() for op in registry.assured_operations(profile)],
+                "profile": registry.PROFILES[profile].describe(),
+            }
+        )
 
 
 class OperationRunView(ApiView):

@@ -44,6 +44,22 @@ class Profile:
     # (GET /api/v1/ingest) and the open-query tools (GET /api/v1/query/space).
     write_tools: tuple[str, ...] = ()
     open_query_tools: tuple[str, ...] = ()
+    # What an agent is told at `initialize` on this URL (and by the stdio proxy serving it): only
+    # this URL's tools, in backticks, and its contract's workflow.
+    instructions: str = ""
+
+    def describe(self) -> dict[str, Any]:
+        """The profile as `GET /api/v1/operations` lists it: its URL, its tools in tools/list order,
+        its resources and its instructions."""
+        return {
+            "name": self.name,
+            "path": self.path,
+            "title": self.title,
+            "description": self.description,
+            "tools": [op.tool_name for op in operations(self.name)],
+            "resources": [resource.uri for resource in resources(self.name)],
+            "instructions": self.instructions,
+        }
 
 
 # contracts/evidence-mcp.txt: write tools, then the assured operations, then the open query.
@@ -66,6 +82,14 @@ EVIDENCE_OPEN_QUERY: tuple[str, ...] = (
 )
 EVIDENCE_TOOLS: tuple[str, ...] = (*EVIDENCE_WRITE_TOOLS, *EVIDENCE_OPERATIONS, *EVIDENCE_OPEN_QUERY)
 
+CORE_INSTRUCTIONS = (
+    "Deep Recall is the user's long-term memory. Call `recall` before answering questions about the "
+    "user, their people, plans and past (`answer` gives a short cited answer instead); call `remember` "
+    "for durable facts, preferences, plans and events worth keeping (not chit-chat, never secrets "
+    "unless asked); `forget` hides a memory the user wants gone, and with hard=true deletes it, only "
+    "when the user explicitly asks for permanent deletion."
+)
+
 # Order is the Connect page's order. Each is its own MCP URL (and OAuth resource).
 PROFILES: dict[str, Profile] = {
     p.name: p
@@ -75,6 +99,7 @@ PROFILES: dict[str, Profile] = {
             "/mcp",
             "Core memory",
             "recall, answer, remember, forget: what most assistants need.",
+            instructions=CORE_INSTRUCTIONS,
         ),
         Profile(
             "graph",
@@ -93,6 +118,18 @@ PROFILES: dict[str, Profile] = {
                 "relate",
                 "switch_agent",
             ),
+            # The contract's system prompt and typical workflow, in our words.
+            instructions=(
+                "Deep Recall is the user's persistent context graph. ALWAYS `recall` before answering "
+                "fact-based questions. ALWAYS `remember` decisions, preferences and key facts the user "
+                "mentions, with a category and the entities they are about (confidence 1.0 for what the "
+                "user said, 0.5-0.8 for inferences); `relate` entities to build the graph (Client -> "
+                "wants -> premium support). `get_context` gives everything about one entity, and "
+                "`list_entities` finds the names. To correct stale information, `invalidate` the old "
+                "memory and the relations it no longer holds for (by their ids), then `remember` and "
+                "`relate` the new. `switch_agent` changes the graph (a space) this connection uses, only "
+                "when the user asks."
+            ),
         ),
         Profile(
             "evidence",
@@ -107,6 +144,20 @@ PROFILES: dict[str, Profile] = {
             errors_as_results=True,
             write_tools=EVIDENCE_WRITE_TOOLS,
             open_query_tools=EVIDENCE_OPEN_QUERY,
+            # The contract's agent poll algorithm, then its assured operations and the open query.
+            instructions=(
+                "Deep Recall keeps claims (what sources asserted, by whom, when) apart from facts (what "
+                "it holds true now or held then, with evidence and contradiction counts). To add a "
+                "document: `ingest` it, then poll `pipeline_readiness` with the poll_with it returns "
+                "until ready is true (wait as it says; stop and report a failed or dead_letter stage; "
+                "escalate after 20-30 minutes). Then use the assured operations: `combined_context` for "
+                "both layers, `facts_context` for what holds (or held: at), `claims_and_sources_context` "
+                "for who asserted what, `resolve_entity` to find which entity a name means. Cite the "
+                "evidence and contradiction counts; when a result carries a negative, say what it means "
+                "instead of guessing. For a question they do not cover, `query_space`, then "
+                "`run_saved_query` (examples.*, see `list_saved_queries`) or a read-only `query`; its "
+                "rows are exploratory, not an assured result."
+            ),
         ),
         Profile(
             "ingest",
@@ -114,6 +165,12 @@ PROFILES: dict[str, Profile] = {
             "Ingest",
             "Bulk and document ingestion with versioning, and pipeline readiness, for importers and "
             "sync jobs.",
+            instructions=(
+                CORE_INSTRUCTIONS
+                + " For whole documents, `ingest` (name a re-sent document with source_kind + "
+                "source_ref), then poll `pipeline_readiness` as its poll_after_ms says until stop_polling "
+                "before you `recall` what it says; report a failed stage instead of retrying blindly."
+            ),
         ),
     )
 }

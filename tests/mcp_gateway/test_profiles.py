@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -306,3 +308,95 @@ def test_paris_then_berlin_by_relate_reads_as_berlin_now_and_paris_before(asgi_s
     earlier = lives_in(then["facts"])
     assert set(earlier) == {"Paris"}
     assert earlier["Paris"]["contradiction_count"] == 1 and earlier["Paris"]["evidence_count"] == 1
+
+
+# The tools each profile's instructions must name: the contract's workflow (graph-mcp.txt, "Typical
+# workflow" and its system prompt; evidence-mcp.txt, "Agent poll algorithm"), the core four.
+WORKFLOW = {
+    "core": {"recall", "remember", "forget"},
+    "graph": {"remember", "relate", "recall", "get_context", "invalidate"},
+    "evidence": {
+        "ingest",
+        "pipeline_readiness",
+        "combined_context",
+        "facts_context",
+        "claims_and_sources_context",
+    },
+    "ingest": {"ingest", "pipeline_readiness", "recall"},
+}
+
+
+@pytest.mark.parametrize("profile", list(PATHS))
+def test_each_urls_instructions_name_only_its_own_tools_and_its_contracts_workflow(
+    asgi_server, alice, profile
+):
+    """contracts/graph-mcp.txt, System prompt: "TOOLS: remember(...) ... invalidate(memory_id, reason?) ...
+    BEST PRACTICES: ... Use invalidate() + remember() to correct stale information"; evidence-mcp.txt,
+    pipeline_readiness: "Agent poll algorithm: 1. ingest → read version_id, created. ... 5. On ready=true:
+    call the appropriate assured operation (often combined_context)". What `initialize` tells an agent
+    names the tools of the URL it connected to, and that URL's contract's workflow, over HTTP and over
+    the stdio proxy alike."""
+    token = rpc.pat_token(alice)
+
+    async def steps(session: ClientSession) -> tuple[str, list[str]]:
+        hello = session.initialize_result
+        assert hello is not None
+        return hello.instructions or "", [tool.name for tool in (await session.list_tools()).tools]
+
+    instructions, offered = sdk.session_run(asgi_server.url + PATHS[profile], token, steps)
+    named = set(re.findall(r"`([a-z_]+)", instructions))
+    assert named <= set(offered), (profile, named - set(offered))
+    assert WORKFLOW[profile] <= named, (profile, WORKFLOW[profile] - named)
+    # What the issue found: tools of another URL, named in words.
+    foreign = {"recall", "remember", "forget", "answer"} - set(offered)
+    assert not {word for word in re.findall(r"[a-z_]+", instructions) if word in foreign}, (
+        profile,
+        instructions,
+    )
+    if profile == "graph":
+        assert "hard=true" not in instructions and "hard: true" not in instructions
+    # The stdio proxy says the same at its initialize.
+    client = DeepRecallClient(asgi_server.url, token, timeout=60)
+    try:
+        hello = json.loads(StdioProxy(client, profile).handle_line(json.dumps(rpc.initialize())) or "{}")
+    finally:
+        client.close()
+    assert hello["result"]["instructions"] == instructions
+
+
+def test_get_operations_says_which_profile_each_operation_belongs_to_and_lists_by_profile(asgi_server, alice):
+    """contracts/evidence-mcp.txt, Tool surface: "MCP, the API's /operations, and the CLI's remember
+    operations list all render the same four registry-backed operations." GET /api/v1/operations says,
+    for each operation, the profiles (MCP URLs) that offer it, and lists each profile with its tools in
+    the order its URL's tools/list gives them."""
+    token = rpc.pat_token(alice)
+    headers = {"Authorization": f"Bearer {token}"}
+    listed = httpx.get(f"{asgi_server.url}/api/v1/operations", headers=headers, timeout=30).json()
+    profiles = {profile["name"]: profile for profile in listed["profiles"]}
+    assert list(profiles) == list(PATHS)
+
+    async def tools(session: ClientSession) -> list[str]:
+        return [tool.name for tool in (await session.list_tools()).tools]
+
+    for name, path in PATHS.items():
+        profile = profiles[name]
+        assert profile["path"] == path and profile["instructions"]
+        assert profile["tools"] == sdk.session_run(asgi_server.url + path, token, tools), name
+        assert profile["resources"] == (GRAPH_RESOURCES if name == "graph" else [])
+        # Each operation names its profiles: together they give the same lists.
+        offering = [op for op in listed["operations"] if name in op["profiles"]]
+        assert sorted(op["tool"] for op in offering) == sorted(profile["tools"]), name
+        one = httpx.get(
+            f"{asgi_server.url}/api/v1/operations?profile={name}", headers=headers, timeout=30
+        ).json()
+        assert one["profile"] == profile
+    assert all(op["profiles"] for op in listed["operations"])
+    # docs/api.md's table of operations by profile says the same.
+    table = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
+    for name in PATHS:
+        (row,) = [line for line in table.splitlines() if line.startswith(f"  | `{name}` (")]
+        cell = row.split("|")[2]
+        offering = [op for op in listed["operations"] if name in op["profiles"]]
+        assert set(re.findall(r"`([a-z_]+)`", cell)) == {op["name"] for op in offering} | {
+            op["tool"] for op in offering
+        }, name

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from accounts.authentication import require_scope
 from accounts.caller import ALL_SCOPES, SCOPE_READ, Caller
 from memories.errors import AppError, Code
-from memories.operations.schemas import result_or_error
+from memories.operations.schemas import portable, result_or_error
 from memories.operations.validation import check_schema, validate_arguments
 
 Handler = Callable[[Caller, dict[str, Any]], dict[str, Any]]
@@ -268,6 +268,12 @@ _RESOURCES: dict[str, ResourceDef] = {}
 
 
 def register(operation: Operation) -> Operation:
+    # Every schema a client is shown, and the validator uses, in the form strict clients accept.
+    operation = replace(
+        operation,
+        input_schema=portable(operation.input_schema),
+        output_schema=portable(operation.output_schema),
+    )
     if operation.name in _REGISTRY:
         raise ValueError(f"operation {operation.name!r} is registered twice")
     unknown = set(operation.profiles) - set(PROFILES)

@@ -90,6 +90,52 @@ ERROR_SCHEMA: dict[str, Any] = {
 }
 
 
+# Keywords whose value is a subschema, a list of them, or a map of names to them: where `portable`
+# looks for more. (`enum`, `default` and the like hold data, never schemas.)
+_SUBSCHEMA = ("items", "additionalProperties", "not", "contains")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUBSCHEMA_MAPS = ("properties", "$defs", "patternProperties")
+# What describes a value rather than constrains it: stays on the outer schema.
+_ANNOTATIONS = ("description", "title", "default", "examples", "$comment", "deprecated")
+
+
+def portable(schema: Any) -> Any:
+    """`schema` with every type union (`"type": ["string", "null"]`) spelled as `anyOf` of one-type
+    branches, the form strict clients accept (the MCP Inspector's `--strict` lint, single-`type`
+    dialects such as Gemini's function declarations). It validates exactly the same values: the
+    keywords that constrain move into the branch of their type (they apply to no other type), an
+    `enum` or `const` keeps its values of that type there, and the null branch takes null."""
+    if isinstance(schema, list):
+        return [portable(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    spelled: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _SUBSCHEMA or key in _SUBSCHEMA_LISTS:
+            spelled[key] = portable(value)
+        elif key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            spelled[key] = {name: portable(sub) for name, sub in value.items()}
+        else:
+            spelled[key] = value
+    types = spelled.get("type")
+    if not isinstance(types, list):
+        return spelled
+    outer = {key: value for key, value in spelled.items() if key in _ANNOTATIONS}
+    inner = {key: value for key, value in spelled.items() if key not in _ANNOTATIONS and key != "type"}
+    branches = []
+    for type_ in types:
+        if type_ == "null":
+            branches.append({"type": "null"})
+            continue
+        branch = {"type": type_, **inner}
+        if "enum" in branch:
+            branch["enum"] = [value for value in branch["enum"] if value is not None]
+        if "const" in branch and branch["const"] is None:
+            continue  # only null matches it: the null branch
+        branches.append(branch)
+    return {**outer, "anyOf": branches}
+
+
 def result_or_error(output_schema: dict[str, Any]) -> dict[str, Any]:
     """An MCP tool's output schema: its result, or the error object of an `isError` result.
 

@@ -103,7 +103,32 @@ def _field(error: SchemaError) -> str:
 _RANGE_VALIDATORS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "maxItems", "minItems")
 
 
+def _one_type_branches(error: SchemaError) -> SchemaError:
+    """An `anyOf` of one-type branches (how `schemas.portable` spells a type union) refused as the
+    union would be: a type error naming the types when the value has none of them, else the
+    refusal of the branch of its type."""
+    branches = error.validator_value
+    if error.validator != "anyOf" or not all(
+        isinstance(branch, dict) and isinstance(branch.get("type"), str) for branch in branches
+    ):
+        return error
+    types = [branch["type"] for branch in branches]
+    matching = [index for index, type_ in enumerate(types) if _type_checker.is_type(error.instance, type_)]
+    if not matching:
+        return SchemaError(
+            f"{error.instance!r} is not of type {types}",
+            validator="type",
+            validator_value=types,
+            instance=error.instance,
+            schema=error.schema,
+            path=error.absolute_path,
+        )
+    own = [sub for sub in error.context or () if sub.relative_schema_path[0] in matching]
+    return _one_type_branches(min(own, key=lambda sub: list(map(str, sub.relative_path)))) if own else error
+
+
 def _as_app_error(error: SchemaError) -> AppError:
+    error = _one_type_branches(error)
     field = _field(error)
     validator = "range" if error.validator in _RANGE_VALIDATORS else str(error.validator)
     limit = error.validator_value

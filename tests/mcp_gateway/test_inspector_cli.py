@@ -26,8 +26,10 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 TIMEOUT = 120
 
 
-def inspector(server_url: str, token: str, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`mcp-inspector --cli <server>/mcp --transport http --header "Authorization: Bearer ..." <args>`."""
+def inspector(
+    server_url: str, token: str, home: Path, *args: str, path: str = "/mcp"
+) -> subprocess.CompletedProcess[str]:
+    """`mcp-inspector --cli <server><path> --transport http --header "Authorization: Bearer ..." <args>`."""
     tools = node_tools()
     home.mkdir(parents=True, exist_ok=True)
     return subprocess.run(
@@ -35,7 +37,7 @@ def inspector(server_url: str, token: str, home: Path, *args: str) -> subprocess
             str(tools.node),
             str(tools.inspector),
             "--cli",
-            f"{server_url}/mcp",
+            f"{server_url}{path}",
             "--transport",
             "http",
             "--header",
@@ -135,3 +137,25 @@ def test_the_inspector_cli_cannot_write_with_a_read_only_token(asgi_server, alic
     assert result.stdout.strip() == ""
     assert "memory:write" in result.stderr, result.stderr  # the 403 insufficient_scope challenge
     assert not Source.objects.filter(owner=alice).exists()
+
+
+@pytest.mark.parametrize("profile", list(registry.PROFILES))
+def test_the_inspectors_strict_mode_finds_no_portability_problem_in_any_tool_schema(
+    asgi_server, alice, tmp_path, profile
+):
+    """The Inspector's `--strict` lint (`type-union`): "`type` is an array ... less portable: a client
+    that maps tool schemas onto a single-`type` dialect (such as the OpenAPI subset used for Gemini
+    function declarations) may reject the tool or drop the constraint." Every URL's tools use the form
+    strict clients accept (`anyOf` with {"type": "null"}), and validate exactly as before."""
+    _, raw = pat_create(user=alice, name="inspector", scopes=["memory:read", "memory:write"])
+    path = registry.PROFILES[profile].path
+    listed = inspector(
+        asgi_server.url, raw, tmp_path / "home", "--method", "tools/list", "--strict", path=path
+    )
+    assert listed.returncode == 0, (listed.returncode, listed.stdout[-3000:], listed.stderr[-3000:])
+    body = json.loads(listed.stdout)
+    assert body.get("schemaFindings", []) == [], json.dumps(body.get("schemaFindings"))[:3000]
+    assert "Warning" not in listed.stderr and "portability" not in listed.stderr, listed.stderr[-3000:]
+    assert [tool["name"] for tool in body["result"]["tools"]] == [
+        op.tool_name for op in registry.operations(profile)
+    ]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
-from memories.models import AuditEvent, Entity, Job, Memory, Relation, Space
+from memories.models import AuditEvent, Entity, Job, Memory, Relation, Source, Space
 from memories.selectors import evidence
 from memories.selectors.as_of import CURRENT, is_current, status_of, world_start
 from memories.selectors.images import image_url
@@ -68,6 +68,23 @@ def clocks(row: Any, names: tuple[str, ...] = MEMORY_CLOCKS) -> dict[str, Any]:
 
 def space_ref(space: Space) -> dict[str, Any]:
     return {"id": str(space.id), "name": space.name}
+
+
+def source_ref(source: Source | None) -> dict[str, Any] | None:
+    """Which source a hit came from, named: its id, origin (remember, document, relate, image ...),
+    title and, for a document, its name at its home and version number. Metadata only."""
+    if source is None:
+        return None
+    return {
+        "id": str(source.id),
+        "origin": source.origin,
+        "title": source.title or None,
+        "document": (
+            {"kind": source.source_kind, "ref": source.source_ref, "version": source.version}
+            if source.source_kind
+            else None
+        ),
+    }
 
 
 def entity_ref(entity: Entity) -> dict[str, Any]:
@@ -157,8 +174,10 @@ def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
 
 
 def hit_dict(hit: Hit) -> dict[str, Any]:
-    """A recalled memory as recall and answer show it: the API's memory shape plus its score."""
+    """A recalled memory as recall and answer show it: the API's memory shape plus its score, and its
+    source named (recall's rows carry it: no query here)."""
     data = memory_dict(hit.memory)
+    data["source"] = source_ref(hit.memory.source)
     data["score"] = round(hit.score, 6)
     data["similarity"] = round(hit.similarity, 6)
     data["matched_words"] = hit.matched_words
@@ -291,8 +310,9 @@ def relation_dict(
 # --- the evidence profile ---------------------------------------------------------------------------
 
 
-def fact_dict(fact: evidence.Fact, *, now: datetime) -> dict[str, Any]:
-    """A fact as the evidence profile shows it: memory or relation, same shape."""
+def fact_dict(fact: evidence.Fact, *, now: datetime, space: Space) -> dict[str, Any]:
+    """A fact as the evidence profile shows it: memory or relation, same shape, naming its space and
+    its source (a memory's own; a relation's first claim)."""
     row: Any = fact.memory if fact.memory is not None else fact.relation
     status = status_of(superseded_at=row.superseded_at, valid_until=row.valid_until, now=now)
     data: dict[str, Any] = {
@@ -311,6 +331,8 @@ def fact_dict(fact: evidence.Fact, *, now: datetime) -> dict[str, Any]:
         "relevance": round(fact.relevance, 6),
         "confidence": None,
         "source_id": None,
+        "space": space_ref(space),
+        "source": source_ref(fact.source),
     }
     if isinstance(row, Memory):
         data.update(
@@ -363,11 +385,12 @@ def fact_ref_dict(ref: evidence.FactRef) -> dict[str, Any]:
     return {"id": str(ref.id), "fact_type": ref.fact_type, "content": ref.content, "current": ref.current}
 
 
-def claim_dict(claim: evidence.Claim, *, caller_claimant: str) -> dict[str, Any]:
-    """A claim: one source, who asserted it, when, an excerpt, and the facts it bears on."""
+def claim_dict(claim: evidence.Claim, *, caller_claimant: str, space: Space) -> dict[str, Any]:
+    """A claim: one source, who asserted it, when, an excerpt, the facts it bears on, and its space."""
     source = claim.source
     return {
         "source_id": str(source.id),
+        "space": space_ref(space),
         "origin": source.origin,
         "claimant": claimant_dict(claim, caller_claimant=caller_claimant),
         "recorded_at": iso(source.recorded_at),

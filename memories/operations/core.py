@@ -23,7 +23,7 @@ from memories.operations.registry import (
     WRITES,
     operation,
 )
-from memories.operations.schemas import ALL, UUID, clocks_schema, obj
+from memories.operations.schemas import ALL, SOURCE_REF, UUID, clocks_schema, obj
 from memories.representations import hit_dict, iso
 from memories.retrieval import answer as answering
 from memories.retrieval.recall import NONE, STRONG, WEAK, RecallRequest, RecallResult, memory_recall
@@ -77,6 +77,7 @@ MEMORY_SCHEMA: dict[str, Any] = obj(
         "status": {"type": "string"},
         "confidence": {"type": "number"},
         "space": obj({"id": UUID, "name": {"type": "string"}}, closed=False),
+        "source": SOURCE_REF,
         "provenance": obj(
             {
                 "source_id": {"type": ["string", "null"]},
@@ -93,7 +94,7 @@ MEMORY_SCHEMA: dict[str, Any] = obj(
             "picture that works for one hour. Recall again for a fresh one; never store or share it.",
         },
     },
-    required="id content kind tags entities clocks score pinned space provenance",
+    required="id content kind tags entities clocks score pinned space source provenance",
     closed=False,
 )
 

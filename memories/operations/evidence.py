@@ -19,10 +19,10 @@ from typing import Any
 
 from accounts.caller import SCOPE_READ, Caller
 from memories.limits import QUERY_MAX_LENGTH
-from memories.models import Entity
+from memories.models import Entity, Space
 from memories.operations.core import AT
 from memories.operations.registry import operation
-from memories.operations.schemas import ALL, UUID, clocks_schema, obj
+from memories.operations.schemas import ALL, SOURCE_REF, SPACE_REF, UUID, clocks_schema, obj
 from memories.representations import claim_dict, entity_ref, fact_dict, iso
 from memories.selectors import evidence as selectors
 from memories.selectors.as_of import CURRENT_VIEW, View
@@ -174,8 +174,14 @@ FACT_SCHEMA: dict[str, Any] = obj(
         "relevance": {"type": "number", "description": "Cosine similarity to the query."},
         "confidence": {"type": ["number", "null"]},
         "source_id": NULLABLE_STRING,
+        "space": SPACE_REF,
+        "source": {
+            **SOURCE_REF,
+            "description": "Where it came from: a memory's source, or the first claim of a relation.",
+        },
     },
-    required="id fact_type content clocks status current evidence_count contradiction_count relevance",
+    required="id fact_type content clocks status current evidence_count contradiction_count relevance space "
+    "source",
     closed=False,
 )
 
@@ -195,6 +201,7 @@ FACT_REF_SCHEMA: dict[str, Any] = obj(
 CLAIM_SCHEMA: dict[str, Any] = obj(
     {
         "source_id": UUID,
+        "space": SPACE_REF,
         "origin": {"type": "string"},
         "claimant": obj(
             {
@@ -233,7 +240,7 @@ CLAIM_SCHEMA: dict[str, Any] = obj(
         "supports": {"type": "array", "items": FACT_REF_SCHEMA},
         "contradicts": {"type": "array", "items": FACT_REF_SCHEMA},
     },
-    required="source_id origin claimant recorded_at excerpt excerpt_status supports contradicts",
+    required="source_id space origin claimant recorded_at excerpt excerpt_status supports contradicts",
     closed=False,
 )
 
@@ -313,13 +320,13 @@ def _latest(*times: datetime | None) -> datetime | None:
     return max(present) if present else None
 
 
-def _facts_part(result: selectors.EvidenceResult) -> list[dict[str, Any]]:
-    return [fact_dict(fact, now=result.now) for fact in result.facts]
+def _facts_part(result: selectors.EvidenceResult, space: Space) -> list[dict[str, Any]]:
+    return [fact_dict(fact, now=result.now, space=space) for fact in result.facts]
 
 
-def _claims_part(result: selectors.EvidenceResult, caller: Caller) -> list[dict[str, Any]]:
+def _claims_part(result: selectors.EvidenceResult, caller: Caller, space: Space) -> list[dict[str, Any]]:
     caller_claimant = claimant_of(caller)
-    return [claim_dict(claim, caller_claimant=caller_claimant) for claim in result.claims]
+    return [claim_dict(claim, caller_claimant=caller_claimant, space=space) for claim in result.claims]
 
 
 def _envelope(grain: str, result: selectors.EvidenceResult, **items: Any) -> dict[str, Any]:
@@ -413,7 +420,7 @@ def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     result = selectors.fact_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
-    facts = _facts_part(result)
+    facts = _facts_part(result, space)
     return _envelope("fact", result, facts=facts, total=len(facts))
 
 
@@ -436,7 +443,7 @@ def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     result = selectors.claim_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
-    claims = _claims_part(result, caller)
+    claims = _claims_part(result, caller, space)
     return _envelope("evidence", result, claims=claims, total=len(claims))
 
 
@@ -469,8 +476,8 @@ def _combined_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     result = selectors.evidence_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
-    facts = _facts_part(result)
-    claims = _claims_part(result, caller)
+    facts = _facts_part(result, space)
+    claims = _claims_part(result, caller, space)
     return _envelope(
         "composite",
         result,

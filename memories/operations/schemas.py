@@ -36,6 +36,24 @@ def obj(
 
 
 UUID: dict[str, Any] = {"type": "string", "format": "uuid"}
+# A space, and a source named (memories.representations.space_ref, source_ref), in output schemas.
+SPACE_REF: dict[str, Any] = obj({"id": UUID, "name": {"type": "string"}}, required=ALL)
+SOURCE_REF: dict[str, Any] = obj(
+    {
+        "id": UUID,
+        "origin": {"type": "string", "description": "remember, document, relate, image, api ..."},
+        "title": {"type": ["string", "null"]},
+        "document": obj(
+            {"kind": {"type": "string"}, "ref": {"type": "string"}, "version": {"type": "integer"}},
+            required=ALL,
+            nullable=True,
+            description="A document's home (source_kind), its id there (source_ref) and version number.",
+        ),
+    },
+    required=ALL,
+    nullable=True,
+    description="Which source it came from (null: none is known).",
+)
 # A datetime (ISO 8601 with offset) or null, in output schemas.
 NULLABLE_TIME: dict[str, Any] = {"type": ["string", "null"]}
 

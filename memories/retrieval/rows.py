@@ -4,8 +4,8 @@ A read: nothing here writes. Loading the hits through the ORM afterwards took tw
 (the rows with their annotations, then their entities) and a queryset built for each; here the
 retrieval statement's final SELECT reads the columns the hits render from, and each row becomes a
 Memory shaped as the memory selectors shape it (`memories.selectors.memories._memories`: no
-vectors; space, agent and entities loaded; `evidence_count` and `image_source_id` set), so
-`memory_dict` renders it without a query.
+vectors; space, agent and entities loaded; `evidence_count` and `image_source_id` set), and its
+source's metadata with it, so `hit_dict` renders it without a query.
 """
 
 from __future__ import annotations
@@ -30,6 +30,15 @@ _NAMES = [f.attname for f in _FIELDS]
 
 _Application = Memory._meta.get_field("agent").related_model
 
+# The source's metadata a hit or a fact names (`representations.source_ref`), its id first: never
+# its text.
+# In the model's field order, which `Model.from_db` reads a partial row in.
+SOURCE_REF_FIELDS = tuple(
+    f.attname
+    for f in Source._meta.concrete_fields
+    if f.attname in ("id", "origin", "title", "source_kind", "source_ref", "version")
+)
+
 
 @functools.cache
 def hit_columns_sql(alias: str) -> str:
@@ -47,8 +56,10 @@ def hit_columns_sql(alias: str) -> str:
     columns = ", ".join(f"{alias}.{connection.ops.quote_name(cast(str, f.column))}" for f in _FIELDS)
     evidence, source = Evidence._meta.db_table, Source._meta.db_table
     supports = Evidence.Stance.SUPPORTS.value
+    source_columns = ", ".join(f"hit_source.{name}" for name in SOURCE_REF_FIELDS[1:])
     return f"""{columns},
        hit_agent.name,
+       {source_columns},
        (SELECT coalesce(json_agg(json_build_array(e.id, e.name, e.type) ORDER BY e.name), '[]'::json)
         FROM {Memory.entities.through._meta.db_table} me
         JOIN {Entity._meta.db_table} e ON e.id = me.entity_id
@@ -62,16 +73,26 @@ def hit_columns_sql(alias: str) -> str:
 
 
 def hit_joins_sql(alias: str) -> str:
-    """The join `hit_columns_sql(alias)` reads the agent's name through."""
-    return f"LEFT JOIN {_Application._meta.db_table} hit_agent ON hit_agent.id = {alias}.agent_id"
+    """The joins `hit_columns_sql(alias)` reads the agent's name and the source's metadata through."""
+    return (
+        f"LEFT JOIN {_Application._meta.db_table} hit_agent ON hit_agent.id = {alias}.agent_id "
+        f"LEFT JOIN {Source._meta.db_table} hit_source ON hit_source.id = {alias}.source_id"
+    )
 
 
 def memory_from_row(row: Sequence[Any], *, space: Space) -> Memory:
     """The Memory of the `hit_columns_sql` part of a row (the columns after the statement's own),
     with no query."""
     memory = Memory.from_db(connection.alias, _NAMES, row[: len(_NAMES)])
-    agent_name, entity_rows, evidence_count, image_source_id = row[len(_NAMES) :]
+    agent_name, *source_values = row[len(_NAMES) : len(_NAMES) + len(SOURCE_REF_FIELDS)]
+    entity_rows, evidence_count, image_source_id = row[len(_NAMES) + len(SOURCE_REF_FIELDS) :]
     memory._state.fields_cache["space"] = space
+    # What `representations.source_ref` names (the rest of the row is deferred: never its text).
+    memory._state.fields_cache["source"] = (
+        Source.from_db(connection.alias, list(SOURCE_REF_FIELDS), [memory.source_id, *source_values])
+        if memory.source_id is not None
+        else None
+    )
     memory._state.fields_cache["agent"] = (
         _Application.from_db(connection.alias, ["id", "name"], [memory.agent_id, agent_name])
         if memory.agent_id is not None

@@ -21,7 +21,7 @@ import pytest
 from mcp import ClientSession
 
 from mcp_gateway.stdio_proxy import DeepRecallClient, StdioProxy
-from tests.helpers import READ, WRITE
+from tests.helpers import READ, WRITE, wait_for_job
 from tests.mcp_gateway import rpc, sdk
 from tests.mcp_gateway.oauth_browser import Browser
 from tests.mcp_gateway.rpc import LEGACY, PROTOCOLS
@@ -400,3 +400,73 @@ def test_get_operations_says_which_profile_each_operation_belongs_to_and_lists_b
         assert set(re.findall(r"`([a-z_]+)`", cell)) == {op["name"] for op in offering} | {
             op["tool"] for op in offering
         }, name
+
+
+def test_every_recall_hit_on_every_profile_names_its_space_and_its_source(asgi_server, alice):
+    """The issue: "Users of other memory services ask to see which space and which source every hit
+    came from." contracts/evidence-mcp.txt: "Query claims to inspect testimony; query facts to answer
+    current or historical truth questions, then follow the bridge to see why the system believes or
+    believed the fact." Every hit of recall (/mcp, /mcp/ingest, /mcp/graph) and every fact and claim of
+    the evidence tools says its space {id, name} and its source {id, origin, title, document}."""
+    token = rpc.pat_token(alice)
+
+    async def ingest(session: ClientSession) -> dict[str, Any]:
+        result = sdk.structured(
+            await session.call_tool(
+                "ingest",
+                {
+                    "content": "The boiler was serviced by Heatwise in May.",
+                    "title": "Boiler log",
+                    "source_kind": "notes",
+                    "source_ref": "boiler-log",
+                },
+            )
+        )
+        return result
+
+    ingested = sdk.session_run(asgi_server.url + PATHS["evidence"], token, ingest)
+    assert wait_for_job(ingested["job_id"]).status == "succeeded"
+    said = sdk.call(
+        asgi_server.url + PATHS["core"], token, "remember", {"content": "The boiler is in the cellar."}
+    )
+    assert wait_for_job(sdk.structured(said)["job_id"]).status == "succeeded"
+    related = sdk.call(
+        asgi_server.url + PATHS["graph"],
+        token,
+        "relate",
+        {"source": "Heatwise", "target": "boiler", "relation_type": "related_to"},
+    )
+    assert related.is_error is not True, related
+    space = sdk.structured(related)["space"]
+    document = {"kind": "notes", "ref": "boiler-log", "version": 1}
+
+    def check(item: dict[str, Any], where: str) -> None:
+        assert item["space"] == space, (where, item)
+        source = item["source"]
+        assert set(source) == {"id", "origin", "title", "document"}, (where, source)
+        if source["origin"] == "document":
+            assert source["id"] == ingested["version_id"], (where, source)
+            assert (source["title"], source["document"]) == ("Boiler log", document), (where, source)
+
+    for profile in ("core", "ingest", "graph"):
+        arguments = {"query": "boiler", **({"limit": 10} if profile == "graph" else {"top_k": 10})}
+        hits = sdk.structured(sdk.call(asgi_server.url + PATHS[profile], token, "recall", arguments))[
+            "memories"
+        ]
+        assert {hit["source"]["origin"] for hit in hits} >= {"document", "remember"}, (profile, hits)
+        for hit in hits:
+            check(hit, profile)
+            assert hit["source"]["id"] == hit["provenance"]["source_id"]
+    facts = sdk.structured(
+        sdk.call(asgi_server.url + PATHS["evidence"], token, "combined_context", {"query": "boiler Heatwise"})
+    )
+    assert {fact["fact_type"] for fact in facts["facts"]["facts"]} == {"memory", "relation"}
+    for fact in facts["facts"]["facts"]:
+        check(fact, "facts")
+        if fact["fact_type"] == "relation":
+            assert fact["source"]["origin"] == "relate"
+        else:
+            assert fact["source"]["id"] == fact["source_id"]
+    assert facts["claims_and_sources"]["claims"]
+    for claim in facts["claims_and_sources"]["claims"]:
+        assert claim["space"] == space, claim

@@ -91,6 +91,14 @@ class Fact:
     relevance: float = 0.0
     evidence_count: int = 0
     contradiction_count: int = 0
+    # A relation's first supporting claim (`facts._attach_counts`); a memory's source is its own.
+    relation_source: Source | None = None
+
+    @property
+    def source(self) -> Source | None:
+        """Where the fact came from: a memory's source (recall's rows carry it), a relation's first
+        claim."""
+        return self.memory.source if self.memory is not None else self.relation_source
 
     @property
     def fact_type(self) -> str:

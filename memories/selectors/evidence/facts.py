@@ -12,8 +12,9 @@ from django.utils import timezone
 
 from accounts.models import User
 from memories import embeddings
-from memories.models import Evidence, Memory, Relation, Space
+from memories.models import Evidence, Memory, Relation, Source, Space
 from memories.retrieval.recall import RecallRequest, memory_recall
+from memories.retrieval.rows import SOURCE_REF_FIELDS
 from memories.selectors.as_of import CURRENT_VIEW, View, relation_visible
 from memories.selectors.evidence.common import (
     MIN_SIMILARITY,
@@ -105,12 +106,28 @@ def _merge(memories: list[Fact], relations: list[Fact]) -> list[Fact]:
 
 
 def _attach_counts(*, owner: User, facts: Iterable[Fact]) -> None:
-    """Distinct supporting and contradicting claimants of each fact (as known now), in one query."""
+    """Distinct supporting and contradicting claimants of each fact (as known now), in one query; and
+    each relation's first supporting claim, its source, in one more (a memory's source is its own)."""
     facts = list(facts)
     memory_ids = [f.id for f in facts if f.memory is not None]
     relation_ids = [f.id for f in facts if f.relation is not None]
     if not facts:
         return
+    if relation_ids:
+        first: dict[Any, Source] = {}
+        claims = (
+            Evidence.objects.filter(
+                owner=owner, relation_id__in=relation_ids, stance=Evidence.Stance.SUPPORTS
+            )
+            .select_related("source")
+            .only(*(f"source__{name}" for name in SOURCE_REF_FIELDS), "relation_id", "recorded_at")
+            .order_by("relation_id", "recorded_at", "id")
+        )
+        for claim in claims:
+            first.setdefault(claim.relation_id, claim.source)
+        for fact in facts:
+            if fact.relation is not None:
+                fact.relation_source = first.get(fact.id)
     rows = (
         Evidence.objects.filter(owner=owner)
         .filter(Q(memory_id__in=memory_ids) | Q(relation_id__in=relation_ids))

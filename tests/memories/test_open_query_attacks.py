@@ -1230,8 +1230,9 @@ def test_the_query_role_cannot_hand_its_views_on_nor_vacuum_the_tables(world):
 _SELF_HOLE = (
     "HOLE (defence in depth, needs a login as the role, which the guard never gives): PostgreSQL lets "
     "any role change its own password and defaults. roles.CHECK_SQL now compares the defaults with "
-    "what open_query_roles --sql set and fails closed (test_it_fails_closed_when_the_roles_defaults_"
-    "changed); a changed password locks the open query out (query_unavailable), nothing more"
+    "what open_query_roles --sql set and fails closed (test_open_query_isolation.py, test_it_fails_"
+    "closed_when_the_role_could_do_more_than_read_the_views); a changed password locks the open query "
+    "out (query_unavailable), nothing more"
 )
 
 

@@ -51,15 +51,18 @@ def _stopped_by_signals() -> Iterator[None]:
 
 
 @contextmanager
-def running_service(*, keep: bool = False) -> Iterator[tuple[str, str]]:
+def running_service(*, keep: bool = False, var_dir: Path | None = None) -> Iterator[tuple[str, str]]:
     """Yield (base_url, personal access token) of a fresh service; stop it afterwards, also when the
-    benchmark is interrupted or sent SIGTERM."""
+    benchmark is interrupted or sent SIGTERM. `var_dir` runs it on that data folder instead of a
+    temporary one, and keeps it (a benchmark's cache of ingested data, started again later)."""
     with _stopped_by_signals():
-        yield from _running_service(keep=keep)
+        yield from _running_service(keep=keep or var_dir is not None, var_dir=var_dir)
 
 
-def _running_service(*, keep: bool) -> Iterator[tuple[str, str]]:
-    var_dir = Path(tempfile.mkdtemp(prefix="deeprecall-bench-"))
+def _running_service(*, keep: bool, var_dir: Path | None) -> Iterator[tuple[str, str]]:
+    if var_dir is None:
+        var_dir = Path(tempfile.mkdtemp(prefix="deeprecall-bench-"))
+    var_dir.mkdir(parents=True, exist_ok=True)
     port = _free_port()
     env = {**os.environ, "DEEPRECALL_VAR_DIR": str(var_dir), "PYTHONUNBUFFERED": "1"}
     # The model file converted for ONNX Runtime is the same for every run: made once, in var/models.
@@ -101,8 +104,11 @@ def _running_service(*, keep: bool) -> Iterator[tuple[str, str]]:
                     "shell",
                     "-c",
                     "from memories.services.account import user_sign_up;"
+                    "from accounts.models import User;"
                     "from accounts.services import pat_create;"
-                    "u = user_sign_up(email='bench@example.com', password='bench-password-123');"
+                    # A kept data folder started again already has the user.
+                    "u = User.objects.filter(email='bench@example.com').first()"
+                    " or user_sign_up(email='bench@example.com', password='bench-password-123');"
                     "print(pat_create(user=u, name='bench', scopes=['memory:read','memory:write'])[1])",
                 ],
                 cwd=ROOT,
@@ -127,6 +133,25 @@ def _running_service(*, keep: bool) -> Iterator[tuple[str, str]]:
             import shutil
 
             shutil.rmtree(var_dir, ignore_errors=True)
+
+
+def shared_data(name: str) -> Path:
+    """../shared/benchmarks/<name> beside the checkout; from a git worktree elsewhere, beside the
+    main checkout the worktree belongs to."""
+    here = ROOT.parent / "shared" / "benchmarks" / name
+    if here.exists():
+        return here
+    try:
+        common = subprocess.run(
+            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return here
+    return Path(common).parent.parent / "shared" / "benchmarks" / name
 
 
 def use_service_database(data_dir: Path) -> None:

@@ -41,29 +41,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import _service
-from benchmarks._service import ROOT, running_service
+from benchmarks._service import ROOT, running_service, shared_data
 
-
-def _data_dir() -> Path:
-    """../shared/benchmarks/locomo beside the checkout; from a git worktree elsewhere, beside the
-    main checkout the worktree belongs to."""
-    here = ROOT.parent / "shared" / "benchmarks" / "locomo"
-    if here.exists():
-        return here
-    try:
-        common = subprocess.run(
-            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return here
-    return Path(common).parent.parent / "shared" / "benchmarks" / "locomo"
-
-
-DATA_DIR = _data_dir()
+DATA_DIR = shared_data("locomo")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (5, 10, 20)
 # The README's reference rows (turn-level, 385 questions on 26/30/41).

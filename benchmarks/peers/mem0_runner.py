@@ -144,6 +144,8 @@ def run(*, mode: str, data: dict[str, Any]) -> dict[str, Any]:
                         },
                         "seconds": wall,
                         "cpu_seconds": cpu,
+                        # the turns found, best first (run.py scores LongMemEval's sessions from them)
+                        "ranked": ranked,
                     }
                 )
         return {

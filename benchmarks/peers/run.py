@@ -1,6 +1,7 @@
 """Deep Recall and mem0 OSS over the same LoCoMo turns and questions, in one run, side by side.
 
     .venv/bin/python benchmarks/peers/run.py [--conversations 26 30 41] [--modes default hybrid]
+    .venv/bin/python benchmarks/peers/run.py --longmemeval [--per-type 2] [--modes default]
 
 What runs:
 - Deep Recall: `benchmarks/locomo.py`'s task exactly (a throwaway service, one user per
@@ -18,6 +19,11 @@ after mem0's own, so mem0's pinned packages win every clash and the embedding li
 are the very ones the service uses. transformers is the exception (pure Python, pinned below):
 fastembed caps huggingface-hub below 2, while the transformers a fresh project venv gets needs 2.4
 or later, so mem0's venv holds a transformers that works with its own hub.
+
+`--longmemeval` runs LongMemEval's task instead (`benchmarks/longmemeval.py`: Deep Recall through
+REST from that benchmark's ingest cache, asked at each question's date; mem0 with every question's
+turns as one user's, `content` "User: ..." / "Assistant: ...", so both see the same text), and
+prints turn and session recall per question type and knowledge-update order for each system.
 
 Printed: R@5/10/20 per category and overall for each system, ingest rate (turns/s: Deep Recall
 from the first save until every job finished, saves accepted by REST and processed by the worker;
@@ -139,31 +145,12 @@ def run_ours(conversations: list[Conversation]) -> dict[str, Any]:
     }
 
 
-def run_mem0(python: Path, conversations: list[Conversation], mode: str) -> dict[str, Any]:
+def mem0_run(python: Path, payload: dict[str, Any], mode: str) -> dict[str, Any]:
+    """`mem0_runner.py` in mem0's virtualenv over `payload` (its in.json); its out.json."""
     with tempfile.TemporaryDirectory(prefix="peers-") as tmp:
         data = Path(tmp) / "in.json"
         out = Path(tmp) / "out.json"
-        data.write_text(
-            json.dumps(
-                {
-                    "conversations": [
-                        {
-                            "name": c.name,
-                            "turns": [{"dia_id": t.dia_id, "content": t.content} for t in c.turns],
-                            "questions": [
-                                {
-                                    "question": str(q["question"]),
-                                    "category": int(q["category"]),
-                                    "evidence": sorted(evidence_of(q)),
-                                }
-                                for q in c.questions
-                            ],
-                        }
-                        for c in conversations
-                    ]
-                }
-            )
-        )
+        data.write_text(json.dumps(payload))
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
         env.pop("PYTHONPATH", None)
         subprocess.run(
@@ -173,8 +160,88 @@ def run_mem0(python: Path, conversations: list[Conversation], mode: str) -> dict
             cwd=tmp,
         )
         result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+def run_mem0(python: Path, conversations: list[Conversation], mode: str) -> dict[str, Any]:
+    result = mem0_run(
+        python,
+        {
+            "conversations": [
+                {
+                    "name": c.name,
+                    "turns": [{"dia_id": t.dia_id, "content": t.content} for t in c.turns],
+                    "questions": [
+                        {
+                            "question": str(q["question"]),
+                            "category": int(q["category"]),
+                            "evidence": sorted(evidence_of(q)),
+                        }
+                        for q in c.questions
+                    ],
+                }
+                for c in conversations
+            ]
+        },
+        mode,
+    )
     result["cpu_per_search"] = statistics.mean(q["cpu_seconds"] for q in result["questions"])
     return result
+
+
+def run_mem0_longmemeval(python: Path, questions: list[Any], mode: str) -> dict[str, Any]:
+    """mem0 over LongMemEval questions: each question is a "conversation" of the runner (one user)."""
+    return mem0_run(
+        python,
+        {
+            "conversations": [
+                {
+                    "name": q.id,
+                    "turns": [{"dia_id": t.dia_id, "content": t.content} for t in q.conversation.turns],
+                    "questions": [
+                        {
+                            "question": str(q.data["question"]),
+                            "category": q.type,
+                            "evidence": list(q.data["evidence"]),
+                        }
+                    ],
+                }
+                for q in questions
+            ]
+        },
+        mode,
+    )
+
+
+def main_longmemeval(args: argparse.Namespace, python: Path) -> None:
+    from benchmarks import longmemeval as lme
+
+    paths = lme.chosen_paths(lme.DATA_DIR, args.per_type, None)
+    questions = [lme.load_question(p) for p in paths]
+    ours, latencies, _ = lme.measure(questions, threads=2, top_k=20)
+    turns = sum(len(q.conversation.turns) for q in questions)
+    print()
+    print(
+        f"LongMemEval dev: {len(questions)} questions ({args.per_type or 'all'} per type), {turns} turns; "
+        f"mem0 = {MEM0_REQUIREMENTS[0]}, infer=False, local Qdrant; both embed with all-MiniLM-L6-v2"
+    )
+    print()
+    print("deep-recall (REST, at the question's date; ingest rate: benchmarks/longmemeval.py's cache)")
+    lme.report(ours, latencies)
+    results: dict[str, Any] = {"deep-recall": [{"id": s.question.id, "turn": s.turn} for s in ours]}
+    for mode in args.modes:
+        result = run_mem0_longmemeval(python, questions, mode)
+        scores = [lme.score(q, row["ranked"]) for q, row in zip(questions, result["questions"], strict=True)]
+        seconds = [row["seconds"] for row in result["questions"]]
+        print()
+        print(
+            f"mem0 {mode}: ingest {result['turns'] / result['ingest_seconds']:.1f} turns/s "
+            f"(add, in process, one after another); search in process"
+        )
+        lme.report(scores, seconds)
+        results[f"mem0 {mode}"] = [{"id": s.question.id, "turn": s.turn} for s in scores]
+    VENV_ROOT.mkdir(parents=True, exist_ok=True)
+    (VENV_ROOT / "last-run-longmemeval.json").write_text(json.dumps(results))
 
 
 def recall_table(results: dict[str, dict[str, Any]]) -> list[str]:
@@ -201,9 +268,14 @@ def main() -> None:
     parser.add_argument("--conversations", nargs="+", default=["26", "30", "41"])
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     parser.add_argument("--modes", nargs="+", choices=["default", "hybrid"], default=["default", "hybrid"])
+    parser.add_argument("--longmemeval", action="store_true", help="LongMemEval's task instead of LoCoMo's")
+    parser.add_argument("--per-type", type=int, help="with --longmemeval: the first N questions of each type")
     args = parser.parse_args()
 
     python = mem0_venv()
+    if args.longmemeval:
+        main_longmemeval(args, python)
+        return
     conversations = [load_conversation(args.data_dir / f"{name}.json") for name in args.conversations]
     results: dict[str, dict[str, Any]] = {"deep-recall": run_ours(conversations)}
     for mode in args.modes:

@@ -1,0 +1,414 @@
+"""LongMemEval retrieval benchmark: turn and session recall@5/10/20 of `recall` per question type,
+update order for knowledge-update questions, recall latency and ingest rate.
+
+    .venv/bin/python benchmarks/longmemeval.py [--per-type 3] [--questions ID ...]
+
+The task is the one in ../shared/benchmarks/longmemeval/README.md, run through the service's own
+API as `locomo.py` runs LoCoMo's: one user (so one space) per question; every turn of its haystack
+is saved with REST `POST /api/v1/memories` in order (content "User: text" or "Assistant: text",
+`occurred_at` = its session's date, `session_id` = its session), and once every job has finished
+the question is asked through `POST /api/v1/operations/recall` with top_k 20 and `at` = the
+question's date. A memory counts for the turn it was derived from (the job -> memories map of
+`GET /api/v1/jobs`). Abstention questions (`_abs`) have no evidence and are left out.
+
+`--per-type N` is the quick mode: for each question type, the first N non-abstention questions in
+the order of their ids (a fixed rule, the same subset on every run); without it, all 158.
+
+Ingesting is the cost (about 500 turns a question, about 10 turns a second end to end), so it is
+done once: the service's data folder is kept in `var/benchmarks/longmemeval-<hash>/`, where the hash
+covers the code that turns a save into memories (memories/pipeline/, the embedding model's code,
+the save service) and this file's way of saving. A later run starts the service on that folder
+again, saves only the questions it does not hold yet and re-asks all of them, so a ranking change
+(memories/retrieval/) is measured in minutes. A change to the ingest code makes a new folder;
+`--fresh` ingests again into a new one regardless. The ingest rate printed is that of the turns
+saved in this run; the rate of the run that saved the others is kept in the folder's manifest.
+
+Latency is the client's wall time per recall call (HTTP, query embedding and database included),
+one call at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import shutil
+import statistics
+import sys
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks._service import ROOT, running_service, shared_data
+from benchmarks.locomo import Conversation, Turn, create_users, ingest, percentile, wait_for_jobs
+
+DATA_DIR = shared_data("longmemeval") / "dev"
+KS = (5, 10, 20)
+TYPES = (
+    "single-session-user",
+    "single-session-assistant",
+    "single-session-preference",
+    "multi-session",
+    "temporal-reasoning",
+    "knowledge-update",
+)
+# How a turn is saved; part of the cache key (a change here means the stored data differs).
+SAVE_FORMAT = "v1: '<Role>: content', occurred_at = session date, session_id per session"
+# The code a save goes through on its way to memories: a change to any of it invalidates the cache.
+INGEST_CODE = (
+    "memories/pipeline",
+    "memories/embeddings.py",
+    "memories/services/memories.py",
+    "memories/models.py",
+)
+
+
+@dataclass
+class Question:
+    data: dict[str, Any]
+    conversation: Conversation
+    # turn id "<session index>:<turn index>" -> the haystack session id it belongs to
+    turn_session: dict[str, str]
+    session_date: dict[str, datetime]
+
+    @property
+    def id(self) -> str:
+        return str(self.data["question_id"])
+
+    @property
+    def type(self) -> str:
+        return str(self.data["question_type"])
+
+
+def parse_date(raw: str) -> datetime:
+    """ "2023/05/28 (Sun) 19:47" -> 2023-05-28T19:47:00+00:00."""
+    day, _weekday, clock = raw.split()
+    return datetime.strptime(f"{day} {clock}", "%Y/%m/%d %H:%M").replace(tzinfo=UTC)
+
+
+def _listed(value: Any) -> list[Any]:
+    # Some files store the lists as a Python-literal string (the data's README).
+    return list(ast.literal_eval(value)) if isinstance(value, str) else list(value)
+
+
+def load_question(path: Path) -> Question:
+    data = json.loads(path.read_text())
+    sessions = _listed(data["haystack_sessions"])
+    dates = [parse_date(d) for d in _listed(data["haystack_dates"])]
+    session_ids = [str(s) for s in _listed(data["haystack_session_ids"])]
+    turns: list[Turn] = []
+    turn_session: dict[str, str] = {}
+    evidence: list[str] = []
+    for s, (session, when, sid) in enumerate(zip(sessions, dates, session_ids, strict=True)):
+        # One session id per haystack session, distinct per question (a session may recur).
+        session_uuid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"longmemeval/{data['question_id']}/{s}/{sid}"))
+        for t, turn in enumerate(session):
+            turn_id = f"{s}:{t}"
+            role = "User" if turn["role"] == "user" else "Assistant"
+            turns.append(Turn(turn_id, f"{role}: {turn['content']}", when, session_uuid))
+            turn_session[turn_id] = sid
+            if turn.get("has_answer"):
+                evidence.append(turn_id)
+    data["evidence"] = evidence
+    data["answer_session_ids"] = [str(s) for s in _listed(data["answer_session_ids"])]
+    conversation = Conversation(str(data["question_id"]), turns, [data])
+    return Question(data, conversation, turn_session, dict(zip(session_ids, dates, strict=True)))
+
+
+def chosen_paths(data_dir: Path, per_type: int | None, ids: list[str] | None) -> list[Path]:
+    """The questions of the run: `ids`, or the first `per_type` non-abstention questions of each
+    type in id order, or every non-abstention question."""
+    paths = sorted(data_dir.glob("*.json"))
+    if ids:
+        return [data_dir / f"{i}.json" for i in ids]
+    kept = [p for p in paths if not p.stem.endswith("_abs")]
+    if per_type is None:
+        return kept
+    by_type: dict[str, list[Path]] = defaultdict(list)
+    for path in kept:
+        by_type[json.loads(path.read_text())["question_type"]].append(path)
+    # Round robin over the types: an interrupted first ingest still holds every type.
+    return [by_type[t][i] for i in range(per_type) for t in TYPES if i < len(by_type[t])]
+
+
+def cache_key() -> str:
+    digest = hashlib.sha256(SAVE_FORMAT.encode())
+    for part in INGEST_CODE:
+        path = ROOT / part
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            digest.update(str(file.relative_to(ROOT)).encode())
+            digest.update(file.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+# --- scoring -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Score:
+    question: Question
+    turn: dict[int, float]
+    session: dict[int, float]
+    # knowledge-update: whether the newest evidence session's best turn ranks above every older
+    # evidence session's (None: the evidence lies in one session, nothing to order)
+    newest_first: bool | None
+
+
+def score(question: Question, turns: list[str]) -> Score:
+    evidence = set(question.data["evidence"])
+    answer_sessions = set(question.data["answer_session_ids"])
+    turn_recall = {k: len(evidence & set(turns[:k])) / len(evidence) if evidence else 0.0 for k in KS}
+    session_recall = {}
+    for k in KS:
+        found = {question.turn_session.get(t) for t in turns[:k]}
+        session_recall[k] = len(answer_sessions & found) / len(answer_sessions) if answer_sessions else 0.0
+    newest_first = None
+    if question.type == "knowledge-update":
+        evidence_sessions = sorted(
+            {question.turn_session[t] for t in evidence}, key=lambda s: question.session_date[s]
+        )
+        if len(evidence_sessions) >= 2:
+            rank = {s: len(turns) for s in evidence_sessions}
+            for position, turn in enumerate(turns):
+                if turn in evidence and rank[question.turn_session[turn]] == len(turns):
+                    rank[question.turn_session[turn]] = position
+            newest = rank[evidence_sessions[-1]]
+            newest_first = newest < len(turns) and all(newest < rank[s] for s in evidence_sessions[:-1])
+    return Score(question, turn_recall, session_recall, newest_first)
+
+
+def ask(client: httpx.Client, question: Question, token: str, top_k: int, latencies: list[float]) -> Score:
+    started = time.perf_counter()
+    response = client.post(
+        "/api/v1/operations/recall",
+        json={
+            "query": str(question.data["question"]),
+            "top_k": top_k,
+            "at": parse_date(question.data["question_date"]).isoformat(),
+        },
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    latencies.append(time.perf_counter() - started)
+    response.raise_for_status()
+    memory_turn = question.conversation.memory_turn
+    return score(question, [memory_turn.get(hit["id"], "?") for hit in response.json()["memories"]])
+
+
+def report(scores: list[Score], latencies: list[float]) -> None:
+    print(f"{'type':<28}{'n':>4}" + "".join(f"{'turn@' + str(k):>9}" for k in KS), end="")
+    print("".join(f"{'sess@' + str(k):>9}" for k in KS) + f"{'newest first':>14}")
+    for label in (*TYPES, "overall"):
+        chosen = [s for s in scores if label in ("overall", s.question.type)]
+        if not chosen:
+            continue
+        line = f"{label:<28}{len(chosen):>4}"
+        line += "".join(f"{statistics.mean(s.turn[k] for s in chosen):>9.3f}" for k in KS)
+        line += "".join(f"{statistics.mean(s.session[k] for s in chosen):>9.3f}" for k in KS)
+        ordered = [s.newest_first for s in chosen if s.newest_first is not None]
+        line += f"{f'{sum(ordered)}/{len(ordered)}':>14}" if ordered else f"{'':>14}"
+        print(line)
+    if not latencies:
+        return
+    print()
+    print(
+        f"recall latency over {len(latencies)} calls (HTTP, query embedding included, top_k {max(KS)}): "
+        f"p50 {percentile(latencies, 50) * 1000:.1f} ms, p95 {percentile(latencies, 95) * 1000:.1f} ms, "
+        f"max {max(latencies) * 1000:.1f} ms"
+    )
+
+
+def score_variants(
+    var_dir: Path, questions: list[Question], variants: list[str], top_k: int
+) -> dict[str, list[Score]]:
+    """Each variant of the ranking knobs scored with `memory_recall` called in process against the
+    running service's database (the code the API runs; no HTTP, no latency measured)."""
+    from benchmarks._service import use_service_database
+    from benchmarks.distractor_stages import _knobs_from
+
+    use_service_database(var_dir)
+    from django.db.models import Count
+
+    from accounts.models import User
+    from memories import embeddings
+    from memories.models import Memory
+    from memories.retrieval.recall import RecallRequest, memory_recall
+    from memories.selectors.spaces import space_default
+
+    vectors = embeddings.embed([str(q.data["question"]) for q in questions])
+    owners = {}
+    for question in questions:
+        # The user that holds the question's memories (an interrupted run may have left another).
+        held = (
+            Memory.objects.filter(owner__email__startswith=f"lme-{question.id}-")
+            .values("owner")
+            .annotate(n=Count("id"))
+            .order_by("-n")
+            .first()
+        )
+        if held is None:
+            raise SystemExit(f"no memories for question {question.id}")
+        owner = User.objects.get(pk=held["owner"])
+        space = space_default(owner=owner)
+        if space is None:
+            raise SystemExit(f"no space for question {question.id}")
+        owners[question.id] = (owner, space)
+    results: dict[str, list[Score]] = {}
+    for variant in variants:
+        knobs = _knobs_from([v for v in variant.split(",") if v])
+        scored = []
+        for question, vector in zip(questions, vectors, strict=True):
+            owner, space = owners[question.id]
+            request = RecallRequest(
+                query=str(question.data["question"]),
+                top_k=top_k,
+                at=parse_date(question.data["question_date"]),
+            )
+            result = memory_recall(
+                owner=owner, space=space, request=request, knobs=knobs, query_vector=vector
+            )
+            memory_turn = question.conversation.memory_turn
+            scored.append(score(question, [memory_turn.get(str(h.memory.id), "?") for h in result.hits]))
+        results[variant] = scored
+    return results
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+
+def measure(
+    questions: list[Question], *, threads: int, top_k: int, fresh: bool = False, variants: Sequence[str] = ()
+) -> tuple[list[Score], list[float], dict[str, list[Score]]]:
+    """Ingest what the cache lacks, ask every question through the API; then score `variants` of
+    the ranking knobs in process. Returns the API's scores and latencies and the variants' scores."""
+    var_dir = ROOT / "var" / "benchmarks" / f"longmemeval-{cache_key()}"
+    if fresh and var_dir.exists():
+        shutil.rmtree(var_dir)
+    manifest_path = var_dir / "manifest.json"
+    manifest: dict[str, Any] = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    print(f"ingest cache: {var_dir} ({len(manifest)} questions held)")
+    scored: dict[str, list[Score]] = {}
+    with running_service(var_dir=var_dir) as (url, _token):
+        todo = [q for q in questions if q.id not in manifest]
+        if todo:
+            # A fresh address each run: an interrupted run may have left a user it did not finish.
+            run = uuid.uuid4().hex[:8]
+            tokens = create_users(var_dir, [f"lme-{q.id}-{run}@example.com" for q in todo])
+            for question, token in zip(todo, tokens, strict=True):
+                question.conversation.token = token
+        with httpx.Client(base_url=url, timeout=300) as client:
+            if todo:
+                ingest_all(client, todo, threads, manifest, manifest_path)
+            for question in questions:
+                held = manifest[question.id]
+                question.conversation.token = held["token"]
+                question.conversation.memory_turn = held["memory_turn"]
+            latencies: list[float] = []
+            ask(client, questions[0], questions[0].conversation.token, top_k, [])  # warm-up
+            scores = [ask(client, q, q.conversation.token, top_k, latencies) for q in questions]
+            if variants:
+                scored = score_variants(var_dir, questions, list(variants), top_k)
+    return scores, latencies, scored
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-type", type=int, help="quick mode: the first N questions of each type")
+    parser.add_argument("--questions", nargs="+", help="only these question ids")
+    parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
+    parser.add_argument("--top-k", type=int, default=max(KS))
+    parser.add_argument("--threads", type=int, default=2, help="questions saved at the same time")
+    parser.add_argument("--fresh", action="store_true", help="ingest again into a new folder")
+    parser.add_argument("--json", type=Path, help="also write every question's scores here")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        help="then score these ranking knobs in process ('own_boost=0.3,sibling_share=0.5'; '' = defaults)",
+    )
+    args = parser.parse_args()
+    questions = [load_question(p) for p in chosen_paths(args.data_dir, args.per_type, args.questions)]
+    scores, latencies, variants = measure(
+        questions, threads=args.threads, top_k=args.top_k, fresh=args.fresh, variants=args.variant or []
+    )
+    turns = sum(len(q.conversation.turns) for q in questions)
+    print()
+    print(f"LongMemEval dev: {len(questions)} questions, {turns} turns ({args.per_type or 'all'} per type)")
+    report(scores, latencies)
+    for variant, variant_scores in variants.items():
+        print()
+        print(f"in process, knobs: {variant or 'defaults'}")
+        report(variant_scores, [])
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                [
+                    {"id": s.question.id, "type": s.question.type, "turn": s.turn, "session": s.session}
+                    | {"newest_first": s.newest_first}
+                    for s in scores
+                ],
+                indent=1,
+            )
+        )
+
+
+def ingest_all(
+    client: httpx.Client, todo: list[Question], threads: int, manifest: dict[str, Any], manifest_path: Path
+) -> None:
+    """Save the questions' turns, `threads` questions at a time (each question's turns in order,
+    then its jobs awaited), recording each question in the manifest as soon as it is in: an
+    interrupted run keeps what it finished. Prints the ingest rate."""
+    started = time.perf_counter()
+    pending = list(todo)
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                if not pending:
+                    return
+                question = pending.pop(0)
+            begun = time.perf_counter()
+            jobs = ingest(client, question.conversation, session_ids=True)
+            wait_for_jobs(client, question.conversation, jobs)
+            seconds = time.perf_counter() - begun
+            with lock:
+                manifest[question.id] = {
+                    "token": question.conversation.token,
+                    "memory_turn": question.conversation.memory_turn,
+                    "turns": len(question.conversation.turns),
+                    "seconds": seconds,
+                    "failed_jobs": question.conversation.failed_jobs,
+                }
+                manifest_path.write_text(json.dumps(manifest))
+                print(
+                    f"  {question.id} in: {len(question.conversation.turns)} turns, {seconds:.0f} s",
+                    flush=True,
+                )
+
+    workers = [threading.Thread(target=worker) for _ in range(threads)]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    seconds = time.perf_counter() - started
+    turns = sum(len(q.conversation.turns) for q in todo)
+    memories = sum(len(q.conversation.memory_turn) for q in todo)
+    failed = sum(q.conversation.failed_jobs for q in todo)
+    print(
+        f"ingest: {turns / seconds:.1f} turns/s end to end ({turns} turns of {len(todo)} questions in "
+        f"{seconds:.0f} s, {threads} at a time; {memories} memories, {memories / turns:.1f} a turn); "
+        f"{failed} jobs not succeeded"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -40,7 +40,7 @@ from django.utils import timezone
 from accounts.models import User
 from memories import embeddings
 from memories.models import FTS_CONFIG, Memory, Space
-from memories.pipeline.language import REQUEST_WORDS, STOP_WORDS, fold, stem
+from memories.pipeline.language import REQUEST_WORDS, ROLE_SPEAKERS, STOP_WORDS, USER_ROLES, fold, stem
 from memories.pipeline.timeparse import resolve_times
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
 from memories.selectors.as_of import View, active_sql, held_sql, held_sql_params, started_sql
@@ -89,7 +89,26 @@ class Knobs:
     rare_share: float = 0.02
     text_scan: int = 2000
     speaker_boost: float = 0.3
+    # A question in the first person ("Where do I live?", "my sister") is about the person: what the
+    # person said (a save with no speaker, or a "User:" turn) gets this boost; one in the second
+    # person ("What did you suggest?") is about the agent, and the assistant's turns get it. The
+    # speaker is read off the save (the source), so every statement of a long turn carries it, not
+    # only its first. 0 turns it off.
+    own_boost: float = 0.6
+    # The n-th memory of one save in the ranking counts sibling_share^(n-1) of its score: a long
+    # turn split into a dozen statements fills the top k with one turn otherwise, and fewer distinct
+    # saves reach the caller. 1 turns it off.
+    sibling_share: float = 0.5
     time_boost: float = 0.2
+    # A memory with no world time of its own ("I love the new pottery studio": no episode, no
+    # validity) counts for a period the query names when it was said in it (its `stated_at`, the
+    # save's date): "What did I talk about last Saturday?" is about what was said that day.
+    period_said: bool = False
+    # A question about how things stand now ("currently", "these days", "so far", "still": `asks_now`)
+    # prefers the newer of the memories it matches: among the candidates, the one said last gets this
+    # boost, the one said first none, the others in between by their rank in time ("Where do I keep
+    # my sneakers now?" after a move; "How many have I added so far?" after several counts).
+    recency_boost: float = 0.3
     # A question that asks for a time ("When did ...?", "How long ago ...?") prefers a memory that
     # places itself in time: its text names one ("yesterday", "last Fri", "for four years", "last
     # summer"; Memory.names_time, set at save time by timeparse.mentions_time), whatever kind the
@@ -123,6 +142,12 @@ class Knobs:
     # docs/retrieval.md says how it was chosen. Context and entity neighbours of a hit that clears the
     # floor still come with it.
     semantic_floor: float = 0.3
+    # The floor for what the person said, asked in the first person (the agent's turns, asked in the
+    # second): "What company am I with?" / "I switched over to Wayne Enterprises last spring." share no
+    # word and sit under 0.3, and in a person's own notes that is the answer, while off-topic pairs
+    # stay under 0.17. 0.2 on the everyday slot questions (benchmarks/slots.py: found in the top 5
+    # 0.71 -> 0.82, answered alone 0.89 -> 0.96; 0.25 gave 0.79, 0.93). Only with `own_boost` on.
+    own_floor: float = 0.2
     # With include_history, a row that no longer holds ranks at this share of its score, so what holds
     # now comes first.
     history_share: float = 0.5
@@ -256,6 +281,37 @@ _ASKS_WHEN_RE = re.compile(
     r"|(?:(?:in|on|at|during)\s+)?(?:what|which)\s+(?:year|month|day|date|week|season|time))\b(?!-)",
     re.IGNORECASE,
 )
+
+
+# Who a question is about, by its pronouns: the person asking (first person: "I", "I'm", "my") or
+# the agent it asks (second person).
+_FIRST_PERSON_RE = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.IGNORECASE)
+
+
+_SECOND_PERSON_RE = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
+
+
+# Speakers that are the agent's side of a conversation ("Assistant: ..."); the person's are USER_ROLES.
+AGENT_ROLES = tuple(sorted(ROLE_SPEAKERS - USER_ROLES - {"system"}))
+
+
+def asks_about(query: str) -> tuple[bool, bool]:
+    """(about the person, about the agent): whether the query speaks in the first person ("Where
+    do I live?") and in the second ("What did you suggest?")."""
+    return _FIRST_PERSON_RE.search(query) is not None, _SECOND_PERSON_RE.search(query) is not None
+
+
+# Questions about how things stand now, or about a total up to now.
+_ASKS_NOW_RE = re.compile(
+    r"\b(?:current|currently|now|nowadays|these\s+days|at\s+the\s+moment|right\s+now|still|latest"
+    r"|most\s+recent|most\s+recently|anymore|any\s+more|so\s+far|to\s+date|up\s+to\s+now|since)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_now(query: str) -> bool:
+    """Whether the query asks how things stand now ("Where do I currently keep ...", "so far")."""
+    return _ASKS_NOW_RE.search(query) is not None
 
 
 def asks_when(query: str) -> bool:
@@ -430,7 +486,12 @@ text_ranked AS (SELECT t.id, t.rank FROM unnest(%(text_ids)s::uuid[]) WITH ORDIN
 
 
 def _statement(
-    request: RecallRequest, *, has_periods: bool, exact_vectors: bool = False, text_given: bool = False
+    request: RecallRequest,
+    *,
+    has_periods: bool,
+    exact_vectors: bool = False,
+    text_given: bool = False,
+    collapse: bool = False,
 ) -> str:
     """The retrieval statement. With `text_given`, the text side comes from the parameters of
     `_text_statement`'s row, run before it; without, it is part of the statement."""
@@ -446,8 +507,8 @@ def _statement(
     period_match = (
         """EXISTS (SELECT 1 FROM unnest(%(period_starts)s::timestamptz[], %(period_ends)s::timestamptz[])
                    AS p(s, e)
-                   WHERE coalesce(c.occurred_at, c.valid_from, c.due_at) >= p.s
-                     AND coalesce(c.occurred_at, c.valid_from, c.due_at) < p.e)"""
+                   WHERE coalesce(c.occurred_at, c.valid_from, c.due_at, said_at.value) >= p.s
+                     AND coalesce(c.occurred_at, c.valid_from, c.due_at, said_at.value) < p.e)"""
         if has_periods
         else "false"
     )
@@ -483,14 +544,28 @@ candidate_rows AS MATERIALIZED (
            -- "Name: ..." said by someone the query names: the text before a colon within the first
            -- 61 characters, with no line break in it. strpos, not a regular expression: the
            -- bounded repetition of '^([^:\\n]{{1,60}}):' cost about 20 us a row, most of this CTE.
-           (sp.colon > 1 AND strpos(left(c.content, sp.colon - 1), E'\\n') = 0
-            AND lower(left(c.content, sp.colon - 1)) = ANY(%(names)s::text[])) AS spoken,
+           (sp.speaker = ANY(%(names)s::text[])) AS spoken,
+           ((%(first_person)s AND (sp.speaker = '' OR sp.speaker = ANY(%(user_roles)s::text[])))
+            OR (%(second_person)s AND sp.speaker = ANY(%(agent_roles)s::text[]))) AS own,
            {period_match} AS in_period,
            (%(asks_when)s AND c.names_time) AS dated,
-           {held_now} AS held
+           {held_now} AS held,
+           -- 0 for the candidate said first, 1 for the one said last.
+           percent_rank() OVER (ORDER BY coalesce(c.stated_at, c.recorded_at), c.id) AS newness
     FROM memories_memory c
     JOIN candidates USING (id)
-    CROSS JOIN LATERAL (SELECT strpos(left(c.content, 61), ':') AS colon) sp
+    -- The save's speaker (lower-cased, '' for none): every statement of a turn was said by it.
+    LEFT JOIN LATERAL (
+        SELECT left(src.content, 61) AS head FROM memories_source src WHERE src.id = c.source_id
+    ) said ON true
+    CROSS JOIN LATERAL (SELECT coalesce(said.head, left(c.content, 61)) AS head) h
+    -- With `period_said`, a memory with no world time of its own is placed when it was said.
+    CROSS JOIN LATERAL (SELECT CASE WHEN %(period_said)s THEN c.stated_at END AS value) said_at
+    CROSS JOIN LATERAL (SELECT strpos(h.head, ':') AS colon) spc
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN spc.colon > 1 AND strpos(left(h.head, spc.colon - 1), E'\\n') = 0
+                    THEN lower(left(h.head, spc.colon - 1)) ELSE '' END AS speaker
+    ) sp
     LEFT JOIN vector_ranked v USING (id)
     LEFT JOIN text_ranked t USING (id)
     -- The text candidates may come from a statement of their own, run a moment before this one:
@@ -508,12 +583,15 @@ scored AS MATERIALIZED (
            (%(rrf_share)s * s.rrf * (%(rrf_k)s + 1) / 2
             + (1 - %(rrf_share)s) * (s.cosine + %(text_weight)s * s.bm25 / best.bm25))
            * (CASE WHEN s.spoken THEN 1 + %(speaker_boost)s ELSE 1 END)
+           * (CASE WHEN s.own THEN 1 + %(own_boost)s ELSE 1 END)
+           * (1 + %(recency_boost)s * s.newness)
            * (CASE WHEN s.in_period THEN 1 + %(time_boost)s ELSE 1 END)
            * (CASE WHEN s.dated THEN 1 + %(dated_boost)s ELSE 1 END)
            * (CASE WHEN s.held THEN 1 ELSE %(history_share)s END) AS base
     FROM text_scores s, best
     -- The relevance floor: a word in common, or a close enough meaning.
-    WHERE s.idf_sum > 0 OR s.cosine >= %(semantic_floor)s
+    WHERE s.idf_sum > 0
+       OR s.cosine >= (CASE WHEN s.own THEN %(own_floor)s ELSE %(semantic_floor)s END)
 ),"""  # noqa: S608
     sql += """
 context_sources AS (
@@ -612,12 +690,30 @@ final AS (
     else:
         sql += """
 final AS (SELECT id, score FROM combined)"""
+    if collapse:
+        # One save's statements after its best count less each (`sibling_share`), pinned boost
+        # included in the order; the final SELECT then reads the adjusted score as is.
+        sql += """,
+pinned AS (
+    SELECT f.id, f.score * (CASE WHEN m.pinned THEN 1 + %(pinned_boost)s ELSE 1 END) AS score,
+           coalesce(m.source_id, m.id) AS save, m.recorded_at
+    FROM final f JOIN memories_memory m ON m.id = f.id
+),
+collapsed AS (
+    SELECT id, score * power(%(sibling_share)s::float8, row_number() OVER (
+        PARTITION BY save ORDER BY score DESC, recorded_at DESC, id) - 1) AS score
+    FROM pinned
+)"""
+        score, source = "collapsed.score", "collapsed"
+    else:
+        score = "final.score * (CASE WHEN c.pinned THEN 1 + %(pinned_boost)s ELSE 1 END)"
+        source = "final"
     sql += f"""
-SELECT final.score * (CASE WHEN c.pinned THEN 1 + %(pinned_boost)s ELSE 1 END) AS score,
+SELECT {score} AS score,
        coalesce(1 - (c.embedding <=> %(qvec)s::vector), 0) AS similarity,
        {held_now} AS held,
        {hit_columns_sql("c")}
-FROM final JOIN memories_memory c ON c.id = final.id
+FROM {source} JOIN memories_memory c ON c.id = {source}.id
 {hit_joins_sql("c")}
 WHERE {where_c}
 ORDER BY score DESC, c.recorded_at DESC, c.id
@@ -637,6 +733,7 @@ def _params(
 ) -> dict[str, Any]:
     """The parameters of `_statement` for one recall, but the query's vector (`qvec`), which
     recall adds once the model has it."""
+    first_person, second_person = asks_about(request.query)
     return {
         "owner": owner.pk,
         "space": space.pk,
@@ -662,6 +759,14 @@ def _params(
         "rrf_share": knobs.rrf_share,
         "text_weight": knobs.text_weight,
         "speaker_boost": knobs.speaker_boost,
+        "own_boost": knobs.own_boost,
+        "first_person": knobs.own_boost > 0 and first_person,
+        "second_person": knobs.own_boost > 0 and second_person,
+        "user_roles": sorted(USER_ROLES),
+        "agent_roles": list(AGENT_ROLES),
+        "sibling_share": knobs.sibling_share,
+        "period_said": knobs.period_said,
+        "recency_boost": knobs.recency_boost if asks_now(request.query) else 0.0,
         "time_boost": knobs.time_boost,
         "dated_boost": knobs.dated_boost,
         "asks_when": asks_when(request.query) and knobs.dated_boost > 0,
@@ -679,6 +784,7 @@ def _params(
         "context_decay": knobs.context_decay,
         "context_scan": CONTEXT_SCAN + knobs.context_window,
         "semantic_floor": knobs.semantic_floor,
+        "own_floor": knobs.own_floor,
         "history_share": knobs.history_share,
     }
 
@@ -769,6 +875,7 @@ def _recall(
         has_periods=bool(periods),
         exact_vectors=_ranks_vectors_exactly(request, params),
         text_given=text_given,
+        collapse=knobs.sibling_share < 1,
     )
     ef_search = max(knobs.ef_search, params["vector_pool"], knobs.expansion_pool)
     pending = None

@@ -23,6 +23,8 @@ from memories.retrieval.recall import (
     DEFAULT_KNOBS,
     Knobs,
     RecallRequest,
+    asks_about,
+    asks_now,
     asks_when,
     memory_recall,
     query_names,
@@ -233,6 +235,134 @@ class TestBoosts:
         )
         linked.entities.add(ingrid)
         assert _recall(alice, "When is Ingrid's birthday?", top_k=1, expand_entities=True) == [linked.content]
+
+
+def _saves(owner, turns: list[list[str]]) -> list[list[Memory]]:
+    """One save (a Source holding the statements joined) per inner list, each statement a memory of
+    it, as the worker stores a long turn split into statements."""
+    space = space_create_default(owner=owner)
+    start = datetime(2024, 3, 1, 12, tzinfo=UTC)
+    saved = []
+    for i, statements in enumerate(turns):
+        source = Source.objects.create(
+            owner=owner,
+            space=space,
+            origin="rest",
+            content=" ".join(statements),
+            content_hash="-",
+            recorded_at=start + timedelta(days=i),
+        )
+        saved.append(
+            [
+                Memory.objects.create(
+                    owner=owner, space=space, source=source, kind="fact", content=text, embedding=vector
+                )
+                for text, vector in zip(statements, embeddings.embed(statements), strict=True)
+            ]
+        )
+    return saved
+
+
+class TestWhoAndWhichSave:
+    def test_a_first_person_question_prefers_what_the_person_said(self, alice):
+        (theirs,), (mine,) = _saves(
+            alice,
+            [["Caroline: We finally moved into the new flat in Lisbon."], ["We moved to a flat in Porto."]],
+        )
+        query = "Where do I live after we moved into the new flat?"
+        off = replace(DEFAULT_KNOBS, own_boost=0.0)
+        assert _recall(alice, query, knobs=off, top_k=1) == [theirs.content]
+        assert _recall(alice, query, knobs=replace(DEFAULT_KNOBS, own_boost=0.5), top_k=1) == [mine.content]
+
+    def test_a_second_person_question_prefers_what_the_assistant_said_in_every_statement(self, alice):
+        # The assistant's turn is split: its second statement has no "Assistant:" of its own, and is
+        # still the assistant's (the speaker is read off the save).
+        _said, (_opening, answer), (asked,) = _saves(
+            alice,
+            [
+                ["User: Any ideas for a weekend in Lisbon?"],
+                ["Assistant: Here are some ideas.", "A tram ride on line 28 through Alfama is a classic."],
+                ["User: I recommend the tram ride for Alfama to everyone."],
+            ],
+        )
+        query = "Which tram ride did you recommend for Alfama?"
+        off = replace(DEFAULT_KNOBS, own_boost=0.0)
+        on = replace(DEFAULT_KNOBS, own_boost=0.5)
+        assert _recall(alice, query, knobs=off, top_k=1) == [asked.content]
+        assert _recall(alice, query, knobs=on, top_k=1) == [answer.content]
+
+    def test_a_long_save_does_not_fill_the_top_with_its_statements(self, alice):
+        (first, second, third), (other,) = _saves(
+            alice,
+            [
+                [
+                    "Sourdough needs a starter fed with flour and water.",
+                    "Sourdough bread rises slowly with a starter.",
+                    "A sourdough starter is flour and water left to ferment.",
+                ],
+                ["Rye bread is dense and keeps for a week."],
+            ],
+        )
+        query = "How do I make sourdough bread with a starter?"
+        off = _recall(alice, query, knobs=replace(DEFAULT_KNOBS, sibling_share=1.0), top_k=4)
+        assert off.index(other.content) == 3
+        on = _recall(alice, query, knobs=replace(DEFAULT_KNOBS, sibling_share=0.25), top_k=4)
+        assert on.index(other.content) < 3
+        # Nothing is dropped: the other statements of the save still come, behind.
+        assert set(on) == {first.content, second.content, third.content, other.content}
+
+    def test_a_question_about_now_prefers_the_newer_statement(self, alice):
+        (older,), (newer,) = _saves(
+            alice,
+            [
+                ["I keep my old sneakers in the hallway closet."],
+                ["Moved the sneakers to a box under the bed."],
+            ],
+        )
+        on = replace(DEFAULT_KNOBS, recency_boost=1.0)
+        now = "Where do I currently keep my old sneakers?"
+        assert _recall(alice, now, knobs=replace(on, recency_boost=0.0), top_k=1) == [older.content]
+        assert _recall(alice, now, knobs=on, top_k=1) == [newer.content]
+        # A question that does not ask about now is ranked as before.
+        assert _recall(alice, "Where do I keep my old sneakers?", knobs=on, top_k=1) == [older.content]
+
+    def test_a_named_period_finds_what_was_said_in_it(self, alice):
+        may, june = _memories(
+            alice, ["The dentist said my teeth look fine.", "The dentist said my teeth look great."]
+        )
+        # Statements with no world time of their own, said on two dates.
+        Memory.objects.filter(id=may.id).update(stated_at=datetime(2023, 5, 10, tzinfo=UTC))
+        Memory.objects.filter(id=june.id).update(stated_at=datetime(2023, 6, 10, tzinfo=UTC))
+        query = "What did the dentist say in May 2023?"
+        on = replace(DEFAULT_KNOBS, period_said=True, time_boost=0.5)
+        assert _recall(alice, query, knobs=on, top_k=1) == [may.content]
+        assert _recall(alice, "What did the dentist say in June 2023?", knobs=on, top_k=1) == [june.content]
+
+    def test_the_persons_own_floor_still_finds_nothing_for_an_off_topic_question(self, alice):
+        _saves(alice, [["I moved to Berlin last year."], ["I report to Dana."], ["Peanuts make me sick."]])
+        for query in ("What is my kubernetes pod eviction policy?", "What's my zzqx flibbertigibbet?"):
+            assert _recall(alice, query, top_k=5) == [], query
+        # ... while a question in other words than the note (cosine 0.22) finds it under the lower floor.
+        query = "Who is my manager?"
+        assert _recall(alice, query, knobs=replace(DEFAULT_KNOBS, own_floor=0.3)) == []
+        assert _recall(alice, query, top_k=1) == ["I report to Dana."]
+
+    def test_who_a_question_is_about(self):
+        assert asks_about("Where do I live?") == (True, False)
+        assert asks_about("What's my sister's name?") == (True, False)
+        assert asks_about("What did you suggest for dinner?") == (False, True)
+        assert asks_about("Can you remind me what you said?") == (True, True)
+        assert asks_about("What did Caroline paint?") == (False, False)
+
+    def test_questions_about_now_are_told_apart(self):
+        for query in (
+            "Where do I currently keep my sneakers?",
+            "How many have I added so far?",
+            "Do I still run?",
+        ):
+            assert asks_now(query), query
+        for query in ("Where did I keep my sneakers at first?", "When did Caroline paint the sunrise?"):
+            assert not asks_now(query), query
 
 
 class TestQueryParsing:

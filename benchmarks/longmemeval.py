@@ -204,7 +204,9 @@ def ask(client: httpx.Client, question: Question, token: str, top_k: int, latenc
     return score(question, [memory_turn.get(hit["id"], "?") for hit in response.json()["memories"]])
 
 
-def report(scores: list[Score], latencies: list[float]) -> None:
+def report(
+    scores: list[Score], latencies: list[float], *, how: str = "HTTP, query embedding included"
+) -> None:
     print(f"{'type':<28}{'n':>4}" + "".join(f"{'turn@' + str(k):>9}" for k in KS), end="")
     print("".join(f"{'sess@' + str(k):>9}" for k in KS) + f"{'newest first':>14}")
     for label in (*TYPES, "overall"):
@@ -221,7 +223,7 @@ def report(scores: list[Score], latencies: list[float]) -> None:
         return
     print()
     print(
-        f"recall latency over {len(latencies)} calls (HTTP, query embedding included, top_k {max(KS)}): "
+        f"recall latency over {len(latencies)} calls ({how}, top_k {max(KS)}): "
         f"p50 {percentile(latencies, 50) * 1000:.1f} ms, p95 {percentile(latencies, 95) * 1000:.1f} ms, "
         f"max {max(latencies) * 1000:.1f} ms"
     )

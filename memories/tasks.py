@@ -1,4 +1,4 @@
-"""Celery tasks: thin wrappers around the pipeline worker (memories.pipeline.worker)."""
+"""Celery tasks: thin wrappers around the worker (memories.worker)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from config import runtime
 from config.celery import app
 from memories.errors import Code
 from memories.outbound import OutboundError
-from memories.pipeline.worker import FAILED_MESSAGE, LeaseHeld, job_fail, job_process, jobs_to_recover
 from memories.services.jobs import job_enqueue
+from memories.worker.run import FAILED_MESSAGE, LeaseHeld, job_fail, job_process, jobs_to_recover
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def process_job(self: Task, job_id: str) -> None:
     except LeaseHeld as held:
         if held.batched:
             # A short save another process holds, most likely in a batch it took from the queue
-            # (memories.pipeline.worker.job_batch_claim): the batch commits it within a second.
+            # (memories.worker.run.job_batch_claim): the batch commits it within a second.
             # Should that process die, the sweep sends the job again once its lease runs out.
             return
         # Another process holds the job. Ask again once its lease would have run out: if the holder
@@ -78,7 +78,7 @@ def process_job(self: Task, job_id: str) -> None:
 
 @app.task(name="memories.recover_jobs", ignore_result=True)
 def recover_jobs() -> int:
-    """Send the jobs the database says need a worker (memories.pipeline.worker.jobs_to_recover): a
+    """Send the jobs the database says need a worker (memories.worker.run.jobs_to_recover): a
     publish that failed after its commit, a lost message, an expired lease.
 
     Celery beat sends it every RECOVERY_INTERVAL_SECONDS (config/celery.py); it runs in a pool

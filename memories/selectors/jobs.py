@@ -418,7 +418,7 @@ def pipeline_summary(*, failures: int = 10) -> PipelineSummary:
     Stuck is the recovery sweep's own rule (`jobs_to_recover`: never published, queued too long, or
     running on an expired lease), so this shows exactly what the next sweep will re-send.
     """
-    from memories.pipeline.worker import jobs_to_recover
+    from memories.worker.run import jobs_to_recover
 
     counts = {status: 0 for status in Job.Status.values}
     for row in Job.objects.values("status").annotate(n=models.Count("id")):

@@ -21,10 +21,10 @@ from django.urls import reverse
 
 from accounts.caller import Actor
 from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Source
-from memories.pipeline import worker
-from memories.pipeline.worker import job_process
 from memories.services.memories import memory_hard_delete, memory_suppress
 from memories.services.spaces import space_create
+from memories.worker import run as worker
+from memories.worker.run import job_process
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,6 @@
 """Short saves are taken in batches: the job whose message arrives claims the other queued short
 saves of any owner, embeds their texts in one model call and writes each under its own owner, in one
-transaction where a bad job fails alone (memories.pipeline.worker.job_batch_claim, _batch_run)."""
+transaction where a bad job fails alone (memories.worker.run.job_batch_claim, _batch_run)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from django.utils import timezone
 from accounts.caller import ALL_SCOPES, Caller
 from memories import embeddings
 from memories.models import Entity, Evidence, Job, Memory, Source
-from memories.pipeline import worker
-from memories.pipeline.worker import BATCH_MAX, job_process
 from memories.services.memories import remember
 from memories.tasks import process_job
+from memories.worker import run as worker
+from memories.worker.run import BATCH_MAX, job_process
 from tests.helpers import pat_client, wait_for_job
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -313,7 +313,7 @@ def _write_lock_waiters() -> int:
 @pytest.mark.usefixtures("no_worker_broker")
 class TestOwnerWriteLocks:
     """A write runs under its owners' locks: one owner's batches and lone jobs one at a time,
-    different owners' side by side (memories.pipeline.worker.OWNER_WRITE_LOCK)."""
+    different owners' side by side (memories.worker.run.OWNER_WRITE_LOCK)."""
 
     # The model is loaded by the first batch before the second starts: a batch then takes well
     # under a second, this is only the bound for a machine busy with other work.

@@ -19,13 +19,13 @@ from accounts.caller import ALL_SCOPES, Actor, Caller
 from accounts.services import pat_create
 from memories import embeddings
 from memories.models import GrantSpace, Job, Memory, Source, Space
-from memories.pipeline import worker
 from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.supersede import nearest_prior_rows, nearest_priors
 from memories.selectors.compiled import compile_once, compiled_rows, model_order
 from memories.selectors.spaces import space_granted_or_default
 from memories.services.memories import remember
 from memories.services.spaces import space_create
+from memories.worker import run as worker
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_worker_broker")]
 

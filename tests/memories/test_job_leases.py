@@ -17,9 +17,9 @@ from django.utils import timezone
 
 from memories.errors import Code
 from memories.models import Job, Memory, Source
-from memories.pipeline import worker
-from memories.pipeline.worker import LeaseHeld, job_claim, job_process, jobs_to_recover
 from memories.tasks import process_job
+from memories.worker import run as worker
+from memories.worker.run import LeaseHeld, job_claim, job_process, jobs_to_recover
 from tests.helpers import pat_client
 from tests.memories.test_worker_crash import _long_text
 
@@ -62,7 +62,7 @@ def test_it_respects_a_live_lease_held_on_another_host(alice):
 @contextmanager
 def _row_locked_elsewhere(job: Job) -> Iterator[None]:
     """The job's row locked by another connection's open transaction, as a batch holds its jobs' rows
-    until it commits (memories.pipeline.worker._batch_run)."""
+    until it commits (memories.worker.run._batch_run)."""
     locked, release = threading.Event(), threading.Event()
 
     def hold() -> None:

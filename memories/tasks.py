@@ -14,8 +14,10 @@ from config import runtime
 from config.celery import app
 from memories.errors import Code
 from memories.outbound import OutboundError
+from memories.selectors.jobs import jobs_to_recover
 from memories.services.jobs import job_enqueue
-from memories.worker.run import FAILED_MESSAGE, LeaseHeld, job_fail, job_process, jobs_to_recover
+from memories.worker.lease import LeaseHeld, job_fail
+from memories.worker.run import FAILED_MESSAGE, job_process
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +56,7 @@ def process_job(self: Task, job_id: str) -> None:
     except LeaseHeld as held:
         if held.batched:
             # A short save another process holds, most likely in a batch it took from the queue
-            # (memories.worker.run.job_batch_claim): the batch commits it within a second.
+            # (memories.worker.lease.job_batch_claim): the batch commits it within a second.
             # Should that process die, the sweep sends the job again once its lease runs out.
             return
         # Another process holds the job. Ask again once its lease would have run out: if the holder
@@ -78,7 +80,7 @@ def process_job(self: Task, job_id: str) -> None:
 
 @app.task(name="memories.recover_jobs", ignore_result=True)
 def recover_jobs() -> int:
-    """Send the jobs the database says need a worker (memories.worker.run.jobs_to_recover): a
+    """Send the jobs the database says need a worker (memories.selectors.jobs.jobs_to_recover): a
     publish that failed after its commit, a lost message, an expired lease.
 
     Celery beat sends it every RECOVERY_INTERVAL_SECONDS (config/celery.py); it runs in a pool

@@ -9,7 +9,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -21,6 +21,7 @@ from django.db.models import (
     Q,
     QuerySet,
 )
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from accounts.models import User
@@ -418,8 +419,6 @@ def pipeline_summary(*, failures: int = 10) -> PipelineSummary:
     Stuck is the recovery sweep's own rule (`jobs_to_recover`: never published, queued too long, or
     running on an expired lease), so this shows exactly what the next sweep will re-send.
     """
-    from memories.worker.run import jobs_to_recover
-
     counts = {status: 0 for status in Job.Status.values}
     for row in Job.objects.values("status").annotate(n=models.Count("id")):
         counts[row["status"]] = row["n"]
@@ -435,3 +434,28 @@ def pipeline_summary(*, failures: int = 10) -> PipelineSummary:
         .order_by("-finished_at")[:failures]
     )
     return PipelineSummary(counts=counts, oldest_queued_at=oldest, stuck=stuck, recent_failures=recent)
+
+
+# A job committed but not yet marked published is given this long for its publish to finish (it
+# runs right after the commit) before the sweep sends it from the database.
+UNPUBLISHED_AFTER = timedelta(seconds=5)
+
+
+# A published job still queued after this long may have lost its message (a broker restarted
+# without persistence, a message left unacknowledged by a connection that died): it is sent again,
+# and marked published again, so a long backlog is sent at most once per this long. A second
+# message is harmless (the claim runs a job once).
+REPUBLISH_AFTER = timedelta(seconds=30)
+
+
+def jobs_to_recover() -> list[Any]:
+    """Jobs to send to the workers from the database: queued ones whose publish failed after their
+    commit (the outbox), queued ones whose message may be lost, and running ones whose lease expired
+    (the holder died or lost the database)."""
+    queued = Job.objects.filter(status=Job.Status.QUEUED)
+    unpublished = Q(published_at__isnull=True, created_at__lt=Now() - UNPUBLISHED_AFTER)
+    lost = Q(published_at__lt=Now() - REPUBLISH_AFTER)
+    ids = list(queued.filter(unpublished | lost).values_list("id", flat=True))
+    expired = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=Now())
+    ids += list(Job.objects.filter(status=Job.Status.RUNNING).filter(expired).values_list("id", flat=True))
+    return ids

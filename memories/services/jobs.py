@@ -1,9 +1,9 @@
-"""Queueing jobs for the worker. The worker's side (claim, run, fail) is `memories.worker.run`.
+"""Queueing jobs for the worker. The worker's side (claim, run, fail) is `memories.worker`.
 
 The job row is the outbox: it is committed first, then its message is published, and the row
 records the publish (`published_at`: written with the row, cleared when the publish fails). A
 publish that fails after the commit (the broker restarting) leaves the save accepted; the recovery
-sweep sends the job from the database (`memories.worker.run.jobs_to_recover`).
+sweep sends the job from the database (`memories.selectors.jobs.jobs_to_recover`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def job_queue(*, caller: Caller, space: Space, source: Source, kind: str, option
     The row says it was published from the start: the publish follows the commit, and a failed one
     clears the mark (job_publish), so the common case costs no second write. Only a process that
     dies between the commit and the publish leaves a marked job unsent; the sweep takes it for a
-    lost message and sends it REPUBLISH_AFTER later (memories.worker.run.jobs_to_recover).
+    lost message and sends it REPUBLISH_AFTER later (memories.selectors.jobs.jobs_to_recover).
     """
     job = Job(
         owner=caller.user,

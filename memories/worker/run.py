@@ -1,15 +1,14 @@
-"""The worker's side of remember and document ingest: from a Source to Memory rows.
+"""Running a job: the worker's side of remember and document ingest, from a Source to Memory rows.
 
 job_process() is idempotent and crash-safe:
-1. claim the job: a lease in the database (a short transaction). A job whose lease another process
-   holds is left to it; an expired lease (its holder died, or lost the database) is taken over;
+1. claim the job (memories.worker.lease);
 2. extract candidates (rules, or the LLM when configured) and embed them, outside
    any transaction, since this is the slow part, while a heartbeat thread extends the lease;
-3. write every row and mark the job succeeded in ONE transaction, after checking
-   that the claim is still ours. A crash before step 3 commits leaves nothing
+3. write every row and mark the job succeeded in ONE transaction (memories.worker.store), after
+   checking that the claim is still ours. A crash before step 3 commits leaves nothing
    behind, and a re-run starts again from the Source.
 
-Short saves are taken in batches (job_batch_claim): the job whose message arrived claims up to
+Short saves are taken in batches (lease.job_batch_claim): the job whose message arrived claims up to
 BATCH_MAX - 1 other queued short saves of any owner, embeds every text of the batch in one model call
 and writes them in one transaction, each job in a savepoint of its own, under its own owner and space.
 """
@@ -19,248 +18,29 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
-import socket
-import threading
 import uuid
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connection, transaction
-from django.db.models import BooleanField, Case, ExpressionWrapper, Q, Value, When
-from django.db.models.functions import Length, Now
-from django.utils import timezone
 
 from accounts.models import User
 from memories import embeddings
-from memories.errors import Code, job_code
-from memories.models import Entity, Evidence, Job, Memory, Source
-from memories.pipeline.dedupe import fingerprint_of
-from memories.pipeline.entities import capitalised_words, normalize_entity_name
+from memories.errors import Code
+from memories.models import Job, Source
+from memories.pipeline.entities import capitalised_words
 from memories.pipeline.extract import Candidate, extract, extract_contents, extract_document, stated_kind
 from memories.pipeline.judge_llm import llm_judge
 from memories.pipeline.parse_sandbox import DocumentRefused
-from memories.pipeline.supersede import (
-    document_retire_unsupported,
-    judge_priors,
-    memory_rivals,
-    nearest_priors,
-    same_event_day,
-    supersede,
-)
-from memories.pipeline.update import Verdict, frame_of
-from memories.selectors.as_of import active_q
+from memories.pipeline.supersede import nearest_priors
+from memories.pipeline.update import Verdict
 from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories.selectors.graph import entity_names_known, entity_names_known_each
 from memories.services.documents import document_text_store
-from memories.services.entities import entity_record
 from memories.services.images import image_store
-from memories.services.rows import rows_insert
+from memories.worker import lease, store
 
 logger = logging.getLogger(__name__)
-
-
-# How long a claim holds without a heartbeat. A job whose holder stopped (killed, cut off from the
-# database) is taken over this long after its last beat; the holder beats every third of it.
-LEASE = timedelta(seconds=30)
-HEARTBEAT_EVERY = LEASE / 3
-
-
-@dataclass(frozen=True)
-class Claim:
-    job_id: Any
-    attempt: int
-    # A short save (_batchable_flag), read with the claim: it may take other queued saves along.
-    batchable: bool = False
-
-
-@dataclass(frozen=True)
-class LeaseHeld(Exception):
-    """Another process holds a live lease on the job; it may be asked again after `seconds`.
-
-    `batched`: the job is a short save (_batchable_flag), which a batch may be holding: its holder
-    commits it within the batch, so the message has nothing left to do.
-    """
-
-    seconds: float
-    batched: bool = False
-
-
-def _me() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _lease_end() -> Any:
-    # The database's clock, not this host's: leases are compared across machines.
-    return Now() + LEASE
-
-
-def _leased() -> ExpressionWrapper:
-    # Whether the job's lease is live, by the database's clock (_lease_end).
-    return ExpressionWrapper(Q(lease_expires_at__gt=Now()), output_field=BooleanField())
-
-
-def _held(lease_expires_at: datetime | None, *, batched: bool) -> LeaseHeld:
-    """LeaseHeld for a job in another process's hands: ask again once its lease would have run out."""
-    remaining = (
-        (lease_expires_at - timezone.now()).total_seconds() if lease_expires_at else LEASE.total_seconds()
-    )
-    return LeaseHeld(max(1.0, min(remaining, LEASE.total_seconds())) + 1.0, batched=batched)
-
-
-def job_claim(*, job_id: Any) -> Claim | None:
-    """Take the job's lease for this process: None when it is finished or gone.
-
-    Raises LeaseHeld when another process holds a lease that has not expired: the job is in hand,
-    and the caller may ask again once the lease would have run out.
-    """
-    # One statement: a plain read of the job, and beside it the conditional UPDATE that claims it
-    # when it is queued (the usual case). Most other messages are those of a batch's members
-    # (job_batch_claim), which the batch has done or still holds: the read answers them without
-    # waiting on a lock the holder keeps until its batch commits. The read also says whether the job
-    # is a short save, which the batch claim needs. Of two processes sending a queued job at once,
-    # the row lock makes the second's UPDATE wait and re-check the row, and only the first finds it
-    # still queued; the read shows both the row as it was before.
-    with connection.cursor() as cursor:
-        params: list[Any] = [
-            Job.Status.RUNNING,
-            _me(),
-            LEASE,
-            Job._meta.pk.to_python(job_id),
-            Job.Status.QUEUED,
-            *_claim_read().params(job_id=Job._meta.pk.to_python(job_id)),
-        ]
-        cursor.execute(_claim_sql(), params)
-        seen = cursor.fetchone()
-    if seen is None or seen[1] in (Job.Status.SUCCEEDED, Job.Status.FAILED):
-        return None
-    # The id as the database holds it (a message carries it as text): a batch keys its claims by it.
-    job_id, status, _, batchable, leased, claimed_by, lease_expires_at, won = seen
-    if won is not None:
-        return Claim(job_id, won, batchable=bool(batchable))
-    if status == Job.Status.RUNNING and leased and claimed_by != _me():
-        raise _held(lease_expires_at, batched=bool(batchable))
-    with transaction.atomic():
-        # One row lock: two processes claiming at once see each other's lease, never both win. A row
-        # locked now is in someone's hands (a claim, a batch's write): that holder is at work.
-        job = (
-            Job.objects.select_for_update(skip_locked=True)
-            .filter(id=job_id)
-            .annotate(leased=_leased())
-            .first()
-        )
-        if job is None:
-            if Job.objects.filter(id=job_id).exists():
-                raise _held(None, batched=bool(batchable))
-            return None
-        if job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED):
-            return None
-        if job.status == Job.Status.RUNNING and job.leased and job.claimed_by != _me():
-            raise _held(job.lease_expires_at, batched=bool(batchable))
-        Job.objects.filter(id=job.id).update(
-            status=Job.Status.RUNNING,
-            attempts=job.attempts + 1,
-            started_at=Now(),
-            claimed_by=_me(),
-            lease_expires_at=_lease_end(),
-        )
-        return Claim(job.id, job.attempts + 1, batchable=bool(batchable))
-
-
-@functools.cache
-def _claim_read() -> CompiledQuery:
-    # job_claim's first read, compiled once: every message of every save asks it (memories.selectors
-    # .compiled says why).
-    return compile_once(
-        lambda job_id: (
-            Job.objects.filter(id=job_id)
-            .annotate(source_chars=Length("source__content"), batchable=_batchable_flag(), leased=_leased())
-            .values_list("id", "status", "attempts", "batchable", "leased", "claimed_by", "lease_expires_at")[
-                :1
-            ]
-        ),
-        job_id=uuid.uuid4(),
-    )
-
-
-@functools.cache
-def _claim_sql() -> str:
-    # The same columns as job_batch_claim's UPDATE: running, one attempt more, started and leased
-    # now by the database's clock (_lease_end), by this process. `won` is the claim's attempt, NULL
-    # when the job was not queued.
-    job = Job._meta.db_table
-    return f"""WITH won AS (
-    UPDATE {job} SET status = %s, attempts = attempts + 1, started_at = STATEMENT_TIMESTAMP(),
-        claimed_by = %s, lease_expires_at = STATEMENT_TIMESTAMP() + %s
-    WHERE id = %s AND status = %s
-    RETURNING attempts)
-SELECT seen.*, (SELECT attempts FROM won) FROM ({_claim_read().sql}) AS seen"""  # noqa: S608 - the table's name and a statement compiled from a queryset
-
-
-def job_lease_extend(*, claim: Claim) -> bool:
-    """Push the lease forward; False when the job is no longer this claim's (taken over, finished)."""
-    updated = Job.objects.filter(
-        id=claim.job_id, status=Job.Status.RUNNING, attempts=claim.attempt, claimed_by=_me()
-    ).update(lease_expires_at=_lease_end())
-    return bool(updated)
-
-
-def job_lease_release(*, claim: Claim) -> None:
-    """Let the lease go at once (the attempt failed and will be retried), so the retry, wherever it
-    lands, takes the job over without waiting for the lease to run out."""
-    Job.objects.filter(
-        id=claim.job_id, status=Job.Status.RUNNING, attempts=claim.attempt, claimed_by=_me()
-    ).update(lease_expires_at=Now())
-
-
-@contextmanager
-def _heartbeat(claims: list[Claim]) -> Iterator[None]:
-    """Extend the leases from a thread while the body runs (extracting and embedding take seconds
-    to minutes). A beat that fails (the database is away) is tried again at the next one; if
-    a lease expires meanwhile, another process may take over and that attempt's commit is refused."""
-    stop = threading.Event()
-    name = claims[0].job_id
-
-    def beat() -> None:
-        held = list(claims)
-        try:
-            while held and not stop.wait(HEARTBEAT_EVERY.total_seconds()):
-                try:
-                    held = [claim for claim in held if job_lease_extend(claim=claim)]
-                except Exception:
-                    logger.warning("job %s: heartbeat failed; trying again", name, exc_info=True)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=beat, name=f"lease-{name}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(timeout=HEARTBEAT_EVERY.total_seconds())
-
-
-def job_fail(*, job_id: Any, code: Code, message: str) -> None:
-    """Record a permanent failure with its stable code (a job code of the catalogue; the message
-    is safe to show the owner).
-
-    Not while another process holds a live lease on the job: an earlier attempt that gave up
-    (its retries spent, an unexpected error) must not fail the attempt that took the job over and
-    is still at work; that one records its own outcome.
-    """
-    held_elsewhere = Q(status=Job.Status.RUNNING, lease_expires_at__gt=Now()) & ~Q(claimed_by=_me())
-    Job.objects.filter(id=job_id).exclude(status=Job.Status.SUCCEEDED).exclude(held_elsewhere).update(
-        status=Job.Status.FAILED,
-        lease_expires_at=None,
-        error_code=job_code(code),
-        error_message=message[:500],
-        finished_at=timezone.now(),
-    )
 
 
 def _candidates(source: Source, job: Job, *, known: set[str] | None = None) -> list[Candidate]:
@@ -292,7 +72,7 @@ def _candidates(source: Source, job: Job, *, known: set[str] | None = None) -> l
         else:
             _, candidates = extract(source.content, reference=reference, known=known, kind=kind)
     tags = job.options.get("tags") or []
-    clocks = _stated_clocks(job)
+    clocks = store.stated_clocks(job)
     for candidate in candidates:
         candidate.stated_at = candidate.stated_at or reference
         if clocks is not None:
@@ -311,69 +91,10 @@ def _candidates(source: Source, job: Job, *, known: set[str] | None = None) -> l
     return candidates
 
 
-def _stated_clocks(job: Job) -> dict[str, datetime | None] | None:
-    raw = job.options.get("clocks")
-    if not isinstance(raw, dict):
-        return None
-    return {name: datetime.fromisoformat(value) if value else None for name, value in raw.items()}
-
-
-def _revised(job: Job) -> uuid.UUID | None:
-    """The memory a revision was asked to replace (memory_revise), if this job is one."""
-    revises = job.options.get("revises")
-    return uuid.UUID(revises) if revises else None
-
-
-def _revision_target(job: Job) -> tuple[uuid.UUID | None, str]:
-    """The version a revision replaces, read when it is written, or why there is none (a message for
-    the owner); (None, "") for a job that is no revision.
-
-    memory_revise checks that the edited memory is current when the person saves, but the job runs
-    later: two edits of one memory (two tabs, a quick second fix) are both queued against the version
-    the page showed, and the first to be written replaces it. The second then revises the version
-    that is current now, at the end of the chain of versions: the person's later word is the later
-    testimony, and the first edit stays in the history. Left aimed at the replaced version, the
-    second edit was judged against the first edit's version as any save is, and became evidence for
-    it (a rewording, the same words with a new date: the edit silently lost) or a second current
-    memory beside it (issue 39). A memory deleted or suppressed meanwhile, or retired with no version
-    current, fails the job where the person sees it: they took it away, and a queued edit must not
-    bring it back.
-
-    Read in the job's write transaction, under the owner's write lock, so no other save of the owner
-    replaces the version before this one does; each version on the way is locked, so a suppress or
-    a delete from the dashboard waits for this job to commit.
-    """
-    memory_id = _revised(job)
-    if memory_id is None:
-        return None, ""
-    seen: set[uuid.UUID] = set()
-    next_id: uuid.UUID | None = memory_id
-    while next_id is not None and next_id not in seen:
-        seen.add(next_id)
-        version = (
-            Memory.objects.select_for_update()
-            .filter(owner_id=job.owner_id, id=next_id)
-            .values_list("status", "superseded_at", "superseded_by_id")
-            .first()
-        )
-        if version is None:
-            return None, "The memory was deleted while this edit waited; no new version was saved."
-        status, superseded_at, next_by = version
-        if superseded_at is None:
-            if status != Memory.Status.ACTIVE:
-                return None, (
-                    "The memory was suppressed while this edit waited; no new version was saved. "
-                    "Restore it, then edit it again."
-                )
-            return next_id, ""
-        next_id = next_by
-    return None, "The memory was replaced while this edit waited and no version of it is current now."
-
-
 def job_process(*, job_id: Any) -> None:
     """Run one job to completion (or to a permanent failure), and with it, when it is a short save,
-    the other short saves waiting in the queue (job_batch_claim). Safe to call again."""
-    claim = job_claim(job_id=job_id)
+    the other short saves waiting in the queue (lease.job_batch_claim). Safe to call again."""
+    claim = lease.job_claim(job_id=job_id)
     if claim is None:
         return
     claims = [claim]
@@ -381,16 +102,16 @@ def job_process(*, job_id: Any) -> None:
         # A job on a second attempt runs alone: should it be what crashed its process, it takes no
         # other save down with it again.
         if claim.attempt == 1 and not settings.LLM_BASE_URL and claim.batchable:
-            claims += job_batch_claim(exclude=claim.job_id, limit=BATCH_MAX - 1)
-        with _heartbeat(claims):
+            claims += lease.job_batch_claim(exclude=claim.job_id, limit=lease.BATCH_MAX - 1)
+        with lease.heartbeat(claims):
             if len(claims) == 1:
                 _job_run(job_id=job_id, claim=claim)
             else:
                 _batch_run(claims=claims)
     except BaseException:
         try:
-            job_lease_release(claim=claim)
-            _batch_members_resend(claims[1:])
+            lease.job_lease_release(claim=claim)
+            lease.batch_members_resend(claims[1:])
         except Exception:
             # The database is away: the leases run out on their own, LEASE after the last beat, and
             # the sweep sends the jobs again.
@@ -398,92 +119,13 @@ def job_process(*, job_id: Any) -> None:
         raise
 
 
-# Short saves taken in one batch. One model call embeds them all (about a third of the CPU of one
-# call each), and a batch is one write transaction; a bigger batch makes its first saves wait for
-# the last ones longer than it saves.
-BATCH_MAX = 16
-# Longer saves are many segments, a batch of their own; they run alone.
-BATCH_TEXT_MAX = 4000
-# Saves of text. Uploads (documents, pictures) read their text in a child process first, and a
-# document is many segments: they run alone.
-_BATCHED_ORIGINS = (Source.Origin.REMEMBER, Source.Origin.REST, Source.Origin.IMPORT, Source.Origin.RELATE)
-
-
-def _batchable() -> Q:
-    # Needs the annotation source_chars=Length("source__content").
-    return Q(
-        kind=Job.Kind.REMEMBER,
-        source__origin__in=_BATCHED_ORIGINS,
-        source__raw__isnull=True,
-        source_chars__lte=BATCH_TEXT_MAX,
-    )
-
-
-def _batchable_flag() -> Case:
-    # Whether the job is a short save, which a batch may take (job_batch_claim): _batchable() as a
-    # column, read with the job's status (job_claim). A job whose source is gone is not one.
-    return Case(When(_batchable(), then=Value(True)), default=Value(False), output_field=BooleanField())
-
-
-def job_batch_claim(*, exclude: Any, limit: int) -> list[Claim]:
-    """Claim the oldest `limit` (at most) queued short saves of any owner for this process's batch.
-
-    SKIP LOCKED: a job another process is claiming right now is left to it, and two batches never
-    share a job. Only jobs never tried are taken (attempt 1), so a job that failed once runs alone.
-    One statement (its own implicit transaction): the queued jobs' read, locked, inside the UPDATE
-    that claims them, compiled once; every batch asks it.
-    """
-    params: list[Any] = [Job.Status.RUNNING, _me(), LEASE, *_batch_read(limit).params(exclude=exclude)]
-    with connection.cursor() as cursor:
-        cursor.execute(_batch_claim_sql(limit), params)
-        return [Claim(job_id, 1, batchable=True) for (job_id,) in cursor.fetchall()]
-
-
-@functools.cache
-def _batch_read(limit: int) -> CompiledQuery:
-    return compile_once(
-        lambda exclude: (
-            Job.objects.select_for_update(skip_locked=True, of=("self",))
-            .annotate(source_chars=Length("source__content"))
-            .filter(_batchable(), status=Job.Status.QUEUED, attempts=0)
-            .exclude(id=exclude)
-            .order_by("created_at")
-            .values_list("id", flat=True)[:limit]
-        ),
-        exclude=uuid.uuid4(),
-    )
-
-
-@functools.cache
-def _batch_claim_sql(limit: int) -> str:
-    # The same columns as job_claim's UPDATE: running, first attempt, started and leased now by the
-    # database's clock (_lease_end), by this process.
-    job = Job._meta.db_table
-    return f"""UPDATE {job} SET status = %s, attempts = 1, started_at = STATEMENT_TIMESTAMP(),
-    claimed_by = %s, lease_expires_at = STATEMENT_TIMESTAMP() + %s
-WHERE id IN ({_batch_read(limit).sql})
-RETURNING id"""  # noqa: S608 - the table's name and a statement compiled from a queryset
-
-
-def _batch_members_resend(claims: list[Claim]) -> None:
-    """A batch that failed as a whole (the database or the model service hiccuped) lets its other
-    jobs go, as job_lease_release does, and sends them again: their own messages found them held and
-    did nothing. Each then runs alone (its second attempt)."""
-    if not claims:
-        return
-    from memories.services.jobs import job_enqueue
-
-    for claim in claims:
-        job_lease_release(claim=claim)
-    for claim in claims:
-        job_enqueue(job_id=claim.job_id)
-
-
-def _job_run(*, job_id: Any, claim: Claim) -> None:
+def _job_run(*, job_id: Any, claim: lease.Claim) -> None:
     job = _job_with_source(job_id)
     source = job.source
     if source is None:
-        job_fail(job_id=job_id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted).")
+        lease.job_fail(
+            job_id=job_id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted)."
+        )
         return
     if source.raw is not None:
         # An uploaded document's text (an image's pixels) is read here, in a child process, not in
@@ -495,7 +137,7 @@ def _job_run(*, job_id: Any, claim: Claim) -> None:
             else:
                 source = document_text_store(source=source)
         except DocumentRefused as refused:
-            job_fail(job_id=job_id, code=refused.code, message=refused.message)
+            lease.job_fail(job_id=job_id, code=refused.code, message=refused.message)
             return
     # The statements' words are known before the rules run (extract_contents): they are embedded on
     # another thread while the rules read the names the space knows and do their work. Not for
@@ -510,7 +152,9 @@ def _job_run(*, job_id: Any, claim: Claim) -> None:
     _progress(job_id, "extracting")
     candidates = _candidates(source, job)
     if not candidates:
-        job_fail(job_id=job_id, code=Code.NOTHING_TO_REMEMBER, message="No memory could be derived from it.")
+        lease.job_fail(
+            job_id=job_id, code=Code.NOTHING_TO_REMEMBER, message="No memory could be derived from it."
+        )
         return
     total = len(candidates)
     vectors: list[list[float]] = []
@@ -528,7 +172,7 @@ def _job_run(*, job_id: Any, claim: Claim) -> None:
         # one statement, in one message; the job's claim columns as they are now. The rest of both
         # rows is what was read above: a save's source does not change, and the job's other columns
         # are only this claim's to write.
-        owner_lock, owner_keys = _owner_write_lock([job.owner_id])
+        owner_lock, owner_keys = store.owner_write_lock([job.owner_id])
         with connection.cursor() as cursor:
             cursor.execute(owner_lock + ";\n" + _LOCK_JOB_AND_SOURCE_SQL, [*owner_keys, source.id, job.id])
             if not cursor.nextset():
@@ -537,14 +181,16 @@ def _job_run(*, job_id: Any, claim: Claim) -> None:
         if locked is None:
             return  # the job was deleted since (its owner's account, say)
         job.status, job.attempts, job.claimed_by, source_kept = locked
-        if not _still_ours(job, claim):
+        if not lease.claim_still_ours(job, claim):
             logger.info("job %s was taken over; dropping attempt %s", job_id, claim.attempt)
             return
         if not source_kept:
             # Deleted since (the job's source_id is cleared with it).
-            job_fail(job_id=job_id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted).")
+            lease.job_fail(
+                job_id=job_id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted)."
+            )
             return
-        _job_write(job=job, source=source, candidates=candidates, vectors=vectors, advice=advice)
+        store.job_write(job=job, source=source, candidates=candidates, vectors=vectors, advice=advice)
 
 
 # Every column of a job and of its source, in their models' field order (Model.from_db reads them so).
@@ -604,88 +250,12 @@ WHERE j.id = %s
 FOR UPDATE OF j"""  # noqa: S608 - the tables' names only
 
 
-def _still_ours(job: Job, claim: Claim) -> bool:
-    """Read under the job's row lock: the claim was not taken over since (its lease expired)."""
-    return job.status == Job.Status.RUNNING and job.attempts == claim.attempt and job.claimed_by == _me()
-
-
-def _job_write(
-    *,
-    job: Job,
-    source: Source,
-    candidates: list[Candidate],
-    vectors: list[list[float]],
-    advice: dict[int, dict[Any, Verdict]],
-) -> None:
-    """Every row of one job, and the job succeeded (or, for a revision with no version left to
-    replace, failed); inside the caller's transaction, with the job and its source locked."""
-    # Once per job, before its first row: a revision of several statements replaces one version,
-    # and the next statement must not take the first one's new row for it.
-    revised, refused = _revision_target(job)
-    if refused:
-        job_fail(job_id=job.id, code=Code.MEMORY_NOT_CURRENT, message=refused)
-        return
-    stored = [
-        _store(
-            job=job,
-            source=source,
-            candidate=candidate,
-            vector=vector,
-            advice=advice.get(index),
-            revised=revised,
-        )
-        for index, (candidate, vector) in enumerate(zip(candidates, vectors, strict=True))
-    ]
-    if source.versioning_mode == Source.VersioningMode.LIVING and source.version > 1:
-        document_retire_unsupported(source=source, kept={m.id for m in stored})
-    total = len(candidates)
-    job.status = Job.Status.SUCCEEDED
-    job.finished_at = timezone.now()
-    job.error_code = job.error_message = ""
-    job.lease_expires_at = None
-    job.progress = {"stage": "done", "done": total, "total": total}
-    with connection.cursor() as cursor:
-        cursor.execute(_SUCCEEDED_SQL, [job.status, job.finished_at, json.dumps(job.progress), job.id])
-
-
-# A job's last write, sent as written (every save ends with it; building the UPDATE cost more CPU
-# than the database spends on it, as _PROGRESS_SQL says).
-_SUCCEEDED_SQL = f"""UPDATE {Job._meta.db_table} SET status = %s, finished_at = %s, error_code = '',
-    error_message = '', lease_expires_at = NULL, progress = %s::jsonb
-WHERE id = %s"""  # noqa: S608 - the table's name only
-
-
 # What the owner reads of a job that failed on a fault of ours (the log has the detail).
 FAILED_MESSAGE = "Processing failed; saving again may help."
 
-# One owner's writes run one at a time, whichever process runs them, a lone job's and a batch's:
-# two of them can name the same entities in different orders, and their row locks would deadlock;
-# and a save's duplicate check and the update engine's nearest priors must see what the owner's
-# earlier write stored (two lone saves running side by side each missed the other: both stayed
-# current). Owners share no row a save writes, so different owners' writes run in parallel: one
-# lock for every batch held them all back, and at ingest concurrency 8 it was held three quarters
-# of the time (docs/pipeline.md). Embedding, the slow part, runs in parallel anyway. The keys are
-# pg_advisory_xact_lock(int, int)'s: this lock's class, and a number drawn from the owner's id (two
-# owners that draw the same one only wait for each other).
-OWNER_WRITE_LOCK = 0x6465_6570  # "deep"
 
-
-def owner_write_keys(owner_ids: Iterable[uuid.UUID]) -> list[int]:
-    """The second keys of the write locks of these owners, in the order they are taken: sorted, so
-    two writes that share owners take them in the same order and cannot deadlock."""
-    return sorted({int.from_bytes(owner_id.bytes[:4], "big", signed=True) for owner_id in owner_ids})
-
-
-def _owner_write_lock(owner_ids: Iterable[uuid.UUID]) -> tuple[str, list[int]]:
-    """The statement that takes these owners' write locks, and its parameters: one statement, whose
-    target list is evaluated left to right."""
-    keys = owner_write_keys(owner_ids)
-    sql = "SELECT " + ", ".join(["pg_advisory_xact_lock(%s, %s)"] * len(keys))
-    return sql, [value for key in keys for value in (OWNER_WRITE_LOCK, key)]
-
-
-def _batch_run(*, claims: list[Claim]) -> None:
-    """Several short saves (job_batch_claim): each extracted on its own, all embedded in one model
+def _batch_run(*, claims: list[lease.Claim]) -> None:
+    """Several short saves (lease.job_batch_claim): each extracted on its own, all embedded in one model
     call, all written in one transaction. A job that cannot be done fails alone with its code and
     the others are stored; a database error fails the batch as a whole (nothing of it committed),
     and job_process retries it."""
@@ -707,12 +277,14 @@ def _batch_run(*, claims: list[Claim]) -> None:
             raise
         except Exception:
             logger.exception("job %s failed while extracting", job.id)
-            job_fail(job_id=job.id, code=Code.INTERNAL_ERROR, message=FAILED_MESSAGE)
+            lease.job_fail(job_id=job.id, code=Code.INTERNAL_ERROR, message=FAILED_MESSAGE)
             continue
         if job.source is None:
-            job_fail(job_id=job.id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted).")
+            lease.job_fail(
+                job_id=job.id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted)."
+            )
         elif not candidates:
-            job_fail(
+            lease.job_fail(
                 job_id=job.id, code=Code.NOTHING_TO_REMEMBER, message="No memory could be derived from it."
             )
         else:
@@ -725,7 +297,7 @@ def _batch_run(*, claims: list[Claim]) -> None:
     _progress_many(totals, "storing", done=True)
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(*_owner_write_lock(job.owner_id for job, _ in work))
+            cursor.execute(*store.owner_write_lock(job.owner_id for job, _ in work))
         with connection.cursor() as cursor:
             cursor.execute(_LOCK_JOBS_AND_SOURCES_SQL, [[job.id for job, _ in work]])
             locked = {row[0]: row[1:] for row in cursor.fetchall()}
@@ -734,7 +306,7 @@ def _batch_run(*, claims: list[Claim]) -> None:
             state = locked.get(job.id)
             if state is not None:
                 job.status, job.attempts, job.claimed_by, source_kept = state
-            if state is None or not _still_ours(job, by_id[job.id]):
+            if state is None or not lease.claim_still_ours(job, by_id[job.id]):
                 logger.info(
                     "job %s was taken over (%s); dropping it from the batch",
                     job.id,
@@ -742,19 +314,21 @@ def _batch_run(*, claims: list[Claim]) -> None:
                 )
                 continue
             if job.source is None or not source_kept:
-                job_fail(
+                lease.job_fail(
                     job_id=job.id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted)."
                 )
                 continue
             try:
                 # A savepoint per job: one that fails leaves the others' rows as they were.
                 with transaction.atomic():
-                    _job_write(job=job, source=job.source, candidates=candidates, vectors=mine, advice={})
+                    store.job_write(
+                        job=job, source=job.source, candidates=candidates, vectors=mine, advice={}
+                    )
             except (OperationalError, InterfaceError):
                 raise
             except Exception:
                 logger.exception("job %s failed while storing", job.id)
-                job_fail(job_id=job.id, code=Code.INTERNAL_ERROR, message=FAILED_MESSAGE)
+                lease.job_fail(job_id=job.id, code=Code.INTERNAL_ERROR, message=FAILED_MESSAGE)
 
 
 def _names_known(jobs: list[Job]) -> dict[Any, set[str]]:
@@ -821,168 +395,3 @@ def _model_advice(
     for (i, j), verdict in decided.items():
         advice.setdefault(i, {})[priors[i][j].id] = verdict
     return advice
-
-
-def _store(
-    *,
-    job: Job,
-    source: Source,
-    candidate: Candidate,
-    vector: list[float],
-    advice: dict[Any, Verdict] | None = None,
-    revised: uuid.UUID | None = None,
-) -> Memory:
-    """One statement of the job stored: evidence for a memory that holds it, or a new memory that
-    supersedes what it replaces. `revised`: the version a revision replaces (_revision_target)."""
-    fingerprint = fingerprint_of(candidate.content)
-    # The same fact again (same space, still current): more evidence, not a new row.
-    # A forgotten memory takes no part: the words said again are a new memory (docs/decisions.md).
-    # The same words about an event on another day are another event.
-    existing = [
-        Memory.from_db(DEFAULT_DB_ALIAS, _SAME_FIELDS, row)
-        for row in compiled_rows(
-            _same_fingerprint(), owner_id=job.owner_id, space_id=job.space_id, fingerprint=fingerprint
-        )
-    ]
-    # A revision is a new version even when its words repeat the one it revises (new dates or kind).
-    existing_match = next((m for m in existing if m.id != revised and same_event_day(candidate, m)), None)
-    stated = [(e["name"], e["type"]) for e in job.options.get("entities") or []]
-    if existing_match is not None:
-        return _confirm(job=job, source=source, memory=existing_match, entities=stated)
-    frame = frame_of(candidate.content)
-    judged = judge_priors(job=job, candidate=candidate, frame=frame, vector=vector, advice=advice)
-    same = next(
-        (memory for memory, verdict in judged if verdict is Verdict.SAME and memory.id != revised), None
-    )
-    if same is not None:
-        # A rewording ("I have a peanut allergy" after "I'm allergic to peanuts"): evidence.
-        return _confirm(job=job, source=source, memory=same, entities=stated)
-    now = timezone.now()
-    memory = Memory(
-        owner_id=job.owner_id,
-        space_id=job.space_id,
-        source=source,
-        job=job,
-        agent_id=job.agent_id,
-        session_id=source.session_id,
-        kind=candidate.kind,
-        content=candidate.content[:20000],
-        fingerprint=fingerprint,
-        names_time=candidate.names_time,
-        tags=[t[:100] for t in candidate.tags][:50],
-        embedding=vector,
-        occurred_at=candidate.occurred_at,
-        valid_from=candidate.valid_from,
-        valid_until=(_stated_clocks(job) or {}).get("valid_until"),
-        due_at=candidate.due_at,
-        stated_at=candidate.stated_at,
-        starts_by=candidate.starts_by,
-        span_start=candidate.span_start,
-        span_end=candidate.span_end,
-        # A hypothetical, a question or a quote fills no slot: "If I moved to Berlin" is not a move.
-        slot="" if frame.tentative else candidate.slot[:200],
-        slot_value="" if frame.tentative else candidate.slot_value[:200],
-        category=str(job.options.get("category", ""))[:20],
-        confidence=float(job.options.get("confidence", 0.9)),
-        recorded_at=now,
-    )
-    # The memory, its evidence and its entity links: one message (rows_insert), after the entities
-    # are found or made (their rows locked, in key order, until the job commits).
-    links = [
-        Memory.entities.through(memory_id=memory.id, entity_id=entity.id)
-        for entity in _entities_recorded(job=job, entities=[*candidate.entities, *stated])
-    ]
-    rows_insert(memory, Evidence(owner_id=job.owner_id, memory=memory, source=source), *links)
-    replaced = {m.id for m, verdict in judged if verdict in (Verdict.UPDATE, Verdict.NEGATION)}
-    if memory.slot:
-        replaced |= set(memory_rivals(memory).values_list("id", flat=True))
-    if revised is not None:
-        # The person said this replaces that memory: the same supersede rule closes it.
-        replaced.add(revised)
-    if replaced:
-        rivals = Memory.objects.filter(id__in=replaced, superseded_at__isnull=True)
-        supersede(new=memory, rivals=rivals, source=source, now=now)
-    return memory
-
-
-# What _store reads of a memory with the same fingerprint: its id, and whether it is the same event
-# (in the model's field order, as Memory.from_db reads them).
-_SAME_FIELDS = model_order(Memory, ("id", "kind", "occurred_at"))
-
-
-@functools.cache
-def _same_fingerprint() -> CompiledQuery:
-    # The current memories of a space with a fingerprint, oldest first, locked until the job commits:
-    # every new statement asks it, so it is compiled once (memories.selectors.compiled).
-    return compile_once(
-        lambda owner_id, space_id, fingerprint: (
-            Memory.objects.select_for_update()
-            .filter(owner_id=owner_id, space_id=space_id, fingerprint=fingerprint, superseded_at__isnull=True)
-            .filter(active_q())
-            .order_by("recorded_at")
-            .values_list(*_SAME_FIELDS)
-        ),
-        owner_id=uuid.uuid4(),
-        space_id=uuid.uuid4(),
-        fingerprint=f"sample {uuid.uuid4()}",
-    )
-
-
-def _confirm(*, job: Job, source: Source, memory: Memory, entities: list[tuple[str, str]]) -> Memory:
-    """The same fact said again: the new source is evidence for the memory that holds it."""
-    Evidence.objects.get_or_create(
-        memory=memory,
-        source=source,
-        stance=Evidence.Stance.SUPPORTS,
-        defaults={"owner_id": job.owner_id},
-    )
-    # The entities a saver names are added; the first claimant's category and
-    # confidence stay (a repetition is evidence, not an edit).
-    _link_entities(job=job, memory=memory, entities=entities)
-    return memory
-
-
-def _link_entities(*, job: Job, memory: Memory, entities: list[tuple[str, str]]) -> None:
-    linked = _entities_recorded(job=job, entities=entities)
-    if linked:
-        # One INSERT for the memory's links (a link already there is skipped, as add() does).
-        memory.entities.add(*linked)
-
-
-def _entities_recorded(*, job: Job, entities: list[tuple[str, str]]) -> list[Entity]:
-    """The entities of the job's space that `entities` name (entity_record), each once."""
-    valid_types = set(Entity.Type.values)
-    # entity_record locks each row until the job commits; key order makes two saves naming the same
-    # entities take the locks in one order. A deadlock left (across memories) is an OperationalError,
-    # which the task retries.
-    linked: dict[Any, Entity] = {}
-    for name, type_ in sorted(entities, key=lambda item: normalize_entity_name(item[0])):
-        if not normalize_entity_name(name) or type_ not in valid_types:
-            continue
-        entity, _ = entity_record(owner_id=job.owner_id, space_id=job.space_id, name=name, type_=type_)
-        linked.setdefault(entity.id, entity)
-    return list(linked.values())
-
-
-# A job committed but not yet marked published is given this long for its publish to finish (it
-# runs right after the commit) before the sweep sends it from the database.
-UNPUBLISHED_AFTER = timedelta(seconds=5)
-
-# A published job still queued after this long may have lost its message (a broker restarted
-# without persistence, a message left unacknowledged by a connection that died): it is sent again,
-# and marked published again, so a long backlog is sent at most once per this long. A second
-# message is harmless (the claim runs a job once).
-REPUBLISH_AFTER = timedelta(seconds=30)
-
-
-def jobs_to_recover() -> list[Any]:
-    """Jobs to send to the workers from the database: queued ones whose publish failed after their
-    commit (the outbox), queued ones whose message may be lost, and running ones whose lease expired
-    (the holder died or lost the database)."""
-    queued = Job.objects.filter(status=Job.Status.QUEUED)
-    unpublished = Q(published_at__isnull=True, created_at__lt=Now() - UNPUBLISHED_AFTER)
-    lost = Q(published_at__lt=Now() - REPUBLISH_AFTER)
-    ids = list(queued.filter(unpublished | lost).values_list("id", flat=True))
-    expired = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=Now())
-    ids += list(Job.objects.filter(status=Job.Status.RUNNING).filter(expired).values_list("id", flat=True))
-    return ids

@@ -38,7 +38,7 @@ from memories.open_query.guard import CheckedQuery, query_check
 from memories.selectors import open_query
 from memories.selectors.open_query import query_connection_params, query_run
 from memories.services.spaces import space_create_default
-from memories.worker.run import OWNER_WRITE_LOCK, owner_write_keys
+from memories.worker.store import OWNER_WRITE_LOCK, owner_write_keys
 from tests.helpers import READ, error_of, pat_client, superuser_params
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -94,12 +94,22 @@ def metadata_url(path: str = "/mcp") -> str:
     return f"{settings.PUBLIC_URL}/.well-known/oauth-protected-resource{path}"
 
 
+# The MCP profiles' paths. The profiles are the operations registry's (memories.operations.registry),
+# a layer above accounts: memories' AppConfig.ready() hands their paths down here once per process.
+_profile_paths: list[str] = []
+
+
+def served_paths_set(profile_paths: list[str]) -> None:
+    """Record the MCP profiles' paths (memories.apps at start-up): the resources tokens are for."""
+    _profile_paths[:] = profile_paths
+
+
 def served_paths() -> list[str]:
     """The paths of the resources this server issues tokens for: each MCP profile, then REST."""
-    # Imported here: the registry imports accounts.authentication, which imports this module.
-    from memories.operations.registry import PROFILES
-
-    return [profile.path for profile in PROFILES.values()] + [REST_PATH]
+    if not _profile_paths:
+        # Never a silent REST-only server: an app that did not start has no profile to serve.
+        raise RuntimeError("the MCP profiles' paths are set when Django starts (memories.apps)")
+    return [*_profile_paths, REST_PATH]
 
 
 def same_resource(a: str, b: str) -> bool:

@@ -12,7 +12,7 @@ from celery.signals import task_postrun, task_prerun
 from django.conf import settings
 from django.db import close_old_connections
 
-from config.cli import settings_load
+from config.boundary import settings_load
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # A configuration mistake is one line and exit status 2 under `celery -A config ...` as well.

@@ -15,7 +15,7 @@ from config.celery import app
 from memories.errors import Code
 from memories.outbound import OutboundError
 from memories.selectors.jobs import jobs_to_recover
-from memories.services.jobs import job_enqueue
+from memories.services.jobs import PROCESS_JOB, job_enqueue
 from memories.worker.lease import LeaseHeld, job_fail
 from memories.worker.run import FAILED_MESSAGE, job_process
 
@@ -41,7 +41,7 @@ class JobTask(Task):
 @app.task(
     base=JobTask,
     bind=True,
-    name="memories.process_job",
+    name=PROCESS_JOB,
     acks_late=True,
     reject_on_worker_lost=True,
     autoretry_for=(TransientError,),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
@@ -567,9 +567,8 @@ def system_prompt() -> str:
 @require_GET
 def stdio_proxy_download(request: AuthedHttpRequest) -> HttpResponse:
     """The stdio proxy as one file (it needs only httpx), for a machine without Deep Recall."""
-    from mcp_gateway import stdio_proxy
-
-    text = Path(stdio_proxy.__file__).read_text(encoding="utf-8")
+    # Its text, read as a file of the package: the dashboard serves the proxy, it does not run it.
+    text = resources.files("mcp_gateway").joinpath("stdio_proxy.py").read_text(encoding="utf-8")
     response = HttpResponse(text, content_type="text/x-python; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="deeprecall_proxy.py"'
     return response

@@ -17,6 +17,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from accounts.caller import Caller
+from config.celery import app
 from memories.models import Job, Source, Space
 from memories.services.rows import rows_insert
 
@@ -48,11 +49,14 @@ def job_queue(*, caller: Caller, space: Space, source: Source, kind: str, option
     return job
 
 
-def _send(job_id: Any) -> bool:
-    from memories.tasks import process_job
+# The task that runs a job (memories.tasks.process_job), sent by its name: the tasks and the worker
+# sit above the services, which only queue.
+PROCESS_JOB = "memories.process_job"
 
+
+def _send(job_id: Any) -> bool:
     try:
-        process_job.apply_async((str(job_id),), retry=True, retry_policy=PUBLISH_RETRY)
+        app.send_task(PROCESS_JOB, args=(str(job_id),), retry=True, retry_policy=PUBLISH_RETRY)
     except (BrokerError, OSError) as exc:
         logger.warning("job %s: publish failed (%s); the sweep sends it", job_id, exc.__class__.__name__)
         return False

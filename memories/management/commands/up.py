@@ -32,7 +32,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser, SystemCheckError
 from django.db import OperationalError, connections
 
-from config.cli import ServiceConfigError
+from config.boundary import ServiceConfigError
 
 STOP_GRACE_SECONDS = 15
 READY_TIMEOUT_SECONDS = 300

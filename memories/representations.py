@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
+from memories.as_of import CURRENT, is_current, status_of, world_start
 from memories.models import AuditEvent, Entity, Job, Memory, Relation, Source, Space
-from memories.selectors import evidence
-from memories.selectors.as_of import CURRENT, is_current, status_of, world_start
+from memories.retrieval import evidence
 from memories.selectors.images import image_url
 from memories.selectors.memories import (
     EXCERPT_LEAD_CHARS,

@@ -9,7 +9,7 @@
 
 Every answer is the same self-accounting envelope: `grain` (what one item is), `validity` (the clocks
 it answers for), `freshness` (the newest item and saves still processing) and `negative` (why it is
-empty, typed; null otherwise). Reads live in `memories.selectors.evidence`; handlers only render.
+empty, typed; null otherwise). Reads live in `memories.retrieval.evidence`; handlers only render.
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ from datetime import datetime
 from typing import Any
 
 from accounts.caller import SCOPE_READ, Caller
+from memories.as_of import CURRENT_VIEW, View
 from memories.limits import QUERY_MAX_LENGTH
 from memories.models import Entity, Space
 from memories.operations.core import AT
 from memories.operations.registry import operation
 from memories.operations.schemas import ALL, SOURCE_REF, SPACE_REF, UUID, clocks_schema, obj
 from memories.representations import claim_dict, entity_ref, fact_dict, iso
-from memories.selectors import evidence as selectors
-from memories.selectors.as_of import CURRENT_VIEW, View
-from memories.selectors.evidence import evidence_view
+from memories.retrieval import evidence
+from memories.retrieval.evidence import evidence_view
 from memories.services.sources import claimant_of
 from memories.services.spaces import space_for_caller
 
@@ -136,7 +136,7 @@ NEGATIVE_SCHEMA: dict[str, Any] = {
     "description": "Null when there are results; otherwise why there are none.",
     "required": ["code", "message", "agent_action"],
     "properties": {
-        "code": {"type": "string", "enum": list(selectors.NEGATIVE_CODES)},
+        "code": {"type": "string", "enum": list(evidence.NEGATIVE_CODES)},
         "message": {"type": "string"},
         "agent_action": {"type": "string"},
     },
@@ -255,7 +255,7 @@ ENTITY_SCHEMA: dict[str, Any] = obj(
         "score": {"type": "number", "minimum": 0, "maximum": 1},
         "match_reasons": {
             "type": "array",
-            "items": {"type": "string", "enum": list(selectors.ENTITY_REASONS)},
+            "items": {"type": "string", "enum": list(evidence.ENTITY_REASONS)},
             "description": "Why it matched, strongest first.",
         },
         "memory_count": {"type": "integer", "minimum": 0, "description": "Active memories that mention it."},
@@ -309,7 +309,7 @@ def _freshness(*, pending: int, latest: datetime | None) -> dict[str, Any]:
     return {"pending_jobs": pending, "note": note, "latest_recorded_at": iso(latest)}
 
 
-def _negative(negative: selectors.Negative | None) -> dict[str, Any] | None:
+def _negative(negative: evidence.Negative | None) -> dict[str, Any] | None:
     if negative is None:
         return None
     return {"code": negative.code, "message": negative.message, "agent_action": negative.agent_action}
@@ -320,16 +320,16 @@ def _latest(*times: datetime | None) -> datetime | None:
     return max(present) if present else None
 
 
-def _facts_part(result: selectors.EvidenceResult, space: Space) -> list[dict[str, Any]]:
+def _facts_part(result: evidence.EvidenceResult, space: Space) -> list[dict[str, Any]]:
     return [fact_dict(fact, now=result.now, space=space) for fact in result.facts]
 
 
-def _claims_part(result: selectors.EvidenceResult, caller: Caller, space: Space) -> list[dict[str, Any]]:
+def _claims_part(result: evidence.EvidenceResult, caller: Caller, space: Space) -> list[dict[str, Any]]:
     caller_claimant = claimant_of(caller)
     return [claim_dict(claim, caller_claimant=caller_claimant, space=space) for claim in result.claims]
 
 
-def _envelope(grain: str, result: selectors.EvidenceResult, **items: Any) -> dict[str, Any]:
+def _envelope(grain: str, result: evidence.EvidenceResult, **items: Any) -> dict[str, Any]:
     latest = _latest(
         *(fact.recorded_at for fact in result.facts), *(claim.source.recorded_at for claim in result.claims)
     )
@@ -374,7 +374,7 @@ def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     asking about it.
     """
     space = space_for_caller(caller=caller)
-    result = selectors.entity_resolve(
+    result = evidence.entity_resolve(
         owner=caller.user, space=space, query=args["query"], limit=args["limit"], entity_type=args.get("type")
     )
     entities = [
@@ -417,7 +417,7 @@ def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     held at an earlier time. An empty answer says why in `negative`.
     """
     space = space_for_caller(caller=caller)
-    result = selectors.fact_search(
+    result = evidence.fact_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
     facts = _facts_part(result, space)
@@ -440,7 +440,7 @@ def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     disagrees is listed as contradicting. Most relevant first, then most recent.
     """
     space = space_for_caller(caller=caller)
-    result = selectors.claim_search(
+    result = evidence.claim_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
     claims = _claims_part(result, caller, space)
@@ -473,7 +473,7 @@ def _combined_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     negative. Use it when you must both answer and justify the answer.
     """
     space = space_for_caller(caller=caller)
-    result = selectors.evidence_search(
+    result = evidence.evidence_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
     facts = _facts_part(result, space)

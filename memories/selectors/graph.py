@@ -28,11 +28,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from memories import errors
-from memories.errors import AppError, Code
-from memories.models import Entity, Evidence, Job, Memory, Relation, Source, Space
-from memories.pipeline.entities import normalize_entity_name
-from memories.representations import entity_dict, iso, memory_compact, relation_dict, replaced_ref, space_ref
-from memories.selectors.as_of import (
+from memories.as_of import (
     View,
     active_q,
     entity_visible,
@@ -41,6 +37,10 @@ from memories.selectors.as_of import (
     relation_visible,
     superseded_q,
 )
+from memories.errors import AppError, Code
+from memories.models import Entity, Evidence, Job, Memory, Relation, Source, Space
+from memories.pipeline.entities import normalize_entity_name
+from memories.representations import entity_dict, iso, memory_compact, relation_dict, replaced_ref, space_ref
 from memories.selectors.cursor import cursor_decode, cursor_encode
 from memories.selectors.jobs import job_memory_list, pending_saves
 from memories.selectors.memories import memory_replaced_list

@@ -9,8 +9,8 @@ from typing import Any
 from django.db.models import QuerySet
 
 from accounts.models import User
+from memories.as_of import superseded_q
 from memories.models import Evidence, Memory, Relation, Source
-from memories.selectors.as_of import superseded_q
 from memories.selectors.graph import relation_get, relation_list
 from memories.selectors.memories import memory_list
 

@@ -25,9 +25,9 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from accounts.models import User
+from memories.as_of import active_q, expired_q, memory_visible, superseded_q
 from memories.errors import AppError, Code
 from memories.models import Evidence, Job, Memory, Space
-from memories.selectors.as_of import active_q, expired_q, memory_visible, superseded_q
 from memories.selectors.memories import _memories
 
 
@@ -356,7 +356,7 @@ def _memory_counts(*, owner: User, jobs: list[Job], now: datetime) -> dict[Any, 
             for job_id in jobs_of_source[source_id]:
                 memory_jobs[job_id].add(memory_id)
     every_memory = set().union(*memory_jobs.values()) if memory_jobs else set()
-    # The same conditions recall applies for "now": active and current (memories.selectors.as_of),
+    # The same conditions recall applies for "now": active and current (memories.as_of),
     # and embedded.
     rows = (
         Memory.objects.filter(owner=owner, id__in=every_memory)

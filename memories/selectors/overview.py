@@ -10,8 +10,8 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from accounts.models import User
+from memories.as_of import active_q
 from memories.models import Memory, Source
-from memories.selectors.as_of import active_q
 
 OVERVIEW_DAYS = 30
 

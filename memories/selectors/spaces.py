@@ -15,9 +15,9 @@ from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet,
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
+from config.compiled import CompiledQuery, compile_once, compiled_rows
 from memories.errors import AppError, Code
 from memories.models import GrantSpace, Memory, Space
-from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows
 
 
 def space_list(*, owner: User) -> QuerySet[Space]:
@@ -48,7 +48,7 @@ def space_granted_or_default(
     """The space a grant switched to, else the user's default space (None when they have neither):
     grant_space_id and space_default in one read, since every save and read of an agent asks it.
 
-    Compiled once (memories.selectors.compiled): every REST and MCP request asks it, and building
+    Compiled once (config.compiled): every REST and MCP request asks it, and building
     and compiling the queryset each time cost about 0.7 ms of CPU, ten times the read itself.
     """
     if application_id is not None:

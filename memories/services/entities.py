@@ -23,10 +23,10 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
 from django.utils import timezone
 
+from config.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories.models import Entity, Memory, Relation
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.language import fold
-from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories.services.rows import row_update
 
 TYPE_VOTES = "type_votes"
@@ -117,7 +117,7 @@ _ENTITY_FIELDS = model_order(Entity, tuple(field.attname for field in Entity._me
 @functools.cache
 def _entity_read() -> CompiledQuery:
     # The entity of a space with a key, locked until the caller commits: every name of every save
-    # asks it, so it is compiled once (memories.selectors.compiled).
+    # asks it, so it is compiled once (config.compiled).
     return compile_once(
         lambda owner_id, space_id, key: (
             Entity.objects.select_for_update()

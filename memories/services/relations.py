@@ -17,11 +17,11 @@ from django.utils import timezone
 
 from accounts.caller import Actor, Caller
 from memories import embeddings
+from memories.as_of import relation_visible
 from memories.errors import AppError, Code
 from memories.models import AuditEvent, Entity, Evidence, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.supersede import relation_retire, relation_retire_undo, relation_rivals, supersede
-from memories.selectors.as_of import relation_visible
 from memories.selectors.graph import entity_matches
 from memories.services.audit import audit_record
 from memories.services.entities import entity_record

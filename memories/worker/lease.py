@@ -28,9 +28,9 @@ from django.db.models import BooleanField, Case, ExpressionWrapper, Q, Value, Wh
 from django.db.models.functions import Length, Now
 from django.utils import timezone
 
+from config.compiled import CompiledQuery, compile_once
 from memories.errors import Code, job_code
 from memories.models import Job, Source
-from memories.selectors.compiled import CompiledQuery, compile_once
 
 logger = logging.getLogger(__name__)
 

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connection, transaction
 
 from accounts.models import User
+from config.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories import embeddings
 from memories.errors import Code
 from memories.models import Job, Source
@@ -34,7 +35,6 @@ from memories.pipeline.judge_llm import llm_judge
 from memories.pipeline.parse_sandbox import DocumentRefused
 from memories.pipeline.supersede import nearest_priors
 from memories.pipeline.update import Verdict
-from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories.selectors.graph import entity_names_known, entity_names_known_each
 from memories.services.documents import document_text_store
 from memories.services.images import image_store
@@ -201,7 +201,7 @@ _SOURCE_FIELDS = model_order(Source, tuple(field.attname for field in Source._me
 @functools.cache
 def _job_read() -> CompiledQuery:
     # A job with its source, in one read compiled once: every job a worker runs starts with it
-    # (memories.selectors.compiled).
+    # (config.compiled).
     return compile_once(
         lambda job_id: Job.objects.filter(id=job_id).values_list(
             *_JOB_FIELDS, *(f"source__{name}" for name in _SOURCE_FIELDS)
@@ -368,7 +368,7 @@ def _progress(job_id: Any, stage: str, *, done: int = 0, total: int = 0) -> None
 def _progress_write(progress: dict[Any, dict[str, Any]]) -> None:
     """Each running job's progress, in one UPDATE written once: a short save writes three stages in
     a few milliseconds, and building and compiling a queryset for each cost the worker more CPU
-    than the database spent on them (memories.selectors.compiled)."""
+    than the database spent on them (config.compiled)."""
     with connection.cursor() as cursor:
         cursor.execute(
             _PROGRESS_SQL,

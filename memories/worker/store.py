@@ -16,6 +16,8 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, connection
 from django.utils import timezone
 
+from config.compiled import CompiledQuery, compile_once, compiled_rows, model_order
+from memories.as_of import active_q
 from memories.errors import Code
 from memories.models import Entity, Evidence, Job, Memory, Source
 from memories.pipeline.dedupe import fingerprint_of
@@ -29,8 +31,6 @@ from memories.pipeline.supersede import (
     supersede,
 )
 from memories.pipeline.update import Verdict, frame_of
-from memories.selectors.as_of import active_q
-from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories.services.entities import entity_record
 from memories.services.rows import rows_insert
 from memories.worker import lease
@@ -260,7 +260,7 @@ _SAME_FIELDS = model_order(Memory, ("id", "kind", "occurred_at"))
 @functools.cache
 def _same_fingerprint() -> CompiledQuery:
     # The current memories of a space with a fingerprint, oldest first, locked until the job commits:
-    # every new statement asks it, so it is compiled once (memories.selectors.compiled).
+    # every new statement asks it, so it is compiled once (config.compiled).
     return compile_once(
         lambda owner_id, space_id, fingerprint: (
             Memory.objects.select_for_update()

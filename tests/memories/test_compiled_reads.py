@@ -1,4 +1,4 @@
-"""Querysets compiled once and run again with other values (memories.selectors.compiled), and the
+"""Querysets compiled once and run again with other values (config.compiled), and the
 hot reads built on them: a job's claim read, the batch claim, the caller's space, a personal
 token's lookup, and a save's reads of the memories it may repeat or change. Each must answer what
 the queryset it was compiled from answers, for every value."""
@@ -17,11 +17,11 @@ from django.utils import timezone
 from accounts.authentication import pat_authenticate
 from accounts.caller import ALL_SCOPES, Actor, Caller
 from accounts.services import pat_create
+from config.compiled import compile_once, compiled_rows, model_order
 from memories import embeddings
 from memories.models import GrantSpace, Job, Memory, Source, Space
 from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.supersede import nearest_prior_rows, nearest_priors
-from memories.selectors.compiled import compile_once, compiled_rows, model_order
 from memories.selectors.spaces import space_granted_or_default
 from memories.services.memories import remember
 from memories.services.spaces import space_create

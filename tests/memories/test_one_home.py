@@ -17,8 +17,8 @@ from rest_framework.test import APIClient
 
 from accounts.caller import ALL_SCOPES, Actor, Caller
 from accounts.models import User
+from memories.as_of import world_start
 from memories.models import AuditEvent, Memory, Relation
-from memories.selectors.as_of import world_start
 from memories.services.account import account_delete
 from memories.services.purge import PURGE_COUNTS
 from memories.services.relations import relation_record

@@ -12,8 +12,7 @@ from django.db.models.functions import Length, Substr
 from django.utils import timezone
 
 from accounts.models import PersonalAccessToken, User
-from memories.models import Evidence, Memory, Relation, Source, Space
-from memories.selectors.as_of import (
+from memories.as_of import (
     CURRENT,
     CURRENT_VIEW,
     View,
@@ -22,7 +21,8 @@ from memories.selectors.as_of import (
     recorded_by_q,
     status_of,
 )
-from memories.selectors.evidence.common import (
+from memories.models import Evidence, Memory, Relation, Source, Space
+from memories.retrieval.evidence.common import (
     CLAIM_FACT_POOL,
     CLAIM_FACTS_MAX,
     FACT_REF_CHARS,
@@ -39,7 +39,7 @@ from memories.selectors.evidence.common import (
     _pending,
     relation_text,
 )
-from memories.selectors.evidence.facts import _attach_counts, _matching_facts
+from memories.retrieval.evidence.facts import _attach_counts, _matching_facts
 from memories.selectors.memories import SOURCE_EXCERPT_CHARS
 
 # --- claims ---------------------------------------------------------------------------------------

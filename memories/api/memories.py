@@ -41,7 +41,7 @@ from memories.models import Memory, Source
 from memories.operations.core import MATCH_NOTES
 from memories.operations.schemas import SAVE_ENTITIES
 from memories.operations.validation import validate_arguments
-from memories.representations import hit_dict, iso, memory_dict
+from memories.representations import hit_dict, memory_dict
 from memories.retrieval.recall import RecallRequest, memory_recall
 from memories.selectors.jobs import job_wait
 from memories.selectors.memories import STATUS_CHOICES, memory_get, memory_search_list
@@ -53,6 +53,7 @@ from memories.services.memories import (
     remember,
 )
 from memories.services.spaces import space_for_caller
+from memories.wire import iso
 
 MEMORY_LIST_PARAMS = frozenset(
     {

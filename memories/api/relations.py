@@ -10,9 +10,9 @@ from rest_framework.response import Response
 from accounts.caller import SCOPE_WRITE
 from memories.api.base import ApiView
 from memories.api.query import hard_deleted, reason_of
-from memories.representations import relation_dict
 from memories.selectors.graph import relation_get_with_evidence
 from memories.services.relations import relation_hard_delete, relation_restore
+from memories.wire import relation_dict
 
 
 class RelationItemView(ApiView):

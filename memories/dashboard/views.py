@@ -34,7 +34,6 @@ from memories.dashboard.agents import job_who
 from memories.dashboard.words import plural
 from memories.errors import AppError, Code
 from memories.models import Job, Memory
-from memories.representations import job_progress, purge_receipt
 from memories.retrieval.search import highlight_parts, memory_search
 from memories.selectors import graph as graph_selectors
 from memories.selectors import jobs as job_selectors
@@ -56,6 +55,7 @@ from memories.services.images import image_ingest
 from memories.services.memories import memory_hard_delete, memory_set_pinned, remember
 from memories.services.relations import relation_hard_delete
 from memories.services.spaces import space_create, space_set_default
+from memories.wire import job_progress, purge_receipt
 
 if TYPE_CHECKING:
     from memories.operations.registry import Profile
@@ -391,7 +391,7 @@ def job_detail(request: AuthedHttpRequest, job_id: uuid.UUID) -> HttpResponse:
     return render(request, "dashboard/jobs/detail.html", {**context, "stages": JOB_STAGE_LABELS})
 
 
-# The worker's stages (memories.representations.JOB_STAGES) in words.
+# The worker's stages (memories.wire.JOB_STAGES) in words.
 JOB_STAGE_LABELS = [
     ("queued", "Waiting for a worker"),
     ("reading", "Reading the file"),

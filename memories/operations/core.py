@@ -24,11 +24,12 @@ from memories.operations.registry import (
     operation,
 )
 from memories.operations.schemas import ALL, SOURCE_REF, UUID, clocks_schema, obj
-from memories.representations import hit_dict, iso
+from memories.representations import hit_dict
 from memories.retrieval import answer as answering
 from memories.retrieval.recall import NONE, STRONG, WEAK, RecallRequest, RecallResult, memory_recall
 from memories.services.memories import memory_hard_delete, memory_suppress, remember
 from memories.services.spaces import space_for_caller
+from memories.wire import iso
 
 AT = {
     "type": "string",

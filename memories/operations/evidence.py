@@ -24,11 +24,12 @@ from memories.models import Entity, Space
 from memories.operations.core import AT
 from memories.operations.registry import operation
 from memories.operations.schemas import ALL, SOURCE_REF, SPACE_REF, UUID, clocks_schema, obj
-from memories.representations import claim_dict, entity_ref, fact_dict, iso
+from memories.representations import claim_dict, fact_dict
 from memories.retrieval import evidence
 from memories.retrieval.evidence import evidence_view
 from memories.services.sources import claimant_of
 from memories.services.spaces import space_for_caller
+from memories.wire import entity_ref, iso
 
 PROFILES = ("evidence",)
 

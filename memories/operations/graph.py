@@ -29,7 +29,6 @@ from memories.operations.registry import (
     register_resource,
 )
 from memories.operations.schemas import ALL, NULLABLE_TIME, SAVE_ENTITIES, UUID, clocks_schema, obj
-from memories.representations import RELATION_CLOCKS, entity_ref, iso, relation_dict, space_ref
 from memories.selectors.graph import (
     CONFIRMED,
     CONTEXT_MEMORIES,
@@ -50,6 +49,7 @@ from memories.selectors.spaces import space_list
 from memories.services.memories import memory_suppress, remember
 from memories.services.relations import relation_invalidate, relation_record
 from memories.services.spaces import grant_space_switch, space_for_caller
+from memories.wire import RELATION_CLOCKS, entity_ref, iso, relation_dict, space_ref
 
 PROFILES = ("graph",)
 ENTITY_TYPES = list(Entity.Type.values)

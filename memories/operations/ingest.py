@@ -43,7 +43,6 @@ from memories.limits import (
 from memories.models import Job, Source, Space
 from memories.operations.registry import READ_ONLY, WRITES_IDEMPOTENT, operation
 from memories.operations.schemas import ALL, NULLABLE_TIME, UUID, obj
-from memories.representations import iso
 from memories.selectors.jobs import (
     DONE,
     FAILED,
@@ -64,6 +63,7 @@ from memories.selectors.jobs import (
 )
 from memories.services.documents import document_ingest
 from memories.services.spaces import space_for_caller
+from memories.wire import iso
 
 # The evidence contract offers the write tools on its URL too.
 PROFILES = ("ingest", "evidence")

@@ -30,9 +30,9 @@ from memories.open_query.saved import SAVED, SavedQuery
 from memories.operations.registry import operation
 from memories.operations.schemas import ALL, obj
 from memories.operations.validation import validate_arguments
-from memories.representations import iso
 from memories.selectors.open_query import QueryResult, caps, query_run
 from memories.services.spaces import space_for_caller
+from memories.wire import iso
 
 PROFILES = ("evidence",)
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}

@@ -7,7 +7,7 @@ from typing import Any
 
 from memories.limits import ENTITY_NAME_MAX_LENGTH
 from memories.models import Entity
-from memories.representations import MEMORY_CLOCKS
+from memories.wire import MEMORY_CLOCKS
 
 # `obj(..., required=ALL)`: every property is required (most outputs always carry every field).
 ALL = ("*",)
@@ -36,7 +36,7 @@ def obj(
 
 
 UUID: dict[str, Any] = {"type": "string", "format": "uuid"}
-# A space, and a source named (memories.representations.space_ref, source_ref), in output schemas.
+# A space, and a source named (memories.wire.space_ref, source_ref), in output schemas.
 SPACE_REF: dict[str, Any] = obj({"id": UUID, "name": {"type": "string"}}, required=ALL)
 SOURCE_REF: dict[str, Any] = obj(
     {

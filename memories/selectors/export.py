@@ -13,7 +13,7 @@ from django.db.models import Prefetch
 
 from accounts.models import User
 from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Relation, Source, Space
-from memories.representations import RELATION_CLOCKS, clocks
+from memories.wire import RELATION_CLOCKS, clocks
 
 EXPORT_FORMAT_VERSION = 1
 

@@ -40,10 +40,10 @@ from memories.as_of import (
 from memories.errors import AppError, Code
 from memories.models import Entity, Evidence, Job, Memory, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
-from memories.representations import entity_dict, iso, memory_compact, relation_dict, replaced_ref, space_ref
 from memories.selectors.cursor import cursor_decode, cursor_encode
 from memories.selectors.jobs import job_memory_list, pending_saves
 from memories.selectors.memories import memory_replaced_list
+from memories.wire import entity_dict, iso, memory_compact, relation_dict, replaced_ref, space_ref
 
 # get_context: how many linked memories and relations one answer carries at most.
 CONTEXT_MEMORIES = 20

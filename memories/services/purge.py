@@ -5,7 +5,7 @@ A hard delete of a memory (`memories.services.memories.memory_hard_delete`), of 
 (`memories.services.relations.relation_hard_delete`), of every memory of a space
 (`memories_hard_delete_in_space`, behind deleting a space with its memories) and of an account
 (`memories.services.account.account_delete`) all purge through this module, inside the caller's
-transaction, and all answer with one receipt (`memories.representations.purge_receipt`), built from
+transaction, and all answer with one receipt (`memories.wire.purge_receipt`), built from
 the audit row `purge_record` writes. The audit row never holds content, only what was removed.
 
 The words go from every copy, not only from the memory row: the source text (redacted or deleted),
@@ -30,10 +30,10 @@ from memories.errors import Code
 from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.supersede import supersession_undo
-from memories.representations import purge_receipt
 from memories.selectors.images import image_storage
 from memories.services.audit import audit_record
 from memories.services.sources import content_hash
+from memories.wire import purge_receipt
 
 # What every receipt's `purged` counts, in this order; an account receipt adds what the account
 # itself held (spaces, jobs, tokens).

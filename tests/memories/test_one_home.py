@@ -83,7 +83,7 @@ def test_it_clears_orphaned_entities_and_writes_hard_delete_rows_in_one_place_on
     assert _lines_matching(hard_delete_rows, allowed=allowed) == []
     # The receipt is built by one function.
     receipt_keys = re.compile(r"[\"']audit_event_id[\"']\s*:")
-    assert _lines_matching(receipt_keys, allowed=("memories/representations.py",)) == []
+    assert _lines_matching(receipt_keys, allowed=("memories/wire.py",)) == []
 
 
 RECEIPT_KEYS = {"target_type", "target_id", "reason", "purged", "audit_event_id", "purged_at"}

@@ -27,7 +27,6 @@ from memories.retrieval.evidence.common import (
     FactRef,
     Negative,
     evidence_view,
-    relation_text,
 )
 from memories.retrieval.evidence.entities import entity_resolve
 from memories.retrieval.evidence.facts import fact_search
@@ -47,5 +46,4 @@ __all__ = [
     "evidence_search",
     "evidence_view",
     "fact_search",
-    "relation_text",
 ]

@@ -37,10 +37,10 @@ from memories.retrieval.evidence.common import (
     _forgotten_match,
     _negative,
     _pending,
-    relation_text,
 )
 from memories.retrieval.evidence.facts import _attach_counts, _matching_facts
 from memories.selectors.memories import SOURCE_EXCERPT_CHARS
+from memories.wire import relation_text
 
 # --- claims ---------------------------------------------------------------------------------------
 

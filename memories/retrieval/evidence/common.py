@@ -166,11 +166,6 @@ class EvidenceResult:
 # --- helpers --------------------------------------------------------------------------------------
 
 
-def relation_text(relation: Relation) -> str:
-    """A relation as a fact reads: "Alice lives_in Berlin"."""
-    return f"{relation.subject.name} {relation.type} {relation.object.name}"
-
-
 def _words(text: str) -> list[str]:
     return _WORD_RE.findall(text)
 

@@ -221,12 +221,12 @@ class _Overflow:
 _WHITESPACE = re.compile(r"\s*")
 
 
-def _leading_members(head: bytes) -> dict[str, Any]:
+def _leading_members(head: bytes) -> dict[str, object]:
     """The members of a JSON object's text before its `params` (the large part), as far as `head`
     holds them whole: where a client writes `id` and `method` first."""
     text = head.decode("utf-8", "replace")
     decoder = json.JSONDecoder()
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
 
     def skip(position: int) -> int:
         match = _WHITESPACE.match(text, position)
@@ -438,7 +438,7 @@ class McpEndpoint:
     def _replay(body: bytes) -> Receive:
         sent = False
 
-        async def receive() -> dict[str, Any]:
+        async def receive() -> dict[str, object]:
             nonlocal sent
             if not sent:
                 sent = True
@@ -448,7 +448,7 @@ class McpEndpoint:
         return receive
 
 
-def _rpc_error(error: AppError) -> dict[str, Any]:
+def _rpc_error(error: AppError) -> dict[str, object]:
     """A JSON-RPC error (-32600, invalid request) carrying the error object as its data."""
     return {"code": -32600, "message": error.message, "data": error.as_dict()}
 

@@ -288,7 +288,7 @@ class ConsentView(oauth_views.AuthorizationView):
             )
         return response
 
-    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+    def get_context_data(self, **kwargs: Any) -> dict[str, object]:
         context = super().get_context_data(**kwargs)
         if self.request.user.is_authenticated:
             context["space"] = self._space(context.get("application"))

@@ -23,6 +23,10 @@ import uuid
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+# A row's id as the service passes it around: the UUID itself, or its text as a request, a message
+# or a form carried it (the ORM and Model._meta.pk.to_python take both).
+RowId = uuid.UUID | str
+
 # 8-4-4-4-12 hex digits, either case. [0-9a-fA-F], not \d or \w: those match non-ASCII digits.
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 

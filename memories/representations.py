@@ -23,6 +23,9 @@ from memories.selectors.memories import (
     memory_history,
 )
 from memories.wire import (
+    HitDict,
+    JobDict,
+    MemoryDict,
     clocks,
     entity_ref,
     iso,
@@ -61,14 +64,14 @@ def _source_excerpt(memory: Memory) -> str:
     return source.content[start : start + SOURCE_EXCERPT_CHARS]
 
 
-def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
+def memory_dict(memory: Memory, *, detail: bool = False) -> MemoryDict:
     """A memory as the API shows it.
 
     `detail=True` adds `source_excerpt`, the supersession `history` and the
     `evidence` list; the list endpoint leaves them out to stay one query per page.
     """
     agent = memory.agent if memory.agent_id is not None else None
-    data: dict[str, Any] = {
+    data: MemoryDict = {
         "id": str(memory.id),
         "content": memory.content,
         "kind": memory.kind,
@@ -109,15 +112,16 @@ def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
     return data
 
 
-def hit_dict(hit: Hit) -> dict[str, Any]:
+def hit_dict(hit: Hit) -> HitDict:
     """A recalled memory as recall and answer show it: the API's memory shape plus its score, and its
     source named (recall's rows carry it: no query here)."""
-    data = memory_dict(hit.memory)
-    data["source"] = source_ref(hit.memory.source)
-    data["score"] = round(hit.score, 6)
-    data["similarity"] = round(hit.similarity, 6)
-    data["matched_words"] = hit.matched_words
-    return data
+    return {
+        **memory_dict(hit.memory),
+        "source": source_ref(hit.memory.source),
+        "score": round(hit.score, 6),
+        "similarity": round(hit.similarity, 6),
+        "matched_words": hit.matched_words,
+    }
 
 
 def _job_memories(job: Job) -> Iterable[Memory]:
@@ -127,12 +131,12 @@ def _job_memories(job: Job) -> Iterable[Memory]:
     return job.memories.all() if job.status == Job.Status.SUCCEEDED else ()
 
 
-def job_dict(job: Job, *, memories: list[Memory] | None = None) -> dict[str, Any]:
+def job_dict(job: Job, *, memories: list[Memory] | None = None) -> JobDict:
     """A job as the API shows it; `memories` (rendered in full) when given."""
     duration_ms = None
     if job.started_at is not None and job.finished_at is not None:
         duration_ms = int((job.finished_at - job.started_at).total_seconds() * 1000)
-    data: dict[str, Any] = {
+    data: JobDict = {
         "id": str(job.id),
         "kind": job.kind,
         "status": job.status,
@@ -152,9 +156,9 @@ def job_dict(job: Job, *, memories: list[Memory] | None = None) -> dict[str, Any
     return data
 
 
-def space_dict(space: Space) -> dict[str, Any]:
+def space_dict(space: Space) -> dict[str, object]:
     """A space as the API shows it, with `memory_count` when the selector annotated it."""
-    data: dict[str, Any] = {
+    data: dict[str, object] = {
         "id": str(space.id),
         "name": space.name,
         "is_default": space.is_default,
@@ -172,12 +176,12 @@ def space_dict(space: Space) -> dict[str, Any]:
 # --- the evidence profile ---------------------------------------------------------------------------
 
 
-def fact_dict(fact: evidence.Fact, *, now: datetime, space: Space) -> dict[str, Any]:
+def fact_dict(fact: evidence.Fact, *, now: datetime, space: Space) -> dict[str, object]:
     """A fact as the evidence profile shows it: memory or relation, same shape, naming its space and
     its source (a memory's own; a relation's first claim)."""
     row: Any = fact.memory if fact.memory is not None else fact.relation
     status = status_of(superseded_at=row.superseded_at, valid_until=row.valid_until, now=now)
-    data: dict[str, Any] = {
+    data: dict[str, object] = {
         "id": str(fact.id),
         "fact_type": fact.fact_type,
         "content": "",
@@ -218,7 +222,7 @@ def fact_dict(fact: evidence.Fact, *, now: datetime, space: Space) -> dict[str, 
     return data
 
 
-def claimant_dict(claim: evidence.Claim, *, caller_claimant: str) -> dict[str, Any]:
+def claimant_dict(claim: evidence.Claim, *, caller_claimant: str) -> dict[str, object]:
     source = claim.source
     kind, name = claim.claimant_kind, claim.claimant_name
     _, _, claimant_id = source.claimant.partition(":")
@@ -243,11 +247,11 @@ def claimant_dict(claim: evidence.Claim, *, caller_claimant: str) -> dict[str, A
     }
 
 
-def fact_ref_dict(ref: evidence.FactRef) -> dict[str, Any]:
+def fact_ref_dict(ref: evidence.FactRef) -> dict[str, object]:
     return {"id": str(ref.id), "fact_type": ref.fact_type, "content": ref.content, "current": ref.current}
 
 
-def claim_dict(claim: evidence.Claim, *, caller_claimant: str, space: Space) -> dict[str, Any]:
+def claim_dict(claim: evidence.Claim, *, caller_claimant: str, space: Space) -> dict[str, object]:
     """A claim: one source, who asserted it, when, an excerpt, the facts it bears on, and its space."""
     source = claim.source
     return {

@@ -10,7 +10,7 @@ receipt use the one shape; `memories.representations` builds the larger shapes f
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from django.utils import timezone
 
@@ -36,6 +36,199 @@ MEMORY_CLOCKS = (
 RELATION_CLOCKS = ("valid_from", "valid_until", "recorded_at", "superseded_at", "superseded_by")
 
 
+# --- the shapes, as TypedDicts: what every layer that passes one on may rely on ----------------------
+
+# A memory's or a relation's clocks (MEMORY_CLOCKS, RELATION_CLOCKS): ISO 8601, or an id for
+# `superseded_by`, None where unknown.
+Clocks = dict[str, str | None]
+
+
+class SpaceRef(TypedDict):
+    id: str
+    name: str
+
+
+class DocumentRef(TypedDict):
+    kind: str
+    ref: str
+    version: int
+
+
+class SourceRef(TypedDict):
+    id: str
+    origin: str
+    title: str | None
+    document: DocumentRef | None
+
+
+class EntityRef(TypedDict):
+    id: str
+    name: str
+    type: str
+
+
+class EntityDict(EntityRef):
+    aliases: list[str]
+    attributes: dict[str, Any]
+    memory_count: int
+    relation_count: int
+
+
+class JobProgress(TypedDict):
+    stage: str
+    done: int
+    total: int
+
+
+class ReplacedRef(TypedDict):
+    id: str
+    content: str
+    valid_from: str | None
+    valid_until: str | None
+    superseded_at: str | None
+    superseded_by: str | None
+    source_id: str | None
+
+
+class HistoryEntry(ReplacedRef):
+    recorded_at: str | None
+
+
+class CompactMemory(TypedDict):
+    id: str
+    content: str
+    kind: str
+    category: str | None
+    confidence: float
+    status: str
+    clocks: Clocks
+    evidence_count: int
+    contradiction_count: int
+    entities: NotRequired[list[EntityRef]]
+
+
+class GraphMemory(CompactMemory):
+    """A memory as the graph's context shows it: with what it replaced, and how a save met it."""
+
+    replaced: list[ReplacedRef]
+    # graph `remember`: "created" or "confirmed" (memories.selectors.graph.job_saved_memories).
+    outcome: NotRequired[str]
+
+
+class Invalidation(TypedDict):
+    at: str | None
+    reason: str | None
+
+
+class RelationDict(TypedDict):
+    id: str
+    type: str
+    statement: str
+    subject: EntityRef
+    object: EntityRef
+    current: bool
+    clocks: Clocks
+    evidence_count: int
+    contradiction_count: int
+    invalidation: Invalidation | None
+    # From an entity's perspective (`relation_dict(perspective=...)`).
+    direction: NotRequired[str]
+    other: NotRequired[EntityRef]
+
+
+class AgentRef(TypedDict):
+    id: int
+    name: str
+
+
+class Provenance(TypedDict):
+    source_id: str | None
+    job_id: str | None
+    agent: AgentRef | None
+    session_id: str | None
+    span: list[int | None] | None
+
+
+class EvidenceEntry(TypedDict):
+    source_id: str
+    stance: str
+    recorded_at: str | None
+
+
+class MemoryDict(TypedDict):
+    """A memory as the API shows it (memories.representations.memory_dict)."""
+
+    id: str
+    content: str
+    kind: str
+    category: str | None
+    tags: list[str]
+    entities: list[EntityRef]
+    status: str
+    pinned: bool
+    confidence: float
+    space: SpaceRef
+    clocks: Clocks
+    provenance: Provenance
+    evidence_count: int
+    # A memory read from a picture: a fresh signed link.
+    image_url: NotRequired[str]
+    # With detail=True.
+    source_excerpt: NotRequired[str]
+    history: NotRequired[list[HistoryEntry]]
+    evidence: NotRequired[list[EvidenceEntry]]
+
+
+class HitDict(MemoryDict):
+    """A recalled memory (memories.representations.hit_dict): the memory, its source and scores."""
+
+    source: SourceRef | None
+    score: float
+    similarity: float
+    matched_words: list[str]
+
+
+class JobError(TypedDict):
+    code: str
+    message: str
+
+
+class JobDict(TypedDict):
+    """A job as the API shows it (memories.representations.job_dict)."""
+
+    id: str
+    kind: str
+    status: str
+    attempts: int
+    error: JobError | None
+    created_at: str | None
+    started_at: str | None
+    finished_at: str | None
+    duration_ms: int | None
+    space_id: str
+    source_id: str | None
+    memory_ids: list[str]
+    progress: JobProgress
+    memories: NotRequired[list[MemoryDict]]
+
+
+class PurgeReceipt(TypedDict):
+    """The receipt of every hard delete (purge_receipt)."""
+
+    target_type: str
+    target_id: str | None
+    # The same id under the deleted row's own name: one of these four, by target_type.
+    memory_id: NotRequired[str | None]
+    relation_id: NotRequired[str | None]
+    space_id: NotRequired[str | None]
+    account_id: NotRequired[str | None]
+    reason: str | None
+    purged: dict[str, int]
+    audit_event_id: str
+    # An audit row's creation time: never null.
+    purged_at: str
+
+
 def iso(value: datetime | None) -> str | None:
     """A datetime as ISO 8601 with its UTC offset (microseconds kept), or None."""
     return value.isoformat() if value is not None else None
@@ -46,10 +239,10 @@ def str_or_none(value: Any) -> str | None:
     return str(value) if value is not None else None
 
 
-def clocks(row: Any, names: tuple[str, ...] = MEMORY_CLOCKS) -> dict[str, Any]:
+def clocks(row: Any, names: tuple[str, ...] = MEMORY_CLOCKS) -> Clocks:
     """The `clocks` object of a memory or relation: each named clock as ISO 8601 (or the id of
     the row that superseded it), None where unknown."""
-    shown: dict[str, Any] = {}
+    shown: Clocks = {}
     for name in names:
         if name == "superseded_by":
             shown[name] = str_or_none(row.superseded_by_id)
@@ -58,11 +251,11 @@ def clocks(row: Any, names: tuple[str, ...] = MEMORY_CLOCKS) -> dict[str, Any]:
     return shown
 
 
-def space_ref(space: Space) -> dict[str, Any]:
+def space_ref(space: Space) -> SpaceRef:
     return {"id": str(space.id), "name": space.name}
 
 
-def source_ref(source: Source | None) -> dict[str, Any] | None:
+def source_ref(source: Source | None) -> SourceRef | None:
     """Which source a hit came from, named: its id, origin (remember, document, relate, image ...),
     title and, for a document, its name at its home and version number. Metadata only."""
     if source is None:
@@ -79,11 +272,11 @@ def source_ref(source: Source | None) -> dict[str, Any] | None:
     }
 
 
-def entity_ref(entity: Entity) -> dict[str, Any]:
+def entity_ref(entity: Entity) -> EntityRef:
     return {"id": str(entity.id), "name": entity.name, "type": entity.type}
 
 
-def entity_dict(entity: Entity) -> dict[str, Any]:
+def entity_dict(entity: Entity) -> EntityDict:
     """An entity with its aliases, attributes and (when annotated) link counts."""
     return {
         **entity_ref(entity),
@@ -97,17 +290,17 @@ def entity_dict(entity: Entity) -> dict[str, Any]:
 JOB_STAGES = ("queued", "reading", "extracting", "embedding", "storing", "done")
 
 
-def job_progress(job: Job) -> dict[str, Any]:
+def job_progress(job: Job) -> JobProgress:
     """Where a job is, as its worker last wrote it: `stage` (one of JOB_STAGES), and the segments
     embedded so far (`done`) of those found (`total`, 0 until the text is segmented). A job from
     before the worker wrote progress reads as queued or done by its status."""
     written = job.progress or {}
     default = "done" if job.status == Job.Status.SUCCEEDED else "queued"
-    stage = written.get("stage") if written.get("stage") in JOB_STAGES else default
+    stage = str(written["stage"]) if written.get("stage") in JOB_STAGES else default
     return {"stage": stage, "done": int(written.get("done") or 0), "total": int(written.get("total") or 0)}
 
 
-def replaced_ref(older: Memory) -> dict[str, Any]:
+def replaced_ref(older: Memory) -> ReplacedRef:
     """A memory another one replaced, as history: what it said, when it held, what said it."""
     return {
         "id": str(older.id),
@@ -120,9 +313,9 @@ def replaced_ref(older: Memory) -> dict[str, Any]:
     }
 
 
-def memory_compact(memory: Memory, *, with_entities: bool = False) -> dict[str, Any]:
+def memory_compact(memory: Memory, *, with_entities: bool = False) -> CompactMemory:
     """A memory as the graph shows it: content, kind, clocks and evidence, nothing heavier."""
-    data: dict[str, Any] = {
+    data: CompactMemory = {
         "id": str(memory.id),
         "content": memory.content,
         "kind": memory.kind,
@@ -140,11 +333,11 @@ def memory_compact(memory: Memory, *, with_entities: bool = False) -> dict[str, 
 
 def relation_dict(
     relation: Relation, *, now: datetime | None = None, perspective: Entity | None = None
-) -> dict[str, Any]:
+) -> RelationDict:
     """A relation with both ends, its clocks and evidence. From `perspective` (an entity at one
     end) it also says `direction` and which end is the `other`."""
     now = now or timezone.now()
-    data: dict[str, Any] = {
+    data: RelationDict = {
         "id": str(relation.id),
         "type": relation.type,
         "statement": relation_text(relation),
@@ -168,7 +361,7 @@ def relation_dict(
     return data
 
 
-def purge_receipt(event: AuditEvent) -> dict[str, Any]:
+def purge_receipt(event: AuditEvent) -> PurgeReceipt:
     """The receipt of a hard delete (a memory, a relation, a space's memories, an account), read
     from its audit row: the one shape every surface returns and the dashboard shows again later.
 
@@ -177,15 +370,19 @@ def purge_receipt(event: AuditEvent) -> dict[str, Any]:
     (`memories.services.purge.PURGE_COUNTS`, plus what an account itself held).
     """
     target_id = str_or_none(event.target_id)
-    return {
-        "target_type": event.target_type,
-        "target_id": target_id,
-        f"{event.target_type}_id": target_id,
-        "reason": event.detail.get("reason") or None,
-        "purged": dict(event.detail.get("purged", {})),
-        "audit_event_id": str(event.id),
-        "purged_at": iso(event.created_at),
-    }
+    # The id's second key is named by the row's type, which a TypedDict cannot spell: cast.
+    return cast(
+        PurgeReceipt,
+        {
+            "target_type": event.target_type,
+            "target_id": target_id,
+            f"{event.target_type}_id": target_id,
+            "reason": event.detail.get("reason") or None,
+            "purged": dict(event.detail.get("purged", {})),
+            "audit_event_id": str(event.id),
+            "purged_at": iso(event.created_at),
+        },
+    )
 
 
 def relation_text(relation: Relation) -> str:

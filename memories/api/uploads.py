@@ -75,7 +75,7 @@ def multipart_upload(
     data = request.data
     if not isinstance(data, QueryDict):
         raise AppError(Code.UNSUPPORTED_MEDIA_TYPE, "Upload with multipart/form-data.")
-    fields: dict[str, Any] = {key: data.get(key) for key in data if key != "file"}
+    fields: dict[str, object] = {key: data.get(key) for key in data if key != "file"}
     if "wait" in fields:
         raw = str(fields["wait"])
         if not raw.isdigit():
@@ -102,7 +102,7 @@ def upload_response(*, job: Job, created: bool, source: dict[str, Any], wait: in
     """The answer to an upload: its job (waited for up to `wait` seconds when it is new)."""
     if created:
         job = job_wait(job, wait)
-    extra: dict[str, Any] = {"created": created, "source": source}
+    extra: dict[str, object] = {"created": created, "source": source}
     if not created:
         extra["message"] = again
     return job_response(job, extra=extra)

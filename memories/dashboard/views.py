@@ -111,7 +111,7 @@ def memory_list(request: AuthedHttpRequest) -> HttpResponse:
     if "space" not in data and current:
         data["space"] = current
     form = forms.MemorySearchForm(data, owner=owner)
-    context: dict[str, Any] = {"form": form, "page": None, "results": None, "method": ""}
+    context: dict[str, object] = {"form": form, "page": None, "results": None, "method": ""}
     context.update(
         bulk_form=forms.BulkActionForm(owner=owner), choose_form=choose, default=space_default(owner=owner)
     )

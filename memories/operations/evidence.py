@@ -89,7 +89,7 @@ ENTITY_REF = obj(
 )
 
 
-VALIDITY_SCHEMA: dict[str, Any] = obj(
+VALIDITY_SCHEMA: dict[str, object] = obj(
     {
         "view": {
             "type": "string",
@@ -118,7 +118,7 @@ VALIDITY_SCHEMA: dict[str, Any] = obj(
 )
 
 
-FRESHNESS_SCHEMA: dict[str, Any] = obj(
+FRESHNESS_SCHEMA: dict[str, object] = obj(
     {
         "pending_jobs": {"type": "integer", "minimum": 0},
         "note": {"type": "string"},
@@ -132,7 +132,7 @@ FRESHNESS_SCHEMA: dict[str, Any] = obj(
 )
 
 
-NEGATIVE_SCHEMA: dict[str, Any] = {
+NEGATIVE_SCHEMA: dict[str, object] = {
     "type": ["object", "null"],
     "description": "Null when there are results; otherwise why there are none.",
     "required": ["code", "message", "agent_action"],
@@ -144,7 +144,7 @@ NEGATIVE_SCHEMA: dict[str, Any] = {
 }
 
 
-FACT_SCHEMA: dict[str, Any] = obj(
+FACT_SCHEMA: dict[str, object] = obj(
     {
         "id": UUID,
         "fact_type": {"type": "string", "enum": ["memory", "relation"]},
@@ -187,7 +187,7 @@ FACT_SCHEMA: dict[str, Any] = obj(
 )
 
 
-FACT_REF_SCHEMA: dict[str, Any] = obj(
+FACT_REF_SCHEMA: dict[str, object] = obj(
     {
         "id": UUID,
         "fact_type": {"type": "string", "enum": ["memory", "relation"]},
@@ -199,7 +199,7 @@ FACT_REF_SCHEMA: dict[str, Any] = obj(
 )
 
 
-CLAIM_SCHEMA: dict[str, Any] = obj(
+CLAIM_SCHEMA: dict[str, object] = obj(
     {
         "source_id": UUID,
         "space": SPACE_REF,
@@ -246,7 +246,7 @@ CLAIM_SCHEMA: dict[str, Any] = obj(
 )
 
 
-ENTITY_SCHEMA: dict[str, Any] = obj(
+ENTITY_SCHEMA: dict[str, object] = obj(
     {
         "id": UUID,
         "name": {"type": "string"},
@@ -267,7 +267,7 @@ ENTITY_SCHEMA: dict[str, Any] = obj(
 )
 
 
-def _envelope_schema(grain: str, items: dict[str, Any]) -> dict[str, Any]:
+def _envelope_schema(grain: str, items: dict[str, Any]) -> dict[str, object]:
     return obj(
         {
             "grain": {"type": "string", "enum": [grain]},
@@ -280,11 +280,11 @@ def _envelope_schema(grain: str, items: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _input_schema(**extra: Any) -> dict[str, Any]:
+def _input_schema(**extra: Any) -> dict[str, object]:
     return obj({"query": QUERY, **extra}, required=["query"])
 
 
-def _validity(*, view: View, now: datetime) -> dict[str, Any]:
+def _validity(*, view: View, now: datetime) -> dict[str, object]:
     return {
         "view": "current" if view.at is None else "as_of",
         "at": iso(view.at),
@@ -299,7 +299,7 @@ def _view(args: dict[str, Any]) -> View:
     return evidence_view(at=args.get("at"), known_at=args.get("known_at"))
 
 
-def _freshness(*, pending: int, latest: datetime | None) -> dict[str, Any]:
+def _freshness(*, pending: int, latest: datetime | None) -> dict[str, object]:
     if pending:
         note = (
             f"{pending} save(s) are still being processed; what they contain is not in this answer yet. "
@@ -330,7 +330,7 @@ def _claims_part(result: evidence.EvidenceResult, caller: Caller, space: Space) 
     return [claim_dict(claim, caller_claimant=caller_claimant, space=space) for claim in result.claims]
 
 
-def _envelope(grain: str, result: evidence.EvidenceResult, **items: Any) -> dict[str, Any]:
+def _envelope(grain: str, result: evidence.EvidenceResult, **items: Any) -> dict[str, object]:
     latest = _latest(
         *(fact.recorded_at for fact in result.facts), *(claim.source.recorded_at for claim in result.claims)
     )
@@ -346,7 +346,7 @@ def _envelope(grain: str, result: evidence.EvidenceResult, **items: Any) -> dict
 TOTAL = {"type": "integer", "minimum": 0}
 
 
-RESOLVE_INPUT: dict[str, Any] = _input_schema(
+RESOLVE_INPUT: dict[str, object] = _input_schema(
     limit={
         "type": "integer",
         "minimum": 1,
@@ -362,13 +362,13 @@ RESOLVE_INPUT: dict[str, Any] = _input_schema(
 )
 
 
-RESOLVE_OUTPUT: dict[str, Any] = _envelope_schema(
+RESOLVE_OUTPUT: dict[str, object] = _envelope_schema(
     "fact", {"entities": {"type": "array", "items": ENTITY_SCHEMA}, "total": TOTAL}
 )
 
 
 @operation("resolve_entity", PROFILES, SCOPE_READ, READ_ONLY, RESOLVE_INPUT, RESOLVE_OUTPUT)
-def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Find which person, organisation, place or thing of the user's memory a name means. Returns candidate
     entities best first, each with its id, type, aliases, a score and the reasons it matched (exact_name,
     alias, prefix, name_in_query, word_overlap, substring ...). Use it to pick the right entity before
@@ -402,16 +402,16 @@ def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-FACTS_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
+FACTS_INPUT: dict[str, object] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
 
 
-FACTS_OUTPUT: dict[str, Any] = _envelope_schema(
+FACTS_OUTPUT: dict[str, object] = _envelope_schema(
     "fact", {"facts": {"type": "array", "items": FACT_SCHEMA}, "total": TOTAL}
 )
 
 
 @operation("facts_context", PROFILES, SCOPE_READ, READ_ONLY, FACTS_INPUT, FACTS_OUTPUT)
-def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """What the service holds true about something: the matching facts (memories, and relations of the
     entities the query names), each with its clocks, whether it still holds, how many distinct claimants
     support it (evidence_count) and how many contradict it (contradiction_count). Pass `at` to see what
@@ -425,16 +425,16 @@ def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     return _envelope("fact", result, facts=facts, total=len(facts))
 
 
-CLAIMS_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
+CLAIMS_INPUT: dict[str, object] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
 
 
-CLAIMS_OUTPUT: dict[str, Any] = _envelope_schema(
+CLAIMS_OUTPUT: dict[str, object] = _envelope_schema(
     "evidence", {"claims": {"type": "array", "items": CLAIM_SCHEMA}, "total": TOTAL}
 )
 
 
 @operation("claims_and_sources_context", PROFILES, SCOPE_READ, READ_ONLY, CLAIMS_INPUT, CLAIMS_OUTPUT)
-def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """What was asserted about something, and by whom: the sources (saves, documents, relations) behind the
     matching facts and the facts they replaced, each with who said it (an agent's name, or you), when, an
     excerpt, and the facts it supports and contradicts. Sources are never edited; a later source that
@@ -448,7 +448,7 @@ def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     return _envelope("evidence", result, claims=claims, total=len(claims))
 
 
-COMBINED_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
+COMBINED_INPUT: dict[str, object] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
 
 
 # The contract's ContextBundle/v2: the two authorities as two complete envelopes, side by side,
@@ -456,7 +456,7 @@ COMBINED_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVI
 CONTEXT_BUNDLE = "ContextBundle/v2"
 
 
-COMBINED_OUTPUT: dict[str, Any] = _envelope_schema(
+COMBINED_OUTPUT: dict[str, object] = _envelope_schema(
     "composite",
     {
         "schema": {"type": "string", "enum": [CONTEXT_BUNDLE]},
@@ -467,7 +467,7 @@ COMBINED_OUTPUT: dict[str, Any] = _envelope_schema(
 
 
 @operation("combined_context", PROFILES, SCOPE_READ, READ_ONLY, COMBINED_INPUT, COMBINED_OUTPUT)
-def _combined_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _combined_context(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Facts and claims together for one query (a ContextBundle/v2): `claims_and_sources` is the complete
     evidence envelope (what sources asserted, by whom, when) and `facts` the complete fact envelope (what
     holds, with evidence and contradiction counts), each with its own grain, validity, freshness and
@@ -488,7 +488,7 @@ def _combined_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _side(envelope: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
+def _side(envelope: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, object]:
     """One authority of a bundle: the search's negative only where this side came back empty."""
     if items:
         envelope["negative"] = None

@@ -198,7 +198,7 @@ def _as_app_error(error: SchemaError) -> AppError:
     return AppError(code, message, details={"field": field, **details}, agent_action=action)
 
 
-def _apply_defaults(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+def _apply_defaults(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, object]:
     for name, spec in schema.get("properties", {}).items():
         if name not in arguments and "default" in spec:
             arguments[name] = copy.deepcopy(spec["default"])
@@ -256,7 +256,7 @@ def validate_arguments(schema: dict[str, Any], arguments: object) -> dict[str, A
     )
     if found:
         raise _as_app_error(found[0])
-    typed: dict[str, Any] = _typed(schema, _apply_defaults(schema, trimmed), "")
+    typed: dict[str, object] = _typed(schema, _apply_defaults(schema, trimmed), "")
     return typed
 
 

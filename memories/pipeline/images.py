@@ -220,7 +220,7 @@ def image_read(data: bytes, media_type: str, *, max_pixels: int, ocr: bool) -> R
 
 
 def _encode(image: Any, pil_format: str, *, icc_profile: Any, transparency: Any) -> bytes:
-    options: dict[str, Any] = {}
+    options: dict[str, object] = {}
     if isinstance(icc_profile, bytes) and icc_profile:
         options["icc_profile"] = icc_profile
     if pil_format == "JPEG":

@@ -11,7 +11,6 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from django.db.models import Count, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Greatest, Substr
@@ -186,7 +185,7 @@ def evidence_count(memory: Memory, *, stance: str = Evidence.Stance.SUPPORTS) ->
     return Evidence.objects.filter(memory=memory, stance=stance).values("source__claimant").distinct().count()
 
 
-def memory_replaced_list(*, owner_id: Any, memory_ids: Iterable[Any]) -> QuerySet[Memory]:
+def memory_replaced_list(*, owner_id: uuid.UUID, memory_ids: Iterable[uuid.UUID]) -> QuerySet[Memory]:
     """What the memories `memory_ids` replaced (their history), the latest replaced first, without
     their vectors: what an answer says came "before that" and a graph memory's `replaced`.
 

@@ -16,7 +16,7 @@ from memories.models import Memory, Source
 OVERVIEW_DAYS = 30
 
 
-def overview_stats(*, owner: User, days: int = OVERVIEW_DAYS) -> dict[str, Any]:
+def overview_stats(*, owner: User, days: int = OVERVIEW_DAYS) -> dict[str, object]:
     """The owner's counts for the Overview's charts and tables, as plain JSON-ready values.
 
     `days` lists the last `days` days (the site's time zone), oldest first, with the memories

@@ -19,6 +19,7 @@ from kombu.exceptions import OperationalError as BrokerError
 from accounts.caller import Caller
 from config.celery import app
 from memories.models import Job, Source, Space
+from memories.parsing import RowId
 from memories.services.rows import rows_insert
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ def job_queue(*, caller: Caller, space: Space, source: Source, kind: str, option
 PROCESS_JOB = "memories.process_job"
 
 
-def _send(job_id: Any) -> bool:
+def _send(job_id: RowId) -> bool:
     try:
         app.send_task(PROCESS_JOB, args=(str(job_id),), retry=True, retry_policy=PUBLISH_RETRY)
     except (BrokerError, OSError) as exc:
@@ -63,7 +64,7 @@ def _send(job_id: Any) -> bool:
     return True
 
 
-def job_publish(*, job_id: Any) -> bool:
+def job_publish(*, job_id: RowId) -> bool:
     """Send a job that job_queue just committed, marked published. False when the broker could not be
     reached: the mark is cleared, so the sweep sends the job from the outbox (committed,
     unpublished) a few seconds on, and the save that queued it is still accepted, because a client
@@ -79,7 +80,7 @@ def job_publish(*, job_id: Any) -> bool:
     return False
 
 
-def job_enqueue(*, job_id: Any) -> bool:
+def job_enqueue(*, job_id: RowId) -> bool:
     """Send a job to the worker again (the sweep, a batch that let its members go) and mark it
     published. Safe to call twice: the worker claims a job once. False when the broker could not be
     reached: the job stays as it was for the next sweep."""

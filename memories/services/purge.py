@@ -33,7 +33,7 @@ from memories.pipeline.supersede import supersession_undo
 from memories.selectors.images import image_storage
 from memories.services.audit import audit_record
 from memories.services.sources import content_hash
-from memories.wire import purge_receipt
+from memories.wire import PurgeReceipt, purge_receipt
 
 # What every receipt's `purged` counts, in this order; an account receipt adds what the account
 # itself held (spaces, jobs, tokens).
@@ -265,9 +265,9 @@ def purge_record(
     purged: dict[str, int],
     action: str = AuditEvent.Action.HARD_DELETED,
     reason: str = "",
-) -> dict[str, Any]:
+) -> PurgeReceipt:
     """Write the audit row of a purge (what went, never what it said) and return its receipt."""
-    detail: dict[str, Any] = {"purged": purged}
+    detail: dict[str, object] = {"purged": purged}
     if reason:
         detail["reason"] = reason[:50]
     event = audit_record(
@@ -277,7 +277,7 @@ def purge_record(
 
 
 @transaction.atomic
-def memories_hard_delete_in_space(*, actor: Actor, space: Space) -> dict[str, Any]:
+def memories_hard_delete_in_space(*, actor: Actor, space: Space) -> PurgeReceipt:
     """Hard-delete every memory of one of the owner's spaces; return the receipt."""
     owner = actor.owner
     if space.owner_id != owner.id:

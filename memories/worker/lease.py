@@ -31,6 +31,7 @@ from django.utils import timezone
 from config.compiled import CompiledQuery, compile_once
 from memories.errors import Code, job_code
 from memories.models import Job, Source
+from memories.parsing import RowId
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ HEARTBEAT_EVERY = LEASE / 3
 
 @dataclass(frozen=True)
 class Claim:
-    job_id: Any
+    job_id: RowId
     attempt: int
     # A short save (_batchable_flag), read with the claim: it may take other queued saves along.
     batchable: bool = False
@@ -83,7 +84,7 @@ def _held(lease_expires_at: datetime | None, *, batched: bool) -> LeaseHeld:
     return LeaseHeld(max(1.0, min(remaining, LEASE.total_seconds())) + 1.0, batched=batched)
 
 
-def job_claim(*, job_id: Any) -> Claim | None:
+def job_claim(*, job_id: RowId) -> Claim | None:
     """Take the job's lease for this process: None when it is finished or gone.
 
     Raises LeaseHeld when another process holds a lease that has not expired: the job is in hand,
@@ -216,7 +217,7 @@ def heartbeat(claims: list[Claim]) -> Iterator[None]:
         thread.join(timeout=HEARTBEAT_EVERY.total_seconds())
 
 
-def job_fail(*, job_id: Any, code: Code, message: str) -> None:
+def job_fail(*, job_id: RowId, code: Code, message: str) -> None:
     """Record a permanent failure with its stable code (a job code of the catalogue; the message
     is safe to show the owner).
 

@@ -29,6 +29,7 @@ from config.compiled import CompiledQuery, compile_once, compiled_rows, model_or
 from memories import embeddings
 from memories.errors import Code
 from memories.models import Job, Source
+from memories.parsing import RowId
 from memories.pipeline.entities import capitalised_words
 from memories.pipeline.extract import Candidate, extract, extract_contents, extract_document, stated_kind
 from memories.pipeline.judge_llm import llm_judge
@@ -91,7 +92,7 @@ def _candidates(source: Source, job: Job, *, known: set[str] | None = None) -> l
     return candidates
 
 
-def job_process(*, job_id: Any) -> None:
+def job_process(*, job_id: RowId) -> None:
     """Run one job to completion (or to a permanent failure), and with it, when it is a short save,
     the other short saves waiting in the queue (lease.job_batch_claim). Safe to call again."""
     claim = lease.job_claim(job_id=job_id)
@@ -119,7 +120,7 @@ def job_process(*, job_id: Any) -> None:
         raise
 
 
-def _job_run(*, job_id: Any, claim: lease.Claim) -> None:
+def _job_run(*, job_id: RowId, claim: lease.Claim) -> None:
     job = _job_with_source(job_id)
     source = job.source
     if source is None:
@@ -210,7 +211,7 @@ def _job_read() -> CompiledQuery:
     )
 
 
-def _job_with_source(job_id: Any) -> Job:
+def _job_with_source(job_id: RowId) -> Job:
     """The job, its source (None when deleted) and its owner as a bare id (the rules ask which names
     the owner's space knows: _candidates); raises Job.DoesNotExist when the job is gone."""
     rows = compiled_rows(_job_read(), job_id=Job._meta.pk.to_python(job_id))
@@ -359,7 +360,7 @@ def _progress_many(totals: dict[Any, int], stage: str, *, done: bool = False) ->
 PROGRESS_BATCH = 64
 
 
-def _progress(job_id: Any, stage: str, *, done: int = 0, total: int = 0) -> None:
+def _progress(job_id: RowId, stage: str, *, done: int = 0, total: int = 0) -> None:
     # One small UPDATE outside any transaction, so the job page sees it at once; it only
     # describes the work (a taken-over attempt writing a stale stage changes no result).
     _progress_write({job_id: {"stage": stage, "done": done, "total": total}})

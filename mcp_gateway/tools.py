@@ -102,7 +102,7 @@ def _result(payload: dict[str, Any], *, is_error: bool) -> types.CallToolResult:
     )
 
 
-def _run_sync(caller: Caller, name: str, arguments: Any) -> dict[str, object]:
+def _run_sync(caller: Caller, name: str, arguments: object) -> dict[str, object]:
     from django.db import close_old_connections
 
     close_old_connections()
@@ -113,7 +113,7 @@ def _run_sync(caller: Caller, name: str, arguments: Any) -> dict[str, object]:
 
 
 async def call_tool(
-    caller: Caller, name: str, arguments: Any, *, profile: str = "core"
+    caller: Caller, name: str, arguments: object, *, profile: str = "core"
 ) -> types.CallToolResult:
     """Run a tool for `caller`. Failures become `isError` results with the error object;
     nothing else (no exception text, no traceback, no SQL) crosses the wire."""

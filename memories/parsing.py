@@ -113,7 +113,7 @@ class JsonTooDeep(ValueError):
         super().__init__(f"JSON nested more than {JSON_MAX_DEPTH} levels deep")
 
 
-def json_depth_checked(value: Any) -> Any:
+def json_depth_checked(value: object) -> Any:
     """`value`, a decoded JSON value, if it nests at most JSON_MAX_DEPTH levels; else JsonTooDeep.
 
     Level by level, without recursion: the value may be as deep as the decoder allowed.

@@ -104,7 +104,7 @@ def oauth_housekeeping() -> dict[str, int]:
 
 
 @worker_process_init.connect
-def _on_worker_process_init(**kwargs: Any) -> None:
+def _on_worker_process_init(**kwargs: object) -> None:
     # Each pool process loads the model once, before its first job, so no save waits for it
     # (one thread per process: memories/embeddings.py).
     from memories import embeddings
@@ -114,13 +114,13 @@ def _on_worker_process_init(**kwargs: Any) -> None:
 
 
 @worker_ready.connect
-def _on_worker_ready(**kwargs: Any) -> None:
+def _on_worker_ready(**kwargs: object) -> None:
     # The worker's main process (receiving messages, handing them to the pool) settles too.
     runtime.settle()
 
 
 @worker_shutdown.connect
-def _on_worker_shutdown(sender: Any = None, **kwargs: Any) -> None:
+def _on_worker_shutdown(sender: object = None, **kwargs: object) -> None:
     # A worker stopping cleanly (SIGTERM, Ctrl-C) leaves the health report's known workers; one that
     # dies without a word stays named as missing (memories.health).
     from memories.health import worker_forget

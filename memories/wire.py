@@ -234,7 +234,7 @@ def iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def str_or_none(value: Any) -> str | None:
+def str_or_none(value: object) -> str | None:
     """An id (or any value) as a string, None as None."""
     return str(value) if value is not None else None
 

@@ -301,27 +301,27 @@ class _MemoryActionView(ApiView):
         memory = self.act({"actor": self.actor, "memory_id": memory_id}, args)
         return Response(memory_dict(memory_get(owner=self.caller.user, memory_id=memory.id)))
 
-    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Memory:
         raise NotImplementedError
 
 
 class MemoryPinView(_MemoryActionView):
-    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Memory:
         return memory_set_pinned(pinned=True, **common)
 
 
 class MemoryUnpinView(_MemoryActionView):
-    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Memory:
         return memory_set_pinned(pinned=False, **common)
 
 
 class MemorySuppressView(_MemoryActionView):
     schema_of_body = REASON_SCHEMA
 
-    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Memory:
         return memory_suppress(reason=args["reason_code"], **common)
 
 
 class MemoryRestoreView(_MemoryActionView):
-    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Memory:
         return memory_restore(**common)

@@ -52,7 +52,7 @@ def unknown_parameter(name: str, allowed: Collection[str]) -> AppError:
     )
 
 
-def invalid_parameter(name: str, message: str, **details: Any) -> AppError:
+def invalid_parameter(name: str, message: str, **details: object) -> AppError:
     return AppError(
         Code.INVALID_PARAMETER,
         message,

@@ -366,7 +366,7 @@ class _NewPasswordWords:
         if "old_password" in fields:
             fields["old_password"].label = "Current password"
 
-    def validate_password_for_user(self, user: Any, password_field_name: str = "") -> None:
+    def validate_password_for_user(self, user: object, password_field_name: str = "") -> None:
         super().validate_password_for_user(user, "new_password1")  # type: ignore[misc]
 
 

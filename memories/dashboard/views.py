@@ -64,7 +64,7 @@ PAGE_SIZE = 25
 T = TypeVar("T")
 
 
-def _or_404(read: Callable[..., T], **kwargs: Any) -> T:
+def _or_404(read: Callable[..., T], **kwargs: object) -> T:
     """Call a selector or service; its not-found error (also an outsider's) becomes a 404 page."""
     try:
         return read(**kwargs)

@@ -280,7 +280,7 @@ def _envelope_schema(grain: str, items: dict[str, Any]) -> dict[str, object]:
     )
 
 
-def _input_schema(**extra: Any) -> dict[str, object]:
+def _input_schema(**extra: object) -> dict[str, object]:
     return obj({"query": QUERY, **extra}, required=["query"])
 
 
@@ -330,7 +330,7 @@ def _claims_part(result: evidence.EvidenceResult, caller: Caller, space: Space) 
     return [claim_dict(claim, caller_claimant=caller_claimant, space=space) for claim in result.claims]
 
 
-def _envelope(grain: str, result: evidence.EvidenceResult, **items: Any) -> dict[str, object]:
+def _envelope(grain: str, result: evidence.EvidenceResult, **items: object) -> dict[str, object]:
     latest = _latest(
         *(fact.recorded_at for fact in result.facts), *(claim.source.recorded_at for claim in result.claims)
     )

@@ -698,7 +698,7 @@ SWITCH_OUTPUT: dict[str, object] = obj(
 )
 
 
-def _no_such_agent(caller: Caller, agent_id: Any) -> AppError:
+def _no_such_agent(caller: Caller, agent_id: object) -> AppError:
     # The caller's own spaces are the agent ids it may use: naming them is no leak, and it saves
     # the agent a round trip to the user.
     spaces = list(space_list(owner=caller.user).order_by("-is_default", "name")[:SPACES_SHOWN])

@@ -233,7 +233,7 @@ def operation(
     output_schema: dict[str, Any],
     tool: str = "",
     name_error: ErrorNamer | None = None,
-    **doc_values: Any,
+    **doc_values: object,
 ) -> Callable[[Handler], Handler]:
     """Register the decorated handler as the operation `name` (offered to MCP as `tool`, when
     given); its docstring is the description agents read (whitespace folded; `{placeholders}`

@@ -19,7 +19,7 @@ def obj(
     required: Sequence[str] | str = (),
     closed: bool = True,
     nullable: bool = False,
-    **extra: Any,
+    **extra: object,
 ) -> dict[str, object]:
     """An object schema with these properties; `required` ones (names, or one space-separated
     string of them; ALL: every one); `closed`: no other
@@ -117,7 +117,7 @@ _SUBSCHEMA_MAPS = ("properties", "$defs", "patternProperties")
 _ANNOTATIONS = ("description", "title", "default", "examples", "$comment", "deprecated")
 
 
-def portable(schema: Any) -> Any:
+def portable(schema: object) -> Any:
     """`schema` with every type union (`"type": ["string", "null"]`) spelled as `anyOf` of one-type
     branches, the form strict clients accept (the MCP Inspector's `--strict` lint, single-`type`
     dialects such as Gemini's function declarations). It validates exactly the same values: the

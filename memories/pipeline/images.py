@@ -257,7 +257,7 @@ def _for_ocr(image: Any) -> Any:
     return rgb
 
 
-def ocr_text(image: Any) -> str:
+def ocr_text(image: object) -> str:
     """The text RapidOCR reads in an RGB image: lines in its reading order, a blank line where the
     gap to the next line is larger than a line's height (a new paragraph or block)."""
     import numpy

@@ -21,7 +21,7 @@ EXPORT_FORMAT_VERSION = 1
 CHUNK_SIZE = 500
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Any:
     # Ids as strings, times as ISO 8601 with their offset; everything else is JSON already.
     if isinstance(value, datetime):
         return value.isoformat()
@@ -30,7 +30,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _fields(row: Any, names: str) -> dict[str, object]:
+def _fields(row: object, names: str) -> dict[str, object]:
     """The named fields of `row` (space-separated), as JSON values."""
     return {name: _plain(getattr(row, name)) for name in names.split()}
 

@@ -43,7 +43,7 @@ def grant_space_id(*, user: User, application_id: Any = None, personal_token_id:
 
 
 def space_granted_or_default(
-    *, user: User, application_id: Any = None, personal_token_id: Any = None
+    *, user: User, application_id: object = None, personal_token_id: object = None
 ) -> Space | None:
     """The space a grant switched to, else the user's default space (None when they have neither):
     grant_space_id and space_default in one read, since every save and read of an agent asks it.
@@ -72,7 +72,7 @@ _SPACE_COLUMNS = [f.attname for f in Space._meta.concrete_fields]
 def _granted_or_default(*grant_columns: str) -> CompiledQuery:
     """space_granted_or_default's read for a grant by `grant_columns` (one or none)."""
 
-    def build(owner: UUID, **grant: Any) -> QuerySet[Space, Any]:
+    def build(owner: UUID, **grant: object) -> QuerySet[Space, Any]:
         spaces = Space.objects.filter(owner_id=owner)
         if not grant:
             return spaces.filter(is_default=True).values_list(*_SPACE_COLUMNS)[:1]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
 
 from django.db import transaction
 from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
@@ -28,13 +27,13 @@ ACCOUNT = "account"
 TOKEN = "personal_access_token"  # noqa: S105 - an audit target type, not a secret
 
 
-def _audit_token(actor: Actor, action: str, token: PersonalAccessToken, **detail: Any) -> None:
+def _audit_token(actor: Actor, action: str, token: PersonalAccessToken, **detail: object) -> None:
     # The token's id, scopes and whether it expires; never the token.
     detail["expires"] = token.expires_at is not None
     audit_record(actor=actor, action=action, target_type=TOKEN, target_id=token.id, detail=detail)
 
 
-def _audit(actor: Actor, action: str, **detail: Any) -> None:
+def _audit(actor: Actor, action: str, **detail: object) -> None:
     audit_record(actor=actor, action=action, target_type=ACCOUNT, target_id=actor.owner.id, detail=detail)
 
 

@@ -37,7 +37,7 @@ def _memory_for_update(*, owner: User, memory_id: RowId) -> Memory:
 _STATUS_FIELDS = ["status", "suppressed_at", "suppressed_reason", "suppressed_note"]
 
 
-def _audit(actor: Actor, memory: Memory, action: str, **detail: Any) -> None:
+def _audit(actor: Actor, memory: Memory, action: str, **detail: object) -> None:
     audit_record(actor=actor, action=action, target_type="memory", target_id=memory.id, detail=detail)
 
 
@@ -89,7 +89,7 @@ def remember(
     caller: Caller,
     content: str,
     origin: str = Source.Origin.REMEMBER,
-    session_id: Any = None,
+    session_id: object = None,
     occurred_at: datetime | None = None,
     space_id: RowId | None = None,
     kind: str | None = None,

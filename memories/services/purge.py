@@ -261,7 +261,7 @@ def purge_record(
     *,
     actor: Actor,
     target_type: str,
-    target_id: Any,
+    target_id: object,
     purged: dict[str, int],
     action: str = AuditEvent.Action.HARD_DELETED,
     reason: str = "",

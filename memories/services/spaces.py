@@ -103,7 +103,7 @@ def _find(spaces: list[Space], space_id: RowId) -> Space:
     raise AppError(Code.SPACE_NOT_FOUND)
 
 
-def _clean_name(name: Any) -> str:
+def _clean_name(name: object) -> str:
     return name_checked(
         name, max_length=SPACE_NAME_MAX_LENGTH, code=Code.INVALID_SPACE_NAME, what="A space name"
     )
@@ -117,7 +117,7 @@ def _name_taken(name: str) -> AppError:
     )
 
 
-def _audit(actor: Actor, space: Space, action: str, **detail: Any) -> None:
+def _audit(actor: Actor, space: Space, action: str, **detail: object) -> None:
     audit_record(actor=actor, action=action, target_type="space", target_id=space.id, detail=detail)
 
 

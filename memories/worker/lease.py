@@ -25,6 +25,7 @@ from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import BooleanField, Case, ExpressionWrapper, Q, Value, When
+from django.db.models.expressions import CombinedExpression
 from django.db.models.functions import Length, Now
 from django.utils import timezone
 
@@ -66,7 +67,7 @@ def _me() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _lease_end() -> Any:
+def _lease_end() -> CombinedExpression:
     # The database's clock, not this host's: leases are compared across machines.
     return Now() + LEASE
 
@@ -262,7 +263,7 @@ def _batchable_flag() -> Case:
     return Case(When(_batchable(), then=Value(True)), default=Value(False), output_field=BooleanField())
 
 
-def job_batch_claim(*, exclude: Any, limit: int) -> list[Claim]:
+def job_batch_claim(*, exclude: object, limit: int) -> list[Claim]:
     """Claim the oldest `limit` (at most) queued short saves of any owner for this process's batch.
 
     SKIP LOCKED: a job another process is claiming right now is left to it, and two batches never

@@ -332,21 +332,21 @@ def _batch_run(*, claims: list[lease.Claim]) -> None:
                 lease.job_fail(job_id=job.id, code=Code.INTERNAL_ERROR, message=FAILED_MESSAGE)
 
 
-def _names_known(jobs: list[Job]) -> dict[Any, set[str]]:
+def _names_known(jobs: list[Job]) -> dict[uuid.UUID, set[str]]:
     """For each job with a source, the names of its text its space already knows (the rules'
     `known`, see _candidates): one query per owner and space of the batch, not one per job."""
     spaces: dict[tuple[Any, Any], list[Job]] = {}
     for job in jobs:
         if job.source is not None:
             spaces.setdefault((job.owner_id, job.space_id), []).append(job)
-    known: dict[Any, set[str]] = {}
+    known: dict[uuid.UUID, set[str]] = {}
     for (_, space_id), group in spaces.items():
         names = {job.id: capitalised_words(job.source.content) for job in group if job.source is not None}
         known |= entity_names_known_each(owner=group[0].owner, space_id=space_id, names=names)
     return known
 
 
-def _progress_many(totals: dict[Any, int], stage: str, *, done: bool = False) -> None:
+def _progress_many(totals: dict[uuid.UUID, int], stage: str, *, done: bool = False) -> None:
     """_progress for a batch, in one statement: each job with its own segment count."""
     _progress_write(
         {
@@ -384,7 +384,7 @@ WHERE j.id = p.id AND j.status = %s"""  # noqa: S608 - the table's name only
 
 def _model_advice(
     job: Job, candidates: list[Candidate], vectors: list[list[float]]
-) -> dict[int, dict[Any, Verdict]]:
+) -> dict[int, dict[uuid.UUID, Verdict]]:
     """The chat model's verdicts, by candidate and prior memory id, asked before the write
     transaction over what is committed now (rows this save creates are judged by the rules)."""
     priors = [
@@ -392,7 +392,7 @@ def _model_advice(
         for vector in vectors
     ]
     decided = llm_judge([c.content for c in candidates], [[p.content for p in rows] for rows in priors])
-    advice: dict[int, dict[Any, Verdict]] = {}
+    advice: dict[int, dict[uuid.UUID, Verdict]] = {}
     for (i, j), verdict in decided.items():
         advice.setdefault(i, {})[priors[i][j].id] = verdict
     return advice

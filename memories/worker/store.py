@@ -11,7 +11,6 @@ import logging
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection
 from django.utils import timezone
@@ -104,7 +103,7 @@ def job_write(
     source: Source,
     candidates: list[Candidate],
     vectors: list[list[float]],
-    advice: dict[int, dict[Any, Verdict]],
+    advice: dict[int, dict[uuid.UUID, Verdict]],
 ) -> None:
     """Every row of one job, and the job succeeded (or, for a revision with no version left to
     replace, failed); inside the caller's transaction, with the job and its source locked."""
@@ -176,7 +175,7 @@ def _store(
     source: Source,
     candidate: Candidate,
     vector: list[float],
-    advice: dict[Any, Verdict] | None = None,
+    advice: dict[uuid.UUID, Verdict] | None = None,
     revised: uuid.UUID | None = None,
 ) -> Memory:
     """One statement of the job stored: evidence for a memory that holds it, or a new memory that
@@ -302,7 +301,7 @@ def _entities_recorded(*, job: Job, entities: list[tuple[str, str]]) -> list[Ent
     # entity_record locks each row until the job commits; key order makes two saves naming the same
     # entities take the locks in one order. A deadlock left (across memories) is an OperationalError,
     # which the task retries.
-    linked: dict[Any, Entity] = {}
+    linked: dict[uuid.UUID, Entity] = {}
     for name, type_ in sorted(entities, key=lambda item: normalize_entity_name(item[0])):
         if not normalize_entity_name(name) or type_ not in valid_types:
             continue

@@ -187,7 +187,7 @@ class Command(BaseCommand):
     def _supervise(self, children: dict[str, subprocess.Popen[bytes]], url: str) -> None:
         stopping = False
 
-        def on_signal(signum: int, frame: Any) -> None:
+        def on_signal(signum: int, frame: object) -> None:
             nonlocal stopping
             stopping = True
 

@@ -229,6 +229,47 @@ class PurgeReceipt(TypedDict):
     purged_at: str
 
 
+class Validity(TypedDict):
+    """Which clocks an evidence answer was read at (the evidence profile's envelope)."""
+
+    view: str
+    at: str | None
+    known_at: str | None
+    world_time: str | None
+    system_time: str | None
+    counts_as_of: str | None
+
+
+class Freshness(TypedDict):
+    pending_jobs: int
+    note: str
+    latest_recorded_at: str | None
+
+
+class NegativeAnswer(TypedDict):
+    code: str
+    message: str
+    agent_action: str
+
+
+class Envelope(TypedDict):
+    """Every evidence profile answer (memories.operations.evidence): what one item is (`grain`),
+    the clocks, how fresh, why it is empty, and its items under their own name with their `total`;
+    the combined answer holds one envelope per authority instead."""
+
+    grain: str
+    validity: Validity
+    freshness: Freshness
+    negative: NegativeAnswer | None
+    total: NotRequired[int]
+    entities: NotRequired[list[dict[str, object]]]
+    claims: NotRequired[list[dict[str, object]]]
+    # A fact envelope's facts, or the combined answer's fact envelope.
+    facts: NotRequired[list[dict[str, object]] | Envelope]
+    claims_and_sources: NotRequired[Envelope]
+    schema: NotRequired[str]
+
+
 def iso(value: datetime | None) -> str | None:
     """A datetime as ISO 8601 with its UTC offset (microseconds kept), or None."""
     return value.isoformat() if value is not None else None

@@ -29,7 +29,7 @@ from memories.retrieval import evidence
 from memories.retrieval.evidence import evidence_view
 from memories.services.sources import claimant_of
 from memories.services.spaces import space_for_caller
-from memories.wire import entity_ref, iso
+from memories.wire import Envelope, Freshness, NegativeAnswer, Validity, entity_ref, iso
 
 PROFILES = ("evidence",)
 
@@ -284,7 +284,7 @@ def _input_schema(**extra: object) -> dict[str, object]:
     return obj({"query": QUERY, **extra}, required=["query"])
 
 
-def _validity(*, view: View, now: datetime) -> dict[str, object]:
+def _validity(*, view: View, now: datetime) -> Validity:
     return {
         "view": "current" if view.at is None else "as_of",
         "at": iso(view.at),
@@ -299,7 +299,7 @@ def _view(args: dict[str, Any]) -> View:
     return evidence_view(at=args.get("at"), known_at=args.get("known_at"))
 
 
-def _freshness(*, pending: int, latest: datetime | None) -> dict[str, object]:
+def _freshness(*, pending: int, latest: datetime | None) -> Freshness:
     if pending:
         note = (
             f"{pending} save(s) are still being processed; what they contain is not in this answer yet. "
@@ -310,7 +310,7 @@ def _freshness(*, pending: int, latest: datetime | None) -> dict[str, object]:
     return {"pending_jobs": pending, "note": note, "latest_recorded_at": iso(latest)}
 
 
-def _negative(negative: evidence.Negative | None) -> dict[str, Any] | None:
+def _negative(negative: evidence.Negative | None) -> NegativeAnswer | None:
     if negative is None:
         return None
     return {"code": negative.code, "message": negative.message, "agent_action": negative.agent_action}
@@ -321,16 +321,17 @@ def _latest(*times: datetime | None) -> datetime | None:
     return max(present) if present else None
 
 
-def _facts_part(result: evidence.EvidenceResult, space: Space) -> list[dict[str, Any]]:
+def _facts_part(result: evidence.EvidenceResult, space: Space) -> list[dict[str, object]]:
     return [fact_dict(fact, now=result.now, space=space) for fact in result.facts]
 
 
-def _claims_part(result: evidence.EvidenceResult, caller: Caller, space: Space) -> list[dict[str, Any]]:
+def _claims_part(result: evidence.EvidenceResult, caller: Caller, space: Space) -> list[dict[str, object]]:
     caller_claimant = claimant_of(caller)
     return [claim_dict(claim, caller_claimant=caller_claimant, space=space) for claim in result.claims]
 
 
-def _envelope(grain: str, result: evidence.EvidenceResult, **items: object) -> dict[str, object]:
+def _envelope(grain: str, result: evidence.EvidenceResult) -> Envelope:
+    """The envelope's head; the caller adds its items (under their own name) and their `total`."""
     latest = _latest(
         *(fact.recorded_at for fact in result.facts), *(claim.source.recorded_at for claim in result.claims)
     )
@@ -339,7 +340,6 @@ def _envelope(grain: str, result: evidence.EvidenceResult, **items: object) -> d
         "validity": _validity(view=result.view, now=result.now),
         "freshness": _freshness(pending=result.pending, latest=latest),
         "negative": _negative(result.negative),
-        **items,
     }
 
 
@@ -390,7 +390,7 @@ def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
         }
         for match in result.matches
     ]
-    return {
+    envelope: Envelope = {
         "grain": "fact",
         "validity": _validity(view=CURRENT_VIEW, now=result.now),
         "freshness": _freshness(
@@ -400,6 +400,7 @@ def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
         "entities": entities,
         "total": len(entities),
     }
+    return dict(envelope)
 
 
 FACTS_INPUT: dict[str, object] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
@@ -421,8 +422,7 @@ def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     result = evidence.fact_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
-    facts = _facts_part(result, space)
-    return _envelope("fact", result, facts=facts, total=len(facts))
+    return dict(_fact_envelope(result, _facts_part(result, space)))
 
 
 CLAIMS_INPUT: dict[str, object] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
@@ -444,8 +444,7 @@ def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     result = evidence.claim_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
-    claims = _claims_part(result, caller, space)
-    return _envelope("evidence", result, claims=claims, total=len(claims))
+    return dict(_claim_envelope(result, _claims_part(result, caller, space)))
 
 
 COMBINED_INPUT: dict[str, object] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
@@ -479,16 +478,28 @@ def _combined_context(caller: Caller, args: dict[str, Any]) -> dict[str, object]
     )
     facts = _facts_part(result, space)
     claims = _claims_part(result, caller, space)
-    return _envelope(
-        "composite",
-        result,
-        schema=CONTEXT_BUNDLE,
-        claims_and_sources=_side(_envelope("evidence", result, claims=claims, total=len(claims)), claims),
-        facts=_side(_envelope("fact", result, facts=facts, total=len(facts)), facts),
-    )
+    bundle = _envelope("composite", result)
+    bundle["schema"] = CONTEXT_BUNDLE
+    bundle["claims_and_sources"] = _side(_claim_envelope(result, claims), claims)
+    bundle["facts"] = _side(_fact_envelope(result, facts), facts)
+    return dict(bundle)
 
 
-def _side(envelope: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, object]:
+def _fact_envelope(result: evidence.EvidenceResult, facts: list[dict[str, object]]) -> Envelope:
+    envelope = _envelope("fact", result)
+    envelope["facts"] = facts
+    envelope["total"] = len(facts)
+    return envelope
+
+
+def _claim_envelope(result: evidence.EvidenceResult, claims: list[dict[str, object]]) -> Envelope:
+    envelope = _envelope("evidence", result)
+    envelope["claims"] = claims
+    envelope["total"] = len(claims)
+    return envelope
+
+
+def _side(envelope: Envelope, items: list[dict[str, object]]) -> Envelope:
     """One authority of a bundle: the search's negative only where this side came back empty."""
     if items:
         envelope["negative"] = None

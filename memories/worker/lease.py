@@ -33,6 +33,7 @@ from config.compiled import CompiledQuery, compile_once
 from memories.errors import Code, job_code
 from memories.models import Job, Source
 from memories.parsing import RowId
+from memories.services.jobs import job_enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -309,8 +310,6 @@ def batch_members_resend(claims: list[Claim]) -> None:
     did nothing. Each then runs alone (its second attempt)."""
     if not claims:
         return
-    from memories.services.jobs import job_enqueue
-
     for claim in claims:
         job_lease_release(claim=claim)
     for claim in claims:

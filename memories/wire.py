@@ -5,6 +5,7 @@ embeddings never leave. The references (a space, a source, an entity), an entity
 memory as the graph shows it, a job's progress and the purge receipt are here, at the floor, so the
 selectors that answer with them (the graph's payloads, the export) and the services that return a
 receipt use the one shape; `memories.representations` builds the larger shapes from these parts.
+The TypedDicts below name every shape that crosses a layer, the representations' ones included.
 """
 
 from __future__ import annotations

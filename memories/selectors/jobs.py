@@ -1,9 +1,12 @@
 """Reads of jobs: lists, one job and the memories it produced, saves still pending, and where each
-job is in the pipeline (`job_readiness_list`, behind `pipeline_readiness`). Nothing here writes.
+job is in the pipeline (`job_readiness_list`, behind `pipeline_readiness`); for the worker, the job it
+runs with its source (`job_with_source`) and the recovery sweep's rule (`jobs_to_recover`). Nothing
+here writes.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections import defaultdict
@@ -13,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, models
 from django.db.models import (
     BooleanField,
     ExpressionWrapper,
@@ -25,9 +28,11 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from accounts.models import User
+from config.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories.as_of import active_q, expired_q, memory_visible, superseded_q
 from memories.errors import AppError, Code
-from memories.models import Evidence, Job, Memory, Space
+from memories.models import Evidence, Job, Memory, Source, Space
+from memories.parsing import RowId
 from memories.selectors.memories import _memories
 
 
@@ -434,6 +439,41 @@ def pipeline_summary(*, failures: int = 10) -> PipelineSummary:
         .order_by("-finished_at")[:failures]
     )
     return PipelineSummary(counts=counts, oldest_queued_at=oldest, stuck=stuck, recent_failures=recent)
+
+
+# Every column of a job and of its source, in their models' field order (Model.from_db reads them so).
+_JOB_FIELDS = model_order(Job, tuple(field.attname for field in Job._meta.concrete_fields))
+_SOURCE_FIELDS = model_order(Source, tuple(field.attname for field in Source._meta.concrete_fields))
+
+
+@functools.cache
+def _job_read() -> CompiledQuery:
+    # A job with its source, in one read compiled once: every job a worker runs starts with it
+    # (config.compiled).
+    return compile_once(
+        lambda job_id: Job.objects.filter(id=job_id).values_list(
+            *_JOB_FIELDS, *(f"source__{name}" for name in _SOURCE_FIELDS)
+        ),
+        job_id=uuid.uuid4(),
+    )
+
+
+def job_with_source(*, job_id: RowId) -> Job:
+    """The job the worker runs, its source (None when deleted) and its owner as a bare id (the rules
+    ask which names the owner's space knows: memories.worker.run); raises Job.DoesNotExist when the
+    job is gone."""
+    rows = compiled_rows(_job_read(), job_id=Job._meta.pk.to_python(job_id))
+    if not rows:
+        raise Job.DoesNotExist(f"job {job_id} does not exist")
+    row, width = rows[0], len(_JOB_FIELDS)
+    job = Job.from_db(DEFAULT_DB_ALIAS, _JOB_FIELDS, row[:width])
+    source_row = row[width:]
+    # A job's source row is absent when the source was deleted (the job's source_id is cleared
+    # with it): its origin, never null in a row, says whether the join found one.
+    origin = source_row[_SOURCE_FIELDS.index("origin")]
+    job.source = Source.from_db(DEFAULT_DB_ALIAS, _SOURCE_FIELDS, source_row) if origin is not None else None
+    job.owner = User.from_db(DEFAULT_DB_ALIAS, ["id"], [job.owner_id])
+    return job
 
 
 # A job committed but not yet marked published is given this long for its publish to finish (it

@@ -15,17 +15,14 @@ and writes them in one transaction, each job in a savepoint of its own, under it
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import uuid
 from typing import Any
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 
-from accounts.models import User
-from config.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories import embeddings
 from memories.errors import Code
 from memories.models import Job, Source
@@ -37,6 +34,7 @@ from memories.pipeline.parse_sandbox import DocumentRefused
 from memories.pipeline.supersede import nearest_priors
 from memories.pipeline.update import Verdict
 from memories.selectors.graph import entity_names_known, entity_names_known_each
+from memories.selectors.jobs import job_with_source
 from memories.services.documents import document_text_store
 from memories.services.images import image_store
 from memories.worker import lease, store
@@ -121,7 +119,7 @@ def job_process(*, job_id: RowId) -> None:
 
 
 def _job_run(*, job_id: RowId, claim: lease.Claim) -> None:
-    job = _job_with_source(job_id)
+    job = job_with_source(job_id=job_id)
     source = job.source
     if source is None:
         lease.job_fail(
@@ -192,40 +190,6 @@ def _job_run(*, job_id: RowId, claim: lease.Claim) -> None:
             )
             return
         store.job_write(job=job, source=source, candidates=candidates, vectors=vectors, advice=advice)
-
-
-# Every column of a job and of its source, in their models' field order (Model.from_db reads them so).
-_JOB_FIELDS = model_order(Job, tuple(field.attname for field in Job._meta.concrete_fields))
-_SOURCE_FIELDS = model_order(Source, tuple(field.attname for field in Source._meta.concrete_fields))
-
-
-@functools.cache
-def _job_read() -> CompiledQuery:
-    # A job with its source, in one read compiled once: every job a worker runs starts with it
-    # (config.compiled).
-    return compile_once(
-        lambda job_id: Job.objects.filter(id=job_id).values_list(
-            *_JOB_FIELDS, *(f"source__{name}" for name in _SOURCE_FIELDS)
-        ),
-        job_id=uuid.uuid4(),
-    )
-
-
-def _job_with_source(job_id: RowId) -> Job:
-    """The job, its source (None when deleted) and its owner as a bare id (the rules ask which names
-    the owner's space knows: _candidates); raises Job.DoesNotExist when the job is gone."""
-    rows = compiled_rows(_job_read(), job_id=Job._meta.pk.to_python(job_id))
-    if not rows:
-        raise Job.DoesNotExist(f"job {job_id} does not exist")
-    row, width = rows[0], len(_JOB_FIELDS)
-    job = Job.from_db(DEFAULT_DB_ALIAS, _JOB_FIELDS, row[:width])
-    source_row = row[width:]
-    # A job's source row is absent when the source was deleted (the job's source_id is cleared
-    # with it): its origin, never null in a row, says whether the join found one.
-    origin = source_row[_SOURCE_FIELDS.index("origin")]
-    job.source = Source.from_db(DEFAULT_DB_ALIAS, _SOURCE_FIELDS, source_row) if origin is not None else None
-    job.owner = User.from_db(DEFAULT_DB_ALIAS, ["id"], [job.owner_id])
-    return job
 
 
 # A batch's jobs and their sources, locked in one statement, in id order: what _LOCK_JOB_AND_SOURCE_SQL

@@ -22,6 +22,7 @@ from memories import embeddings
 from memories.models import GrantSpace, Job, Memory, Source, Space
 from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.supersede import nearest_prior_rows, nearest_priors
+from memories.selectors.jobs import job_with_source
 from memories.selectors.spaces import space_granted_or_default
 from memories.services.memories import remember
 from memories.services.spaces import space_create
@@ -284,7 +285,7 @@ class TestTheSavesReads:
         orphan = remember(caller=Caller(user=bob, scopes=ALL_SCOPES), content="My cat is Tom.")
         Source.objects.filter(id=orphan.source_id).delete()
         for job_id in (kept.id, str(kept.id), orphan.id):
-            got = run._job_with_source(job_id)
+            got = job_with_source(job_id=job_id)
             orm = Job.objects.select_related("source", "owner").get(id=job_id)
             for field in Job._meta.concrete_fields:
                 assert getattr(got, field.attname) == getattr(orm, field.attname), field.name
@@ -296,6 +297,6 @@ class TestTheSavesReads:
                         field.name
                     )
             assert got.owner.pk == orm.owner.pk
-        assert run._job_with_source(kept.id).options["tags"] == ["home"]
+        assert job_with_source(job_id=kept.id).options["tags"] == ["home"]
         with pytest.raises(Job.DoesNotExist):
-            run._job_with_source(uuid.uuid4())
+            job_with_source(job_id=uuid.uuid4())

@@ -42,7 +42,7 @@ def supersede(*, new: Memory | Relation, rivals: QuerySet[Any], source: Source, 
     the later statement says it no longer held when it was said. Returns the rows closed.
 
     A forgotten (suppressed) memory is never a rival, whoever named it: it neither closes the new row
-    nor is closed by it, so it becomes nobody's history (`memories.as_of`, issue 40).
+    nor is closed by it, so it becomes nobody's history (`memories.selectors.as_of`, issue 40).
     """
     evidence_for = "memory" if isinstance(new, Memory) else "relation"
     if isinstance(new, Memory):
@@ -144,7 +144,7 @@ _PRIOR_FIELDS = model_order(Memory, ("id", "content", "kind", "occurred_at", "st
 
 @lru_cache(maxsize=1)
 def _nearest_compiled() -> CompiledQuery:
-    # Every new statement asks it: compiled once (config.compiled says why).
+    # Every new statement asks it: compiled once (memories.selectors.compiled says why).
     return compile_once(
         lambda owner_id, space_id, vector, now: _nearest(
             owner_id=owner_id, space_id=space_id, vector=Value(vector), now=now

@@ -11,6 +11,7 @@ from memories.pipeline.language import (
     split_speaker,
     word_set,
 )
+from memories.pipeline.lexicon import ENGLISH, detect, lexicon
 
 
 def document_blocks(text: str) -> list[str]:
@@ -274,18 +275,82 @@ def _paragraphs(text: str, begin: int, finish: int) -> list[tuple[int, int]]:
 
 
 def _statements(text: str, start: int, end: int) -> list[Piece]:
-    """The sentences of one line, long ones cut into chunks."""
+    """The sentences of one line, long ones cut into chunks, each sentence split into its clauses."""
     pieces: list[Piece] = []
     for s_start, s_end in sentence_spans(text[start:end]):
         for c_start, c_end in _chunk_spans(text, start + s_start, start + s_end):
-            pieces.append(Piece(text[c_start:c_end], c_start, c_end))
+            pieces.extend(_clauses(text, c_start, c_end))
     return pieces
+
+
+# "I moved to Porto; the commute is by train", "Priya left; my boss is Tom now": a semicolon between
+# two clauses that each say something (a subject and a verb at least) ends a statement.
+_MIN_CLAUSE_WORDS = 2
+_SEMICOLON_RE = re.compile(r"\s*;\s+")
+# "I live in Lisbon and work at Fieldnote": one subject, two facts. The second clause keeps the
+# subject ("I work at Fieldnote") so that it is read, superseded and found on its own.
+_COMPOUND_RE = re.compile(
+    r"^(?P<subject>(?:i|we|ich|wir|je|j['\u2019]|nous)\s*)?(?P<first>\S.*?),?\s+(?:and|und|et|y)\s+"
+    r"(?P<second>(?P<verb>[^\W\d_]+)\s+\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_ELIDED = {"j'": "Je", "j\u2019": "Je"}
+
+
+def _clauses(text: str, start: int, end: int) -> list[Piece]:
+    """One sentence as its statements: clauses after a semicolon, and the second fact of a compound
+    ("... and work at Y") whose verb names a relation or a change in the sentence's language."""
+    spans: list[tuple[int, int]] = []
+    cursor = start
+    for match in _SEMICOLON_RE.finditer(text, start, end):
+        if (
+            len(_WORD_RE.findall(text[cursor : match.start()])) >= _MIN_CLAUSE_WORDS
+            and len(_WORD_RE.findall(text[match.end() : end])) >= _MIN_CLAUSE_WORDS
+        ):
+            spans.append((cursor, match.start()))
+            cursor = match.end()
+    spans.append((cursor, end))
+    pieces: list[Piece] = []
+    for c_start, c_end in spans:
+        pieces.extend(_compound(text, c_start, c_end))
+    return pieces
+
+
+def _compound(text: str, start: int, end: int) -> list[Piece]:
+    clause = text[start:end]
+    match = _COMPOUND_RE.match(clause)
+    if match is None:
+        return [Piece(clause, start, end)]
+    lex = lexicon(detect(clause))
+    verb = match.group("verb").lower()
+    names_fact = verb in lex.relations or bool(lex.change.fullmatch(verb))
+    if not names_fact or len(_WORD_RE.findall(match.group("first"))) < 2:
+        return [Piece(clause, start, end)]
+    first_end = start + match.end("first")
+    second_start = start + match.start("second")
+    subject = (match.group("subject") or "").strip()
+    subject = _ELIDED.get(subject.lower(), subject)
+    second = clause[match.start("second") :]
+    return [
+        Piece(text[start:first_end], start, first_end),
+        Piece(f"{subject} {second}" if subject else second, second_start, end),
+    ]
+
+
+def _opens_statement(sentence: str) -> bool:
+    """ "Btw ...", "Oh and ...", "Also, ...": a new statement, even after one it could lean on."""
+    code = detect(sentence)
+    return bool(
+        lexicon(code).opener.match(sentence) or (code != ENGLISH and lexicon(ENGLISH).opener.match(sentence))
+    )
 
 
 def _leans(sentence: str) -> bool:
     words = _WORD_RE.findall(sentence)
     if len(words) < _MIN_STATEMENT_WORDS:
         return True
+    if _opens_statement(sentence):
+        return False
     return words[0].lower().replace("\u2019", "'").split("'")[0] in _LEANING_WORDS
 
 

@@ -4,6 +4,7 @@ one and keeps it as history; a new version of a living document retires what onl
 
 from __future__ import annotations
 
+import math
 import uuid
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -15,9 +16,18 @@ from django.utils import timezone
 from pgvector import Vector
 from pgvector.django import CosineDistance
 
+from memories import embeddings
 from memories.models import Evidence, Memory, Relation, Source
 from memories.pipeline.language import split_speaker, statement_sentences
-from memories.pipeline.update import LOOSELY_RELATED, Frame, Verdict, frame_of, judge
+from memories.pipeline.update import (
+    LOOSELY_RELATED,
+    Frame,
+    Verdict,
+    frame_of,
+    judge,
+    same_frame,
+    typed_change,
+)
 from memories.selectors.as_of import active_q, memory_visible, world_start, world_start_latest
 from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 
@@ -182,14 +192,21 @@ def judge_priors(
     the update engine's rules (`memories.pipeline.update.judge`)."""
     judged: list[tuple[Memory, Verdict]] = []
     several = _several_claims(candidate.content)
-    for prior in nearest_prior_rows(owner_id=job.owner_id, space_id=job.space_id, vector=vector):
+    priors = nearest_prior_rows(owner_id=job.owner_id, space_id=job.space_id, vector=vector)
+    frames = [frame_of(prior.content) for prior in priors]
+    undecided = [
+        (prior, old) for prior, old in zip(priors, frames, strict=True) if prior.id not in (advice or {})
+    ]
+    frame_similarity = frame_similarities(frame, [old for _, old in undecided])
+    for prior, old in zip(priors, frames, strict=True):
         verdict = (advice or {}).get(prior.id) or judge(
             frame,
-            frame_of(prior.content),
+            old,
             similarity=1 - float(getattr(prior, "distance")),  # noqa: B009 - annotated by the query
             new_kind=candidate.kind,
             old_kind=prior.kind,
             same_day=same_event_day(candidate, prior),
+            frame_similarity=frame_similarity.get(old.masked),
         )
         if verdict is not Verdict.ADD and (several or _several_claims(prior.content)):
             # A conversation turn or a paragraph says several things: one of them changing must not
@@ -198,6 +215,33 @@ def judge_priors(
             verdict = Verdict.ADD
         judged.append((prior, verdict))
     return judged
+
+
+def frame_similarities(new: Frame, olds: list[Frame]) -> dict[str, float]:
+    """How close in meaning the new statement's frame (values masked) is to each prior's, by the
+    prior's masked text: "I earn <money> a year" / "My salary went up to <money>". Only for the
+    candidates of a change (the same subject, another value of one type, not already the same
+    frame by words), so most saves embed nothing more (ingest stays as fast)."""
+    wanted = sorted(
+        {
+            old.masked
+            for old in olds
+            if old.subject == new.subject
+            and not old.tentative
+            and typed_change(new, old)
+            and not same_frame(new, old, frame_similarity=None)
+        }
+    )
+    if not wanted:
+        return {}
+    vectors = embeddings.embed([new.masked, *wanted])
+    return {text: _cosine(vectors[0], vector) for text, vector in zip(wanted, vectors[1:], strict=True)}
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
 
 
 @lru_cache(maxsize=4096)

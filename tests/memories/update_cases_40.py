@@ -8,10 +8,12 @@ the suite can report per class. The same shape as `update_cases.CASES` (see ther
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tests.memories.update_cases import Case
 
 
-def _b(batch: str):  # type: ignore[no-untyped-def]
+def _b(batch: str) -> Callable[..., Case]:
     def case(
         cls: str, name: str, earlier: str | tuple[str, ...], later: str, expect: str, others: int = 0
     ) -> Case:

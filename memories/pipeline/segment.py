@@ -11,7 +11,7 @@ from memories.pipeline.language import (
     split_speaker,
     word_set,
 )
-from memories.pipeline.lexicon import ENGLISH, detect, lexicon
+from memories.pipeline.lexicon import ENGLISH, Lexicon, detect, lexicon
 
 
 def document_blocks(text: str) -> list[str]:
@@ -284,7 +284,8 @@ def _statements(text: str, start: int, end: int) -> list[Piece]:
 
 
 # "I moved to Porto; the commute is by train", "Priya left; my boss is Tom now": a semicolon between
-# two clauses that each say something (a subject and a verb at least) ends a statement.
+# two clauses that each say something (a subject and a verb at least) ends a statement; so does
+# "..., so my manager is Ben now" (`_boundaries`).
 _MIN_CLAUSE_WORDS = 2
 _SEMICOLON_RE = re.compile(r"\s*;\s+")
 # "I live in Lisbon and work at Fieldnote": one subject, two facts. The second clause keeps the
@@ -302,7 +303,8 @@ def _clauses(text: str, start: int, end: int) -> list[Piece]:
     ("... and work at Y") whose verb names a relation or a change in the sentence's language."""
     spans: list[tuple[int, int]] = []
     cursor = start
-    for match in _SEMICOLON_RE.finditer(text, start, end):
+    lex = lexicon(detect(text[start:end]))
+    for match in _boundaries(lex, text, start, end):
         if (
             len(_WORD_RE.findall(text[cursor : match.start()])) >= _MIN_CLAUSE_WORDS
             and len(_WORD_RE.findall(text[match.end() : end])) >= _MIN_CLAUSE_WORDS
@@ -314,6 +316,15 @@ def _clauses(text: str, start: int, end: int) -> list[Piece]:
     for c_start, c_end in spans:
         pieces.extend(_compound(text, c_start, c_end))
     return pieces
+
+
+def _boundaries(lex: Lexicon, text: str, start: int, end: int) -> list[re.Match[str]]:
+    """Where one statement ends and the next begins inside a sentence: a semicolon, or a comma and a
+    joiner before a new subject ("Olga got promoted, so my manager is Ben now")."""
+    subjects = "|".join(re.escape(w) for w in sorted(lex.self_words | lex.possessive, key=len, reverse=True))
+    joiners = "|".join(re.escape(w) for w in sorted(lex.joiners, key=len, reverse=True))
+    pattern = rf"\s*;\s+|,\s+(?:{joiners})\s+(?=(?:{subjects})\b)" if joiners else _SEMICOLON_RE.pattern
+    return list(re.compile(pattern, re.IGNORECASE).finditer(text, start, end))
 
 
 def _compound(text: str, start: int, end: int) -> list[Piece]:

@@ -105,6 +105,10 @@ class Frame:
     # The content words around the values (the frame they sit in), and the frame as text.
     frame_words: frozenset[str] = frozenset()
     masked: str = ""
+    # Words that qualify a relation word ("office" in "my office number"): another attribute.
+    qualifiers: frozenset[str] = frozenset()
+    # It names a relation that holds many values ("I like", "I have"): a name beside is more.
+    many: bool = False
     # "I quit", "I gave up", "no longer": the statement ends something.
     ending: bool = False
     # The stems of its cue, change and ending words ("quit", "cancelled", "switched").
@@ -211,6 +215,8 @@ def _subject(speaker: str, body: str) -> tuple[str, set[str]]:
             return key, {who, *([name.lower()] if name else [])}
         return base, set()  # "my birthday is ...": an attribute of the speaker
     proper = match.group("proper")
+    # "Tom's favourite colour" is about Tom.
+    proper = proper and re.sub(r"['\u2019]s$", "", proper)
     if _ATTRIBUTE_AFTER_RE.match(body):
         return base, set()  # "Pizza is my favourite food": about the speaker
     # "Originally I'm from Lyon", "Yesterday we met": a first word before the speaker's own "I" is
@@ -313,6 +319,8 @@ def frame_of(text: str) -> Frame:
         typed=tuple(sorted(typed.items())),
         relations=frozenset(relations),
         frame_words=_frame_words(lex, frame_text, light | subject_words),
+        qualifiers=_qualifiers(lex, frame_text, light),
+        many=any(_elided(lex, t.lower()) in lex.many for t in tokens),
         masked=frame_text,
         ending=ending,
         event_words=event_words,
@@ -321,6 +329,7 @@ def frame_of(text: str) -> Frame:
 
 # A lead clause of at most this many characters ("Wait, no, I got that wrong:") before the statement.
 _LEAD_MAX = 60
+_LEAD_MAX_WORDS = 3
 _LEAD_END_RE = re.compile(r"[:;,.!?\u2014]+\s+")
 
 
@@ -331,8 +340,16 @@ def _without_lead(lex: Lexicon, body: str) -> str:
     while True:
         for match in _LEAD_END_RE.finditer(rest, 0, min(len(rest), _LEAD_MAX + 3)):
             lead, after = rest[: match.start()], rest[match.end() :]
-            says_how = lex.strong_cue.search(lead) or lex.opener.match(lead) or _EN.opener.match(lead)
-            if says_how and _only_cues(lex, lead) and len(_WORD_RE.findall(after)) >= 3:
+            lead_words = [w.lower() for w in _WORD_RE.findall(lead)]
+            says_how = (
+                lex.strong_cue.search(lead)
+                or lex.opener.match(lead)
+                or _EN.opener.match(lead)
+                or any(w in lex.cues for w in lead_words)
+            )
+            # "Oops", "Quick update": a short lead with a cue; a longer one says only that it corrects.
+            short = len(lead_words) <= _LEAD_MAX_WORDS and not values_of(lead)
+            if says_how and (short or _only_cues(lex, lead)) and len(_WORD_RE.findall(after)) >= 3:
                 rest = after
                 break
         else:
@@ -360,14 +377,32 @@ def _frame_words(lex: Lexicon, frame_text: str, light: frozenset[str] | set[str]
     """The content words of a statement with its values masked, its cues of change left out: what
     the values are values of ("standup is at <time>" -> {"standup"})."""
     words = set()
-    without_cues = lex.strong_cue.sub(" ", lex.ending.sub(" ", lex.change.sub(" ", frame_text)))
+    without_cues = lex.strong_cue.sub(
+        " ", lex.ending.sub(" ", lex.change.sub(" ", lex.opener.sub(" ", frame_text)))
+    )
     for token in _WORD_RE.findall(_TYPE_TOKEN_RE.sub(" ", without_cues)):
         lowered = _elided(lex, token.lower().strip("'\u2019-"))
         if not lowered or lowered in light or lowered in lex.cues or lowered in lex.stop:
             continue
+        if lowered in lex.time_words or lowered in _EN.time_words:
+            continue  # when it holds is not what it is about ("next month I'm moving to <place>")
         relation = lex.relations.get(lowered)
         words.add(f"rel:{relation}" if relation else lex.stem(lowered))
     return frozenset(words)
+
+
+def _qualifiers(lex: Lexicon, frame_text: str, light: frozenset[str] | set[str]) -> frozenset[str]:
+    """The words between a possessive and a relation word that narrow the relation: "office" in "my
+    office number", "personal" in "my personal email" (not a cue or another relation word)."""
+    plain = _TYPE_TOKEN_RE.sub(" . ", frame_text)
+    tokens = [_elided(lex, t.lower().strip("'\u2019-")) for t in _WORD_RE.findall(plain)]
+    found = set()
+    for owner, before, word in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        if owner not in lex.possessive or word not in lex.relations or before in lex.relations:
+            continue
+        if before not in light and before not in lex.cues and before not in lex.stop:
+            found.add(lex.stem(before))
+    return frozenset(found)
 
 
 def _subject_in(lex: Lexicon, speaker: str, body: str) -> tuple[str, set[str]]:
@@ -417,9 +452,22 @@ SAME_FRAME = 0.75
 
 def typed_change(new: Frame, old: Frame) -> bool:
     """Whether `new` names another value of a type `old` has a value of: a candidate change, if the
-    two are about the same attribute (`same_frame`)."""
+    two are about the same attribute (`same_frame`). A name beside a relation that holds many
+    ("I like Thai food" / "I like Ethiopian food") is more, not another value, unless a change or a
+    correction says so."""
+    return bool(_changed_types(new, old))
+
+
+# Values that measure (how much, when, which number): one at a time in one frame.
+_MEASURES = frozenset({"money", "quantity", "number", "time", "date", "weekday", "phone", "email", "url"})
+
+
+def _changed_types(new: Frame, old: Frame) -> set[str]:
     old_typed = dict(old.typed)
-    return any(norms - old_typed[kind] for kind, norms in new.typed if kind in old_typed)
+    changed = {kind for kind, norms in new.typed if kind in old_typed and norms - old_typed[kind]}
+    if changed <= {"name"} and (new.many or old.many) and not (new.change or new.strong_cue):
+        return set()
+    return changed
 
 
 def same_frame(new: Frame, old: Frame, *, frame_similarity: float | None) -> bool:
@@ -428,11 +476,17 @@ def same_frame(new: Frame, old: Frame, *, frame_similarity: float | None) -> boo
     if new.frame_words and new.frame_words == old.frame_words:
         return True
     if new.relations & old.relations:
-        # One relation, unless the new statement qualifies it with a word the prior's frame lacks:
-        # "my personal email" is another attribute than "my email".
-        return not (new.frame_words - old.frame_words - {f"rel:{r}" for r in new.relations})
-    if new.strong_cue and new.frame_words <= old.frame_words:
-        # A correction repeats part of what it corrects ("no, it lands at 8pm" / "my flight lands at 6pm").
+        # One relation, unless the new statement qualifies it with a word the prior lacks: "my
+        # personal email" is another attribute than "my email".
+        return not new.qualifiers - old.qualifiers
+    measured = _changed_types(new, old) & _MEASURES
+    if measured and (new.change or new.cue) and new.frame_words & old.frame_words:
+        # Another amount of something both name, said as a change: "my commute is down to 25
+        # minutes" / "my commute takes 40 minutes".
+        return True
+    if (new.strong_cue or new.change) and new.frame_words <= old.frame_words:
+        # A correction or a change repeats part of what it changes, or only its value ("no, it lands
+        # at 8pm" / "my flight lands at 6pm"; "Bajé a 75 kilos" / "Peso 80 kilos").
         return True
     return frame_similarity is not None and frame_similarity >= SAME_FRAME
 
@@ -462,7 +516,8 @@ def judge(
     if new.subject != old.subject or new.tentative or old.tentative:
         return Verdict.ADD
     # A correction restates a fact, whatever the tense of its cue ("I got that wrong: it lands at 8").
-    facts = old_kind != EPISODIC and (new_kind != EPISODIC or new.change or new.strong_cue)
+    # So does one that says what holds now ("so the team is now 14"), whatever else it tells.
+    facts = old_kind != EPISODIC and (new_kind != EPISODIC or new.change or new.cue)
     if (
         facts
         and similarity >= LOOSELY_RELATED
@@ -534,6 +589,9 @@ def judge(
     if relation and not values_differ and similarity >= REWORDED:
         # Other words for the same thing, no name or number different: "I'm based in" / "I live in".
         return Verdict.SAME
+    if typed_change(new, old) and not same_frame(new, old, frame_similarity=frame_similarity):
+        # Another value, but of another attribute ("my office number" / "my phone number").
+        return Verdict.ADD
     if shared & _single_valued_stems():
         return Verdict.UPDATE
     if (new.strong_cue or new.change) and (shared or similarity >= CORRECTED):

@@ -180,14 +180,15 @@ def _names(text: str, tokens: list[re.Match[str]], lexes: list[Lexicon], claim) 
     a title, a place preposition or a known name says so), and not common words."""
     capitalised_nouns = lexes[0].code == "de"  # every German noun is capitalised
     preps = frozenset().union(*(lex.place_preps for lex in lexes))
-    kin = frozenset().union(*(frozenset(lex.kin) for lex in lexes))
+    kin = frozenset().union(*(frozenset(lex.kin) | lex.self_words | lex.stop for lex in lexes))
     index = 0
     while index < len(tokens):
         m = tokens[index]
         word = m.group().rstrip(".") if m.group().lower() not in _TITLES else m.group()
         lowered = word.lower()
         previous = tokens[index - 1].group().lower() if index else ""
-        sentence_start = index == 0 or text[tokens[index - 1].end() : m.start()].strip()[-1:] in ".!?;:"
+        between = text[tokens[index - 1].end() : m.start()].strip() if index else ""
+        sentence_start = index == 0 or (between != "" and between[-1] in ".!?;:")
         after_prep = previous in preps
         title = lowered in _TITLES
         capital = word[:1].isupper()

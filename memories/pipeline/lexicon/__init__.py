@@ -65,6 +65,14 @@ class Lexicon:
     units: frozenset[str]
     currencies: frozenset[str]
     number_words: dict[str, str]
+    # "next month", "yesterday": when, not what; left out of a statement's frame.
+    time_words: frozenset[str]
+    # "so", "and", "but": a comma and one of these before a new subject ("..., so my manager is Ben")
+    # join two statements.
+    joiners: frozenset[str]
+    # Verbs of relations that hold many values at once (likes, pets, languages, places visited):
+    # another name beside them is more, not a change.
+    many: frozenset[str]
 
     def stem(self, word: str) -> str:
         """The word's Snowball stem in this language."""
@@ -108,6 +116,9 @@ _WORD_FIELDS = (
     "weekdays",
     "units",
     "currencies",
+    "time_words",
+    "joiners",
+    "many",
 )
 _PATTERN_FIELDS = (
     "strong_cue", "negation", "idioms", "against", "tentative", "reported", "change", "additive", "ending",
@@ -137,7 +148,9 @@ def detect(text: str) -> str:
     for code in languages():
         lex = lexicon(code)
         known = lex.stop | lex.self_words | frozenset(lex.kin) | frozenset(lex.relations)
-        scores[code] = sum(1 for w in words if w in known)
+        # Its cues count too: "Bajé a 75 kilos" has no stop word of its own.
+        cues = len(lex.change.findall(text)) + len(lex.strong_cue.findall(text))
+        scores[code] = sum(1 for w in words if w in known) + cues
     best = max(scores, key=lambda code: (scores[code], code == ENGLISH))
     if best != ENGLISH and scores[best] >= _MIN_FOREIGN_STOPS and scores[best] > scores[ENGLISH]:
         return best

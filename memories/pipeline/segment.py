@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -94,7 +95,10 @@ def segment_spans(text: str) -> list[Piece]:
     lines without a speaker joined to the turn before; a turn longer than 800 characters is chunked at
     sentence ends. Any other text is a note: paragraphs (blank lines) split into statements, one per
     sentence, except that a sentence leaning on the one before it (opening with a pronoun or a
-    conjunction, or a two-word reaction) stays with it. A list item is a statement of its own, prefixed
+    conjunction, or a two-word reaction) stays with it, unless an opener ("Also", "Btw", "Oh and")
+    makes it a statement of its own; a sentence splits further at a semicolon, at a comma and joiner
+    before a new subject, and between the facts of a compound ("I live in X and work at Y", the
+    second keeping the subject: "I work at Y"). A list item is a statement of its own, prefixed
     with the line that introduces it ("Shopping list:"); a heading is not a statement but the context of
     the items under it, and so is a note's title (a first short line without punctuation, followed by
     paragraphs). Spans never overlap and follow the text's order.
@@ -321,10 +325,16 @@ def _clauses(text: str, start: int, end: int) -> list[Piece]:
 def _boundaries(lex: Lexicon, text: str, start: int, end: int) -> list[re.Match[str]]:
     """Where one statement ends and the next begins inside a sentence: a semicolon, or a comma and a
     joiner before a new subject ("Olga got promoted, so my manager is Ben now")."""
+    return list(_boundary_re(lex.code).finditer(text, start, end))
+
+
+@functools.cache
+def _boundary_re(code: str) -> re.Pattern[str]:
+    lex = lexicon(code)
     subjects = "|".join(re.escape(w) for w in sorted(lex.self_words | lex.possessive, key=len, reverse=True))
     joiners = "|".join(re.escape(w) for w in sorted(lex.joiners, key=len, reverse=True))
     pattern = rf"\s*;\s+|,\s+(?:{joiners})\s+(?=(?:{subjects})\b)" if joiners else _SEMICOLON_RE.pattern
-    return list(re.compile(pattern, re.IGNORECASE).finditer(text, start, end))
+    return re.compile(pattern, re.IGNORECASE)
 
 
 def _compound(text: str, start: int, end: int) -> list[Piece]:

@@ -5,7 +5,9 @@ one and keeps it as history; a new version of a living document retires what onl
 from __future__ import annotations
 
 import math
+import threading
 import uuid
+from collections import OrderedDict
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -21,6 +23,7 @@ from memories.models import Evidence, Memory, Relation, Source
 from memories.pipeline.language import split_speaker, statement_sentences
 from memories.pipeline.update import (
     LOOSELY_RELATED,
+    RELATED,
     Frame,
     Verdict,
     frame_of,
@@ -194,10 +197,13 @@ def judge_priors(
     several = _several_claims(candidate.content)
     priors = nearest_prior_rows(owner_id=job.owner_id, space_id=job.space_id, vector=vector)
     frames = [frame_of(prior.content) for prior in priors]
+    # The frames of the priors related in meaning that the model did not judge.
     undecided = [
-        (prior, old) for prior, old in zip(priors, frames, strict=True) if prior.id not in (advice or {})
+        old
+        for prior, old in zip(priors, frames, strict=True)
+        if prior.id not in (advice or {}) and 1 - float(prior.distance) >= RELATED  # type: ignore[attr-defined]
     ]
-    frame_similarity = frame_similarities(frame, [old for _, old in undecided])
+    frame_similarity = frame_similarities(frame, undecided)
     for prior, old in zip(priors, frames, strict=True):
         verdict = (advice or {}).get(prior.id) or judge(
             frame,
@@ -220,8 +226,9 @@ def judge_priors(
 def frame_similarities(new: Frame, olds: list[Frame]) -> dict[str, float]:
     """How close in meaning the new statement's frame (values masked) is to each prior's, by the
     prior's masked text: "I earn <money> a year" / "My salary went up to <money>". Only for the
-    candidates of a change (the same subject, another value of one type, not already the same
-    frame by words), so most saves embed nothing more (ingest stays as fast)."""
+    candidates of a change (related in meaning, the same subject, another value of one type, not
+    already the same frame by words), and each masked text is embedded once per process
+    (`_masked_vectors`), so most saves embed nothing more (ingest stays as fast)."""
     wanted = sorted(
         {
             old.masked
@@ -234,8 +241,30 @@ def frame_similarities(new: Frame, olds: list[Frame]) -> dict[str, float]:
     )
     if not wanted:
         return {}
-    vectors = embeddings.embed([new.masked, *wanted])
-    return {text: _cosine(vectors[0], vector) for text, vector in zip(wanted, vectors[1:], strict=True)}
+    vectors = _masked_vectors([new.masked, *wanted])
+    return {text: _cosine(vectors[new.masked], vectors[text]) for text in wanted}
+
+
+# Masked texts recur (a frame is the same whatever its values): their vectors, kept per process.
+_MASKED_CACHE: OrderedDict[str, list[float]] = OrderedDict()
+_MASKED_CACHE_SIZE = 4096
+_MASKED_LOCK = threading.Lock()
+
+
+def _masked_vectors(texts: list[str]) -> dict[str, list[float]]:
+    with _MASKED_LOCK:
+        found = {text: _MASKED_CACHE[text] for text in texts if text in _MASKED_CACHE}
+    missing = sorted(set(texts) - set(found))
+    if missing:
+        computed = dict(zip(missing, embeddings.embed(missing), strict=True))
+        with _MASKED_LOCK:
+            for text, vector in computed.items():
+                _MASKED_CACHE[text] = vector
+                _MASKED_CACHE.move_to_end(text)
+            while len(_MASKED_CACHE) > _MASKED_CACHE_SIZE:
+                _MASKED_CACHE.popitem(last=False)
+        found.update(computed)
+    return found
 
 
 def _cosine(a: list[float], b: list[float]) -> float:

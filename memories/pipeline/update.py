@@ -32,13 +32,21 @@ thresholds are named constants below and are measured by the scenario suite
 (`tests/memories/test_update_engine.py`, which reports precision and recall of supersession and of
 deduplication).
 
+Typed values (issue 40): `memories.pipeline.values` finds a statement's values by type (money,
+quantities, times, dates, weekdays, phones, emails, URLs, numbers, names, places). Another value of
+a type the prior has, in the same frame (`same_frame`: one relation, the same words around the
+values, a change that repeats part of the frame, or masked texts close in meaning, measured by the
+worker for candidates only), is a change, whatever the verbs ("I earn 85k" / "My salary went up to
+92k"). The words of every cue, relation and relative are each language's lexicon
+(`memories/pipeline/lexicon/`): English, German, Spanish and French are read alike.
+
 Two statements are compared only when each has at most `MAX_DIFFERENT` content words the other
 lacks; the worker replaces only single statements (`memories.pipeline.supersede.judge_priors`), so
 a correction of one part of a long turn leaves the turn current beside it (the answerers then state
-the later one, `memories.retrieval.answer.resolve`). Known limits: English only; rules over words,
-not a parse; synonyms of a relation ("based in" / "live in") are the slot patterns' job. With
-`LLM_BASE_URL` set the model judges the same pairs (`memories/pipeline/judge_llm.py`), and these
-rules answer whenever it cannot.
+the later one, `memories.retrieval.answer.resolve`); a note is split into its statements first
+(`memories.pipeline.segment`). Known limits: rules over words, not a parse; four languages; a change
+said in the future tense is not yet one. With `LLM_BASE_URL` set the model judges the same pairs
+(`memories/pipeline/judge_llm.py`), and these rules answer whenever it cannot.
 """
 
 from __future__ import annotations
@@ -462,6 +470,24 @@ def typed_change(new: Frame, old: Frame) -> bool:
 _MEASURES = frozenset({"money", "quantity", "number", "time", "date", "weekday", "phone", "email", "url"})
 
 
+def _same_measure(new: Frame, old: Frame) -> bool:
+    """Another amount of money, or of a quantity in a unit the prior has ("25 minute" / "40 minute")."""
+    changed = _changed_types(new, old)
+    if "money" in changed:
+        return True
+    if "quantity" not in changed:
+        return False
+    units = {norm.partition(" ")[2] for kind, norms in old.typed if kind == "quantity" for norm in norms}
+    return any(
+        norm.partition(" ")[2] in units for kind, norms in new.typed if kind == "quantity" for norm in norms
+    )
+
+
+# The values that reschedule a plan; another name or number in a plan is another plan.
+_WHEN = frozenset({"time", "date", "weekday"})
+FORESIGHT = "foresight"
+
+
 def _changed_types(new: Frame, old: Frame) -> set[str]:
     old_typed = dict(old.typed)
     changed = {kind for kind, norms in new.typed if kind in old_typed and norms - old_typed[kind]}
@@ -479,10 +505,9 @@ def same_frame(new: Frame, old: Frame, *, frame_similarity: float | None) -> boo
         # One relation, unless the new statement qualifies it with a word the prior lacks: "my
         # personal email" is another attribute than "my email".
         return not new.qualifiers - old.qualifiers
-    measured = _changed_types(new, old) & _MEASURES
-    if measured and (new.change or new.cue) and new.frame_words & old.frame_words:
-        # Another amount of something both name, said as a change: "my commute is down to 25
-        # minutes" / "my commute takes 40 minutes".
+    if (new.change or new.cue) and new.frame_words & old.frame_words and _same_measure(new, old):
+        # Another amount in the same unit of something both name, said as a change: "my commute is
+        # down to 25 minutes" / "my commute takes 40 minutes".
         return True
     if (new.strong_cue or new.change) and new.frame_words <= old.frame_words:
         # A correction or a change repeats part of what it changes, or only its value ("no, it lands
@@ -518,9 +543,12 @@ def judge(
     # A correction restates a fact, whatever the tense of its cue ("I got that wrong: it lands at 8").
     # So does one that says what holds now ("so the team is now 14"), whatever else it tells.
     facts = old_kind != EPISODIC and (new_kind != EPISODIC or new.change or new.cue)
+    # "Call Maya on Friday" / "Call Omar on Friday" are two plans; "... on Monday" moves one.
+    plans = new_kind == old_kind == FORESIGHT and not (new.change or new.strong_cue)
     if (
         facts
-        and similarity >= LOOSELY_RELATED
+        and not (plans and not _changed_types(new, old) & _WHEN)
+        and similarity >= (LOOSELY_RELATED if new.strong_cue or new.change else RELATED)
         and new.negated == old.negated
         and not (new.additive and not new.strong_cue)
         and typed_change(new, old)

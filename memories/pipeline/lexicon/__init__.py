@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 import snowballstemmer
 
@@ -126,6 +128,7 @@ _PATTERN_FIELDS = (
 _KEYS = {"strong_cue": "strong_cues"}
 
 
+@cache
 def languages() -> list[str]:
     """The codes of the languages with a lexicon file, English first."""
     codes = sorted(path.stem for path in _HERE.glob("*.json"))
@@ -147,7 +150,7 @@ def detect(text: str) -> str:
     scores: dict[str, int] = {}
     for code in languages():
         lex = lexicon(code)
-        known = lex.stop | lex.self_words | frozenset(lex.kin) | frozenset(lex.relations)
+        known = _known(code)
         # Its cues count too: "Bajé a 75 kilos" has no stop word of its own.
         cues = len(lex.change.findall(text)) + len(lex.strong_cue.findall(text))
         scores[code] = sum(1 for w in words if w in known) + cues
@@ -157,6 +160,23 @@ def detect(text: str) -> str:
     return ENGLISH
 
 
+@cache
+def _known(code: str) -> frozenset[str]:
+    # The words that tell a language: its stop words, first-person words, relatives and relations.
+    lex = lexicon(code)
+    return lex.stop | lex.self_words | frozenset(lex.kin) | frozenset(lex.relations)
+
+
+# A Snowball stemmer keeps the word it is stemming on itself (memories.pipeline.language.stem says
+# why that matters): one per language per thread.
+_stemmers = threading.local()
+
+
 @lru_cache(maxsize=16384)
 def _stem(code: str, word: str) -> str:
-    return str(snowballstemmer.stemmer(_STEMMERS.get(code, "english")).stemWord(word))
+    stemmers: dict[str, Any] = getattr(_stemmers, "by_code", None) or {}
+    _stemmers.by_code = stemmers
+    stemmer = stemmers.get(code)
+    if stemmer is None:
+        stemmer = stemmers[code] = snowballstemmer.stemmer(_STEMMERS.get(code, "english"))
+    return str(stemmer.stemWord(word))

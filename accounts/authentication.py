@@ -32,8 +32,8 @@ from accounts.caller import ALL_SCOPES, Caller
 from accounts.models import TOKEN_PREFIX, PersonalAccessToken, User, token_hash
 from accounts.oauth import REST_PATH, audience_allows, metadata_url, resource_url
 from accounts.selectors import app_pause_check
+from config.compiled import CompiledQuery, compile_once, compiled_rows
 from memories.errors import AppError, Code
-from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows
 
 _BEARER = b"bearer"
 
@@ -228,7 +228,7 @@ def _token_read() -> CompiledQuery:
 def _token_with_user(hashed: str) -> PersonalAccessToken | None:
     """The token with this hash (unique), its user loaded, as
     `PersonalAccessToken.objects.select_related("user").filter(token_hash=...).first()` reads it;
-    compiled once (memories.selectors.compiled): every request with a personal token asks it, and
+    compiled once (config.compiled): every request with a personal token asks it, and
     compiling the queryset each time cost about 0.3 ms of CPU, several times the read itself."""
     rows = compiled_rows(_token_read(), hashed=hashed)
     if not rows:

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import password_validation
@@ -43,7 +41,7 @@ class SignUpForm(forms.Form):
             raise forms.ValidationError("An account with this email already exists. Log in instead.")
         return email
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         password = data.get("password")
         if password and "email" in data:
@@ -71,7 +69,7 @@ class ThrottledSignIn(AuthenticationForm):
             ("signin_address", "address:" + client_address(self.request)),
         ]
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         idents = self._signin_idents()
         try:
             for limit, ident in idents:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
@@ -15,7 +15,7 @@ from django.utils import timezone
 class UserManager(BaseUserManager["User"]):
     use_in_migrations = True
 
-    def _create(self, email: str, password: str | None, **extra: Any) -> User:
+    def _create(self, email: str, password: str | None, **extra: object) -> User:
         if not email:
             raise ValueError("an email address is required")
         user = self.model(email=self.normalize_email(email).lower(), **extra)
@@ -23,12 +23,12 @@ class UserManager(BaseUserManager["User"]):
         user.save(using=self._db)
         return user
 
-    def create_user(self, email: str, password: str | None = None, **extra: Any) -> User:
+    def create_user(self, email: str, password: str | None = None, **extra: object) -> User:
         extra.setdefault("is_staff", False)
         extra.setdefault("is_superuser", False)
         return self._create(email, password, **extra)
 
-    def create_superuser(self, email: str, password: str | None = None, **extra: Any) -> User:
+    def create_superuser(self, email: str, password: str | None = None, **extra: object) -> User:
         extra["is_staff"] = True
         extra["is_superuser"] = True
         return self._create(email, password, **extra)

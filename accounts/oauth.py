@@ -94,12 +94,22 @@ def metadata_url(path: str = "/mcp") -> str:
     return f"{settings.PUBLIC_URL}/.well-known/oauth-protected-resource{path}"
 
 
+# The MCP profiles' paths. The profiles are the operations registry's (memories.operations.registry),
+# a layer above accounts: memories' AppConfig.ready() hands their paths down here once per process.
+_profile_paths: list[str] = []
+
+
+def served_paths_set(profile_paths: list[str]) -> None:
+    """Record the MCP profiles' paths (memories.apps at start-up): the resources tokens are for."""
+    _profile_paths[:] = profile_paths
+
+
 def served_paths() -> list[str]:
     """The paths of the resources this server issues tokens for: each MCP profile, then REST."""
-    # Imported here: the registry imports accounts.authentication, which imports this module.
-    from memories.operations.registry import PROFILES
-
-    return [profile.path for profile in PROFILES.values()] + [REST_PATH]
+    if not _profile_paths:
+        # Never a silent REST-only server: an app that did not start has no profile to serve.
+        raise RuntimeError("the MCP profiles' paths are set when Django starts (memories.apps)")
+    return [*_profile_paths, REST_PATH]
 
 
 def same_resource(a: str, b: str) -> bool:
@@ -144,7 +154,7 @@ def audience_checked_by_endpoint(request_uri: str, audiences: list[str]) -> bool
     return True
 
 
-def registration_problem(metadata: Any) -> str:
+def registration_problem(metadata: object) -> str:
     """Why RFC 7591 client metadata cannot be registered here ("" when it can)."""
     if not isinstance(metadata, dict):
         return "the registration must be a JSON object"
@@ -170,14 +180,26 @@ class Validator(OAuth2Validator):
     revoking what a code issued when the code is replayed (RFC 6749 4.1.2, RFC 9700 4.2.4)."""
 
     def validate_grant_type(
-        self, client_id: Any, grant_type: str, client: Any, request: Any, *args: Any, **kwargs: Any
+        self,
+        client_id: object,
+        grant_type: str,
+        client: object,
+        request: object,
+        *args: object,
+        **kwargs: object,
     ) -> bool:
         if grant_type not in GRANT_TYPES:
             return False
         return bool(super().validate_grant_type(client_id, grant_type, client, request, *args, **kwargs))
 
     def validate_response_type(
-        self, client_id: Any, response_type: str, client: Any, request: Any, *args: Any, **kwargs: Any
+        self,
+        client_id: object,
+        response_type: str,
+        client: object,
+        request: object,
+        *args: object,
+        **kwargs: object,
     ) -> bool:
         if response_type not in RESPONSE_TYPES:
             return False
@@ -186,7 +208,7 @@ class Validator(OAuth2Validator):
         )
 
     def validate_redirect_uri(
-        self, client_id: Any, redirect_uri: str, request: Any, *args: Any, **kwargs: Any
+        self, client_id: object, redirect_uri: str, request: object, *args: object, **kwargs: object
     ) -> bool:
         if redirect_uri_problem(redirect_uri):
             return False
@@ -203,7 +225,7 @@ class Validator(OAuth2Validator):
         return refresh_token
 
     def invalidate_authorization_code(
-        self, client_id: Any, code: str, request: Any, *args: Any, **kwargs: Any
+        self, client_id: object, code: str, request: object, *args: object, **kwargs: object
     ) -> None:
         family = getattr(request, "deeprecall_token_family", None)
         try:
@@ -223,7 +245,7 @@ class Validator(OAuth2Validator):
                 get_refresh_token_model().revoke_family(family)
 
     def validate_code(
-        self, client_id: Any, code: str, client: Any, request: Any, *args: Any, **kwargs: Any
+        self, client_id: object, code: str, client: object, request: object, *args: object, **kwargs: object
     ) -> bool:
         if super().validate_code(client_id, code, client, request, *args, **kwargs):
             return True

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import QuerySet
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model
@@ -18,7 +16,7 @@ def pat_list(*, user: User) -> QuerySet[PersonalAccessToken]:
     return PersonalAccessToken.objects.filter(user=user).order_by("-created_at", "-pk")
 
 
-def oauth_consent_given(*, user: User, application: Any, scopes: set[str], resources: list[str]) -> bool:
+def oauth_consent_given(*, user: User, application: object, scopes: set[str], resources: list[str]) -> bool:
     """Whether `user` already approved `application` for these scopes at these resources: a live
     access token of theirs covers both. django-oauth-toolkit's auto-approval looks at scopes only,
     so approving an app for one MCP URL would silently approve it for every other."""

@@ -53,7 +53,7 @@ class _Window(SimpleRateThrottle):
         }
         self._record = record
 
-    def get_cache_key(self, request: Any, view: Any) -> str:
+    def get_cache_key(self, request: object, view: object) -> str:
         return self._key
 
     def throttle_success(self) -> bool:
@@ -140,7 +140,7 @@ def _parsed(value: str) -> Any:
         return None
 
 
-def _trusted(address: Any) -> bool:
+def _trusted(address: object) -> bool:
     return any(address in network for network in settings.TRUSTED_PROXIES)
 
 

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
 
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponseBase
@@ -15,7 +14,7 @@ def signin_status(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpRe
     """A sign-in page refused by its rate limit answers 429 with Retry-After (the page says why)."""
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+    def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
         response = view(request, *args, **kwargs)
         form = (getattr(response, "context_data", None) or {}).get("form")
         refusal = getattr(form, "refusal", None)
@@ -33,7 +32,7 @@ def operators_only(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpR
     another account."""
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+    def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
         if request.user.is_authenticated and not request.user.is_staff:
             return render(request, "403.html", {"operator_area": True}, status=403)
         return view(request, *args, **kwargs)

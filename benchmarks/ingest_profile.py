@@ -103,9 +103,10 @@ def run(args: argparse.Namespace) -> None:
     from accounts.services import pat_create
     from memories import embeddings
     from memories.models import Job
-    from memories.pipeline.worker import BATCH_MAX, job_process
     from memories.services.account import user_sign_up
     from memories.services.memories import remember
+    from memories.worker.lease import BATCH_MAX
+    from memories.worker.run import job_process
 
     user = user_sign_up(email="profile@example.com", password="profile-password-123")  # noqa: S106
     _, token = pat_create(user=user, name="profile", scopes=["memory:read", "memory:write"])

@@ -20,7 +20,7 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.handlers.asgi import ASGIHandler, ASGIRequest
 
 from config import runtime
-from config.cli import settings_load
+from config.boundary import settings_load
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Under uvicorn or gunicorn a configuration mistake is one line and exit status 2, as under

@@ -243,7 +243,7 @@ class Transport(filesystem.Transport):
                 os.write(self._wake_pipe[1], b"\0")
 
     # The signature of kombu's virtual.Transport.drain_events, which the stubs type more loosely.
-    def drain_events(self, connection: Any, timeout: float | None = None) -> None:  # type: ignore[override]
+    def drain_events(self, connection: object, timeout: float | None = None) -> None:  # type: ignore[override]
         # kombu's virtual.Transport.drain_events, waiting on the doorbells where it sleeps.
         assert self.cycle is not None  # set up by the virtual transport's __init__
         started = time.monotonic()

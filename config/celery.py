@@ -5,14 +5,13 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
 
 from celery import Celery
 from celery.signals import task_postrun, task_prerun
 from django.conf import settings
 from django.db import close_old_connections
 
-from config.cli import settings_load
+from config.boundary import settings_load
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # A configuration mistake is one line and exit status 2 under `celery -A config ...` as well.
@@ -61,7 +60,7 @@ app.conf["CELERY_DB_REUSE_MAX"] = 1000
 
 @task_prerun.connect(weak=False)
 @task_postrun.connect(weak=False)
-def _connections_back(sender: Any = None, **kwargs: Any) -> None:
+def _connections_back(sender: object = None, **kwargs: object) -> None:
     # Not for a task applied in the caller's process (`apply()`): its connection is the caller's,
     # maybe inside the caller's transaction. The fixup leaves those alone too.
     if getattr(getattr(sender, "request", None), "is_eager", False):

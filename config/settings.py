@@ -368,7 +368,7 @@ IMAGES_DIR = Path(env_str("DEEPRECALL_IMAGES_DIR") or VAR_DIR / "images").resolv
 # weights. Services with throwaway data folders (tests, benchmarks) share one copy through this.
 MODELS_DIR = Path(env_str("DEEPRECALL_MODELS_DIR") or VAR_DIR / "models").resolve()
 if IMAGE_STORAGE == "s3":
-    _images_storage: dict[str, Any] = {
+    _images_storage: dict[str, object] = {
         "BACKEND": "storages.backends.s3.S3Storage",
         "OPTIONS": {
             "bucket_name": env_str("IMAGE_S3_BUCKET"),

@@ -74,22 +74,24 @@ _caller: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("deeprec
 _profile: contextvars.ContextVar[str] = contextvars.ContextVar("deeprecall_mcp_profile", default="core")
 
 
-async def _list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+async def _list_tools(ctx: object, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
     return types.ListToolsResult(tools=tool_definitions(_profile.get()))
 
 
-async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+async def _call_tool(ctx: object, params: types.CallToolRequestParams) -> types.CallToolResult:
     caller = _caller.get()
     if caller is None:  # the endpoint authenticates before the SDK runs; this is a bug guard
         raise RuntimeError("MCP tool called without an authenticated caller")
     return await call_tool(caller, params.name, params.arguments, profile=_profile.get())
 
 
-async def _list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+async def _list_resources(
+    ctx: object, params: types.PaginatedRequestParams | None
+) -> types.ListResourcesResult:
     return types.ListResourcesResult(resources=resource_definitions(_profile.get()))
 
 
-async def _read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+async def _read_resource(ctx: object, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
     caller = _caller.get()
     if caller is None:  # the endpoint authenticates before the SDK runs; this is a bug guard
         raise RuntimeError("MCP resource read without an authenticated caller")
@@ -171,7 +173,7 @@ def _parse(body: bytes) -> Any:
         return _NOT_JSON
 
 
-def _needed_scopes(message: Any, profile: str) -> list[tuple[str, str]]:
+def _needed_scopes(message: object, profile: str) -> list[tuple[str, str]]:
     """(what, scope) for each tool call and resource read in a decoded JSON-RPC body."""
     messages = message if isinstance(message, list) else [message]
     needed = []
@@ -221,12 +223,12 @@ class _Overflow:
 _WHITESPACE = re.compile(r"\s*")
 
 
-def _leading_members(head: bytes) -> dict[str, Any]:
+def _leading_members(head: bytes) -> dict[str, object]:
     """The members of a JSON object's text before its `params` (the large part), as far as `head`
     holds them whole: where a client writes `id` and `method` first."""
     text = head.decode("utf-8", "replace")
     decoder = json.JSONDecoder()
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
 
     def skip(position: int) -> int:
         match = _WHITESPACE.match(text, position)
@@ -275,7 +277,7 @@ INVALID_REQUEST_BODY = {
 }
 
 
-def _malformed_envelope(scope: Scope, message: Any) -> bool:
+def _malformed_envelope(scope: Scope, message: object) -> bool:
     """True for a decoded body that is not one well-formed JSON-RPC request or notification, on the
     handshake-era (2025-xx) path. The SDK's legacy transport would answer it with pydantic's
     validation text (the input echoed back), or drop a request whose id is malformed as if it were
@@ -438,7 +440,7 @@ class McpEndpoint:
     def _replay(body: bytes) -> Receive:
         sent = False
 
-        async def receive() -> dict[str, Any]:
+        async def receive() -> dict[str, object]:
             nonlocal sent
             if not sent:
                 sent = True
@@ -448,7 +450,7 @@ class McpEndpoint:
         return receive
 
 
-def _rpc_error(error: AppError) -> dict[str, Any]:
+def _rpc_error(error: AppError) -> dict[str, object]:
     """A JSON-RPC error (-32600, invalid request) carrying the error object as its data."""
     return {"code": -32600, "message": error.message, "data": error.as_dict()}
 

@@ -105,7 +105,7 @@ class RemoteFailure(Exception):
 
 
 class JsonRpcError(Exception):
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    def __init__(self, code: int, message: str, data: object = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -117,7 +117,7 @@ def _reject_constant(value: str) -> Any:
     raise ValueError(f"{value} is not valid JSON")
 
 
-def _dumps(value: Any) -> str:
+def _dumps(value: object) -> str:
     # ensure_ascii keeps a lone surrogate sent by a client (legal in JSON text,
     # not encodable as UTF-8) from crashing the write.
     return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
@@ -354,7 +354,7 @@ class StdioProxy:
         reply = self.handle_message(message)
         return None if reply is None else _dumps(reply)
 
-    def handle_message(self, message: Any) -> Any:
+    def handle_message(self, message: object) -> Any:
         """The reply to one parsed message (or batch), or None for notifications and responses."""
         if isinstance(message, list):
             # Batches existed in 2025-03-26; answering them costs little.
@@ -364,7 +364,7 @@ class StdioProxy:
             return replies or None
         return self._handle_one(message)
 
-    def _handle_one(self, message: Any) -> JsonObject | None:
+    def _handle_one(self, message: object) -> JsonObject | None:
         if not isinstance(message, dict):
             return _error_response(None, INVALID_REQUEST, "Invalid Request: expected a JSON object.")
         has_id = "id" in message
@@ -542,7 +542,7 @@ class StdioProxy:
             return True
 
 
-def _error_response(request_id: Any, code: int, message: str, data: Any = None) -> JsonObject:
+def _error_response(request_id: object, code: int, message: str, data: object = None) -> JsonObject:
     error: JsonObject = {"code": code, "message": message}
     if data is not None:
         error["data"] = data

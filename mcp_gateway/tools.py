@@ -67,7 +67,7 @@ def resource_scope(uri: str | None, profile: str = "core") -> str:
     return SCOPE_READ
 
 
-def _read_sync(caller: Caller, uri: str, profile: str) -> dict[str, Any]:
+def _read_sync(caller: Caller, uri: str, profile: str) -> dict[str, object]:
     from django.db import close_old_connections
 
     close_old_connections()
@@ -102,7 +102,7 @@ def _result(payload: dict[str, Any], *, is_error: bool) -> types.CallToolResult:
     )
 
 
-def _run_sync(caller: Caller, name: str, arguments: Any) -> dict[str, Any]:
+def _run_sync(caller: Caller, name: str, arguments: object) -> dict[str, object]:
     from django.db import close_old_connections
 
     close_old_connections()
@@ -113,7 +113,7 @@ def _run_sync(caller: Caller, name: str, arguments: Any) -> dict[str, Any]:
 
 
 async def call_tool(
-    caller: Caller, name: str, arguments: Any, *, profile: str = "core"
+    caller: Caller, name: str, arguments: object, *, profile: str = "core"
 ) -> types.CallToolResult:
     """Run a tool for `caller`. Failures become `isError` results with the error object;
     nothing else (no exception text, no traceback, no SQL) crosses the wire."""
@@ -145,7 +145,7 @@ def unknown_tool(name: str, profile: str) -> AppError:
     )
 
 
-def error_object(error: AppError, request_id: str, *, with_status: bool) -> dict[str, Any]:
+def error_object(error: AppError, request_id: str, *, with_status: bool) -> dict[str, object]:
     """The error object of an isError result; `with_status` (the evidence contract) adds the HTTP
     status REST would answer, and the same public status, detail and code below an `error` key, as
     its remote read tools report them (the stdio proxy's `contract_error` gives the same shape)."""
@@ -164,10 +164,10 @@ def _error(error: AppError, request_id: str, *, with_status: bool) -> types.Call
     return _result(error_object(error, request_id, with_status=with_status), is_error=True)
 
 
-def refusal_result(error: AppError, profile: str) -> dict[str, Any]:
+def refusal_result(error: AppError, profile: str) -> dict[str, object]:
     """A tool call refused before the SDK saw it (a body over the endpoint's limit), as the JSON of
     the isError result the tool itself would give."""
     with_status = registry.PROFILES[profile].errors_as_results
     result = _error(error, uuid.uuid4().hex, with_status=with_status)
-    dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    dumped: dict[str, object] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     return dumped

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote_plus, urlsplit
 
 from django import forms
@@ -33,10 +33,15 @@ from accounts.selectors import oauth_consent_given
 from accounts.throttles import client_address, throttle_check, throttle_record
 from memories.api.base import session_actor
 from memories.errors import AppError, Code
-from memories.operations.registry import PROFILES
+from memories.operations.registry import PROFILES, Profile
 from memories.parsing import JsonTooDeep, json_decode
 from memories.selectors.spaces import grant_space_id, space_default, space_list
 from memories.services.spaces import grant_space_choose
+
+if TYPE_CHECKING:
+    from oauth2_provider.models import AbstractApplication
+
+    from memories.models import Space
 
 CORS_HEADERS = {
     "Access-Control-Allow-Origin": "*",
@@ -49,7 +54,7 @@ CORS_HEADERS = {
 def with_cors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Answer preflights and add CORS headers: browser-based MCP clients read these endpoints."""
 
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         response = HttpResponse(status=204) if request.method == "OPTIONS" else view(request, *args, **kwargs)
         for name, value in CORS_HEADERS.items():
             response[name] = value
@@ -106,7 +111,7 @@ def _token_client_id(request: HttpRequest) -> str:
 
 
 @csrf_exempt
-def token(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+def token(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
     """DOT's token endpoint, limited in failed requests per client_id and address.
 
     Guessing an authorization code, a client secret or a refresh token is a run of failures for
@@ -127,7 +132,7 @@ def token(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
 
 
 @csrf_exempt
-def register_client(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+def register_client(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
     """RFC 7591 dynamic client registration, limited in successful registrations per address.
 
     Anonymous registration is open (MCP clients register themselves); what costs us is a stored
@@ -180,7 +185,7 @@ def _refused_registration(request: HttpRequest) -> HttpResponse | None:
 
 
 @csrf_exempt
-def manage_registration(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+def manage_registration(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
     """RFC 7592 registration management; an update is held to the same rules as a registration."""
     refused = _refused_registration(request)
     if refused is not None:
@@ -220,7 +225,7 @@ class ConsentView(oauth_views.AuthorizationView):
             raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
         return scopes, credentials
 
-    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def get(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         if not self._approved_before(request):
             query = request.GET.copy()
             query["approval_prompt"] = "force"
@@ -243,7 +248,7 @@ class ConsentView(oauth_views.AuthorizationView):
             resources=request.GET.getlist("resource"),
         )
 
-    def get_form(self, form_class: Any = None) -> Any:
+    def get_form(self, form_class: object = None) -> Any:
         form = super().get_form(form_class)
         requested = str(form.initial.get("scope") or self.request.POST.get("scope") or "").split()
         descriptions = oauth2_settings.SCOPES
@@ -288,7 +293,7 @@ class ConsentView(oauth_views.AuthorizationView):
             )
         return response
 
-    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+    def get_context_data(self, **kwargs: object) -> dict[str, object]:
         context = super().get_context_data(**kwargs)
         if self.request.user.is_authenticated:
             context["space"] = self._space(context.get("application"))
@@ -299,10 +304,8 @@ class ConsentView(oauth_views.AuthorizationView):
         context["redirect_is_local"] = is_loopback(redirect.hostname)
         return context
 
-    def _space(self, application: Any) -> Any:
+    def _space(self, application: AbstractApplication | None) -> Space | None:
         """The space the app will use: the one this app's grant switched to, else the default."""
-        from memories.models import Space
-
         user = self.request.user
         if application is not None:
             chosen = grant_space_id(user=user, application_id=application.pk)
@@ -313,7 +316,7 @@ class ConsentView(oauth_views.AuthorizationView):
     def _resource(self) -> str:
         return (self.request.GET.get("resource") or self.request.POST.get("resource") or "").rstrip("/")
 
-    def _profile(self) -> Any:
+    def _profile(self) -> Profile | None:
         """The MCP tool profile the token is for (its `resource`), so the person sees what they allow."""
         return next((p for p in PROFILES.values() if resource_url(p.path) == self._resource()), None)
 

@@ -16,3 +16,8 @@ class MemoriesConfig(AppConfig):
         # registry imports none of them; this order is tools/list order (reads first).
         for profile in ("core", "graph", "evidence", "ingest", "open_query"):
             import_module(f"memories.operations.{profile}")
+        # accounts issues tokens for each profile's URL; the profiles live here, above it.
+        from accounts.oauth import served_paths_set
+        from memories.operations.registry import PROFILES
+
+        served_paths_set([profile.path for profile in PROFILES.values()])

@@ -72,13 +72,13 @@ def api_scope_errors(*, views: Iterable[type[ApiView]]) -> list[Error]:
 
 
 @register(Tags.security, Tags.urls)
-def api_scopes_check(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+def api_scopes_check(app_configs: object = None, **kwargs: object) -> list[CheckMessage]:
     """System check: the routed REST endpoints declare known scopes for every method."""
     return list(api_scope_errors(views=api_view_list()))
 
 
 @register(Tags.compatibility)
-def profile_tools_check(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+def profile_tools_check(app_configs: object = None, **kwargs: object) -> list[CheckMessage]:
     """System check: a profile that fixes its tools (a contract's closed namespace) is offered
     exactly those operations."""
     from memories.operations.registry import profile_problems

@@ -14,7 +14,7 @@ from typing import Any
 from django.db import ProgrammingError, transaction
 from pgvector.django import VectorExtension
 
-from config.cli import ServiceConfigError
+from config.boundary import ServiceConfigError
 
 
 class CreateVectorExtension(VectorExtension):

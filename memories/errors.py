@@ -558,8 +558,8 @@ class AppError(Exception):
     def retryable(self) -> bool:
         return CATALOGUE[self.code].retryable
 
-    def as_dict(self, *, request_id: str = "") -> dict[str, Any]:
-        body: dict[str, Any] = {
+    def as_dict(self, *, request_id: str = "") -> dict[str, object]:
+        body: dict[str, object] = {
             "code": self.code.value,
             "message": self.message,
             "retryable": self.retryable,

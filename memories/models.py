@@ -390,7 +390,7 @@ class Memory(models.Model):
                 name="memory_owner_session",
                 condition=Q(session_id__isnull=False),
             ),
-            # When a memory starts to hold in the world (memories.selectors.as_of.MEMORY_START, in
+            # When a memory starts to hold in the world (memories.as_of.MEMORY_START, in
             # its order): a recall `at` a time when few memories had started reads those through
             # this and ranks them exactly instead of walking the HNSW index past all the later ones.
             models.Index(

@@ -23,6 +23,10 @@ import uuid
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+# A row's id as the service passes it around: the UUID itself, or its text as a request, a message
+# or a form carried it (the ORM and Model._meta.pk.to_python take both).
+RowId = uuid.UUID | str
+
 # 8-4-4-4-12 hex digits, either case. [0-9a-fA-F], not \d or \w: those match non-ASCII digits.
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
@@ -109,7 +113,7 @@ class JsonTooDeep(ValueError):
         super().__init__(f"JSON nested more than {JSON_MAX_DEPTH} levels deep")
 
 
-def json_depth_checked(value: Any) -> Any:
+def json_depth_checked(value: object) -> Any:
     """`value`, a decoded JSON value, if it nests at most JSON_MAX_DEPTH levels; else JsonTooDeep.
 
     Level by level, without recursion: the value may be as deep as the decoder allowed.

@@ -12,11 +12,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from django.utils import timezone
-
-from memories.models import AuditEvent, Entity, Job, Memory, Relation, Source, Space
-from memories.selectors import evidence
-from memories.selectors.as_of import CURRENT, is_current, status_of, world_start
+from memories.as_of import CURRENT, status_of
+from memories.models import Job, Memory, Space
+from memories.retrieval import evidence
 from memories.selectors.images import image_url
 from memories.selectors.memories import (
     EXCERPT_LEAD_CHARS,
@@ -24,82 +22,23 @@ from memories.selectors.memories import (
     evidence_count,
     memory_history,
 )
+from memories.wire import (
+    HitDict,
+    JobDict,
+    MemoryDict,
+    clocks,
+    entity_ref,
+    iso,
+    job_progress,
+    relation_text,
+    replaced_ref,
+    source_ref,
+    space_ref,
+    str_or_none,
+)
 
 if TYPE_CHECKING:
     from memories.retrieval.recall import Hit
-
-# A memory's two clocks, world time then system time, as every surface shows them.
-MEMORY_CLOCKS = (
-    "occurred_at",
-    "valid_from",
-    "valid_until",
-    "due_at",
-    # When it was said (world time), and the latest its start can be when it named a period.
-    "stated_at",
-    "starts_by",
-    "recorded_at",
-    "superseded_at",
-    "superseded_by",
-)
-# A relation has no occurred_at or due_at.
-RELATION_CLOCKS = ("valid_from", "valid_until", "recorded_at", "superseded_at", "superseded_by")
-
-
-def iso(value: datetime | None) -> str | None:
-    """A datetime as ISO 8601 with its UTC offset (microseconds kept), or None."""
-    return value.isoformat() if value is not None else None
-
-
-def _str_or_none(value: Any) -> str | None:
-    return str(value) if value is not None else None
-
-
-def clocks(row: Any, names: tuple[str, ...] = MEMORY_CLOCKS) -> dict[str, Any]:
-    """The `clocks` object of a memory or relation: each named clock as ISO 8601 (or the id of
-    the row that superseded it), None where unknown."""
-    shown: dict[str, Any] = {}
-    for name in names:
-        if name == "superseded_by":
-            shown[name] = _str_or_none(row.superseded_by_id)
-        else:
-            shown[name] = iso(getattr(row, name, None))
-    return shown
-
-
-def space_ref(space: Space) -> dict[str, Any]:
-    return {"id": str(space.id), "name": space.name}
-
-
-def source_ref(source: Source | None) -> dict[str, Any] | None:
-    """Which source a hit came from, named: its id, origin (remember, document, relate, image ...),
-    title and, for a document, its name at its home and version number. Metadata only."""
-    if source is None:
-        return None
-    return {
-        "id": str(source.id),
-        "origin": source.origin,
-        "title": source.title or None,
-        "document": (
-            {"kind": source.source_kind, "ref": source.source_ref, "version": source.version}
-            if source.source_kind
-            else None
-        ),
-    }
-
-
-def entity_ref(entity: Entity) -> dict[str, Any]:
-    return {"id": str(entity.id), "name": entity.name, "type": entity.type}
-
-
-def entity_dict(entity: Entity) -> dict[str, Any]:
-    """An entity with its aliases, attributes and (when annotated) link counts."""
-    return {
-        **entity_ref(entity),
-        "aliases": list(entity.aliases),
-        "attributes": dict(entity.attributes),
-        "memory_count": int(getattr(entity, "memory_count", 0)),
-        "relation_count": int(getattr(entity, "relation_count", 0)),
-    }
 
 
 # --- memories, jobs, spaces (REST, recall and answer) -----------------------------------------------
@@ -125,14 +64,14 @@ def _source_excerpt(memory: Memory) -> str:
     return source.content[start : start + SOURCE_EXCERPT_CHARS]
 
 
-def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
+def memory_dict(memory: Memory, *, detail: bool = False) -> MemoryDict:
     """A memory as the API shows it.
 
     `detail=True` adds `source_excerpt`, the supersession `history` and the
     `evidence` list; the list endpoint leaves them out to stay one query per page.
     """
     agent = memory.agent if memory.agent_id is not None else None
-    data: dict[str, Any] = {
+    data: MemoryDict = {
         "id": str(memory.id),
         "content": memory.content,
         "kind": memory.kind,
@@ -145,10 +84,10 @@ def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
         "space": space_ref(memory.space),
         "clocks": clocks(memory),
         "provenance": {
-            "source_id": _str_or_none(memory.source_id),
-            "job_id": _str_or_none(memory.job_id),
+            "source_id": str_or_none(memory.source_id),
+            "job_id": str_or_none(memory.job_id),
             "agent": {"id": agent.pk, "name": agent.name} if agent is not None else None,
-            "session_id": _str_or_none(memory.session_id),
+            "session_id": str_or_none(memory.session_id),
             # Where in the source's text it came from: [start, end) in characters, or null.
             "span": [memory.span_start, memory.span_end] if memory.span_start is not None else None,
         },
@@ -173,28 +112,16 @@ def memory_dict(memory: Memory, *, detail: bool = False) -> dict[str, Any]:
     return data
 
 
-def hit_dict(hit: Hit) -> dict[str, Any]:
+def hit_dict(hit: Hit) -> HitDict:
     """A recalled memory as recall and answer show it: the API's memory shape plus its score, and its
     source named (recall's rows carry it: no query here)."""
-    data = memory_dict(hit.memory)
-    data["source"] = source_ref(hit.memory.source)
-    data["score"] = round(hit.score, 6)
-    data["similarity"] = round(hit.similarity, 6)
-    data["matched_words"] = hit.matched_words
-    return data
-
-
-JOB_STAGES = ("queued", "reading", "extracting", "embedding", "storing", "done")
-
-
-def job_progress(job: Job) -> dict[str, Any]:
-    """Where a job is, as its worker last wrote it: `stage` (one of JOB_STAGES), and the segments
-    embedded so far (`done`) of those found (`total`, 0 until the text is segmented). A job from
-    before the worker wrote progress reads as queued or done by its status."""
-    written = job.progress or {}
-    default = "done" if job.status == Job.Status.SUCCEEDED else "queued"
-    stage = written.get("stage") if written.get("stage") in JOB_STAGES else default
-    return {"stage": stage, "done": int(written.get("done") or 0), "total": int(written.get("total") or 0)}
+    return {
+        **memory_dict(hit.memory),
+        "source": source_ref(hit.memory.source),
+        "score": round(hit.score, 6),
+        "similarity": round(hit.similarity, 6),
+        "matched_words": hit.matched_words,
+    }
 
 
 def _job_memories(job: Job) -> Iterable[Memory]:
@@ -204,12 +131,12 @@ def _job_memories(job: Job) -> Iterable[Memory]:
     return job.memories.all() if job.status == Job.Status.SUCCEEDED else ()
 
 
-def job_dict(job: Job, *, memories: list[Memory] | None = None) -> dict[str, Any]:
+def job_dict(job: Job, *, memories: list[Memory] | None = None) -> JobDict:
     """A job as the API shows it; `memories` (rendered in full) when given."""
     duration_ms = None
     if job.started_at is not None and job.finished_at is not None:
         duration_ms = int((job.finished_at - job.started_at).total_seconds() * 1000)
-    data: dict[str, Any] = {
+    data: JobDict = {
         "id": str(job.id),
         "kind": job.kind,
         "status": job.status,
@@ -220,7 +147,7 @@ def job_dict(job: Job, *, memories: list[Memory] | None = None) -> dict[str, Any
         "finished_at": iso(job.finished_at),
         "duration_ms": duration_ms,
         "space_id": str(job.space_id),
-        "source_id": _str_or_none(job.source_id),
+        "source_id": str_or_none(job.source_id),
         "memory_ids": [str(m.id) for m in (memories if memories is not None else _job_memories(job))],
         "progress": job_progress(job),
     }
@@ -229,9 +156,9 @@ def job_dict(job: Job, *, memories: list[Memory] | None = None) -> dict[str, Any
     return data
 
 
-def space_dict(space: Space) -> dict[str, Any]:
+def space_dict(space: Space) -> dict[str, object]:
     """A space as the API shows it, with `memory_count` when the selector annotated it."""
-    data: dict[str, Any] = {
+    data: dict[str, object] = {
         "id": str(space.id),
         "name": space.name,
         "is_default": space.is_default,
@@ -246,76 +173,15 @@ def space_dict(space: Space) -> dict[str, Any]:
 # --- the graph profile ------------------------------------------------------------------------------
 
 
-def replaced_ref(older: Memory) -> dict[str, Any]:
-    """A memory another one replaced, as history: what it said, when it held, what said it."""
-    return {
-        "id": str(older.id),
-        "content": older.content,
-        "valid_from": iso(world_start(older)),
-        "valid_until": iso(older.valid_until),
-        "superseded_at": iso(older.superseded_at),
-        "superseded_by": _str_or_none(older.superseded_by_id),
-        "source_id": _str_or_none(older.source_id),
-    }
-
-
-def memory_compact(memory: Memory, *, with_entities: bool = False) -> dict[str, Any]:
-    """A memory as the graph shows it: content, kind, clocks and evidence, nothing heavier."""
-    data: dict[str, Any] = {
-        "id": str(memory.id),
-        "content": memory.content,
-        "kind": memory.kind,
-        "category": memory.category or None,
-        "confidence": memory.confidence,
-        "status": memory.status,
-        "clocks": clocks(memory),
-        "evidence_count": int(getattr(memory, "evidence_count", 0)),
-        "contradiction_count": int(getattr(memory, "contradiction_count", 0)),
-    }
-    if with_entities:
-        data["entities"] = [entity_ref(entity) for entity in memory.entities.all()]
-    return data
-
-
-def relation_dict(
-    relation: Relation, *, now: datetime | None = None, perspective: Entity | None = None
-) -> dict[str, Any]:
-    """A relation with both ends, its clocks and evidence. From `perspective` (an entity at one
-    end) it also says `direction` and which end is the `other`."""
-    now = now or timezone.now()
-    data: dict[str, Any] = {
-        "id": str(relation.id),
-        "type": relation.type,
-        "statement": evidence.relation_text(relation),
-        "subject": entity_ref(relation.subject),
-        "object": entity_ref(relation.object),
-        "current": is_current(relation, now),
-        "clocks": clocks(relation, RELATION_CLOCKS),
-        "evidence_count": int(getattr(relation, "evidence_count", 0)),
-        "contradiction_count": int(getattr(relation, "contradiction_count", 0)),
-        # Retired by `invalidate`: when, and the reason given (null when it was not).
-        "invalidation": (
-            {"at": iso(relation.invalidated_at), "reason": relation.invalidated_note or None}
-            if relation.invalidated_at is not None
-            else None
-        ),
-    }
-    if perspective is not None:
-        outgoing = relation.subject_id == perspective.id
-        data["direction"] = "outgoing" if outgoing else "incoming"
-        data["other"] = entity_ref(relation.object if outgoing else relation.subject)
-    return data
-
-
 # --- the evidence profile ---------------------------------------------------------------------------
 
 
-def fact_dict(fact: evidence.Fact, *, now: datetime, space: Space) -> dict[str, Any]:
+def fact_dict(fact: evidence.Fact, *, now: datetime, space: Space) -> dict[str, object]:
     """A fact as the evidence profile shows it: memory or relation, same shape, naming its space and
     its source (a memory's own; a relation's first claim)."""
     row: Any = fact.memory if fact.memory is not None else fact.relation
     status = status_of(superseded_at=row.superseded_at, valid_until=row.valid_until, now=now)
-    data: dict[str, Any] = {
+    data: dict[str, object] = {
         "id": str(fact.id),
         "fact_type": fact.fact_type,
         "content": "",
@@ -345,7 +211,7 @@ def fact_dict(fact: evidence.Fact, *, now: datetime, space: Space) -> dict[str, 
         )
     else:
         data.update(
-            content=evidence.relation_text(row),
+            content=relation_text(row),
             relation={
                 "type": row.type,
                 "subject": entity_ref(row.subject),
@@ -356,7 +222,7 @@ def fact_dict(fact: evidence.Fact, *, now: datetime, space: Space) -> dict[str, 
     return data
 
 
-def claimant_dict(claim: evidence.Claim, *, caller_claimant: str) -> dict[str, Any]:
+def claimant_dict(claim: evidence.Claim, *, caller_claimant: str) -> dict[str, object]:
     source = claim.source
     kind, name = claim.claimant_kind, claim.claimant_name
     _, _, claimant_id = source.claimant.partition(":")
@@ -381,11 +247,11 @@ def claimant_dict(claim: evidence.Claim, *, caller_claimant: str) -> dict[str, A
     }
 
 
-def fact_ref_dict(ref: evidence.FactRef) -> dict[str, Any]:
+def fact_ref_dict(ref: evidence.FactRef) -> dict[str, object]:
     return {"id": str(ref.id), "fact_type": ref.fact_type, "content": ref.content, "current": ref.current}
 
 
-def claim_dict(claim: evidence.Claim, *, caller_claimant: str, space: Space) -> dict[str, Any]:
+def claim_dict(claim: evidence.Claim, *, caller_claimant: str, space: Space) -> dict[str, object]:
     """A claim: one source, who asserted it, when, an excerpt, the facts it bears on, and its space."""
     source = claim.source
     return {
@@ -409,23 +275,3 @@ def claim_dict(claim: evidence.Claim, *, caller_claimant: str, space: Space) -> 
 
 
 # --- receipts ---------------------------------------------------------------------------------------
-
-
-def purge_receipt(event: AuditEvent) -> dict[str, Any]:
-    """The receipt of a hard delete (a memory, a relation, a space's memories, an account), read
-    from its audit row: the one shape every surface returns and the dashboard shows again later.
-
-    The deleted row's id is under `target_id` and, as the API has always returned it, under its own
-    name (`memory_id`, `relation_id`, `space_id`, `account_id`). `purged` counts what went
-    (`memories.services.purge.PURGE_COUNTS`, plus what an account itself held).
-    """
-    target_id = _str_or_none(event.target_id)
-    return {
-        "target_type": event.target_type,
-        "target_id": target_id,
-        f"{event.target_type}_id": target_id,
-        "reason": event.detail.get("reason") or None,
-        "purged": dict(event.detail.get("purged", {})),
-        "audit_event_id": str(event.id),
-        "purged_at": iso(event.created_at),
-    }

@@ -1,4 +1,4 @@
-"""Celery tasks: thin wrappers around the pipeline worker (memories.pipeline.worker)."""
+"""Celery tasks: thin wrappers around the worker (memories.worker)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from config import runtime
 from config.celery import app
 from memories.errors import Code
 from memories.outbound import OutboundError
-from memories.pipeline.worker import FAILED_MESSAGE, LeaseHeld, job_fail, job_process, jobs_to_recover
-from memories.services.jobs import job_enqueue
+from memories.selectors.jobs import jobs_to_recover
+from memories.services.jobs import PROCESS_JOB, job_enqueue
+from memories.worker.lease import LeaseHeld, job_fail
+from memories.worker.run import FAILED_MESSAGE, job_process
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +41,7 @@ class JobTask(Task):
 @app.task(
     base=JobTask,
     bind=True,
-    name="memories.process_job",
+    name=PROCESS_JOB,
     acks_late=True,
     reject_on_worker_lost=True,
     autoretry_for=(TransientError,),
@@ -54,7 +56,7 @@ def process_job(self: Task, job_id: str) -> None:
     except LeaseHeld as held:
         if held.batched:
             # A short save another process holds, most likely in a batch it took from the queue
-            # (memories.pipeline.worker.job_batch_claim): the batch commits it within a second.
+            # (memories.worker.lease.job_batch_claim): the batch commits it within a second.
             # Should that process die, the sweep sends the job again once its lease runs out.
             return
         # Another process holds the job. Ask again once its lease would have run out: if the holder
@@ -78,7 +80,7 @@ def process_job(self: Task, job_id: str) -> None:
 
 @app.task(name="memories.recover_jobs", ignore_result=True)
 def recover_jobs() -> int:
-    """Send the jobs the database says need a worker (memories.pipeline.worker.jobs_to_recover): a
+    """Send the jobs the database says need a worker (memories.selectors.jobs.jobs_to_recover): a
     publish that failed after its commit, a lost message, an expired lease.
 
     Celery beat sends it every RECOVERY_INTERVAL_SECONDS (config/celery.py); it runs in a pool
@@ -102,7 +104,7 @@ def oauth_housekeeping() -> dict[str, int]:
 
 
 @worker_process_init.connect
-def _on_worker_process_init(**kwargs: Any) -> None:
+def _on_worker_process_init(**kwargs: object) -> None:
     # Each pool process loads the model once, before its first job, so no save waits for it
     # (one thread per process: memories/embeddings.py).
     from memories import embeddings
@@ -112,13 +114,13 @@ def _on_worker_process_init(**kwargs: Any) -> None:
 
 
 @worker_ready.connect
-def _on_worker_ready(**kwargs: Any) -> None:
+def _on_worker_ready(**kwargs: object) -> None:
     # The worker's main process (receiving messages, handing them to the pool) settles too.
     runtime.settle()
 
 
 @worker_shutdown.connect
-def _on_worker_shutdown(sender: Any = None, **kwargs: Any) -> None:
+def _on_worker_shutdown(sender: object = None, **kwargs: object) -> None:
     # A worker stopping cleanly (SIGTERM, Ctrl-C) leaves the health report's known workers; one that
     # dies without a word stays named as missing (memories.health).
     from memories.health import worker_forget

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.postgresql import base
@@ -12,7 +11,7 @@ from config.embedded_pg import EmbeddedPostgresError, ensure_running
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
-    def get_connection_params(self) -> dict[str, Any]:
+    def get_connection_params(self) -> dict[str, object]:
         params = super().get_connection_params()
         pgdata = self.settings_dict.get("PGDATA")
         if not pgdata:

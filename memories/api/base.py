@@ -255,7 +255,7 @@ class ApiView(APIView):
         """The checked caller as the author of a change, for the audit trail."""
         return self.caller.actor(request_id_of(self.request))
 
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+    def initial(self, request: Request, *args: object, **kwargs: object) -> None:
         super().initial(request, *args, **kwargs)
         # One gate for every endpoint: text PostgreSQL cannot store is the caller's error.
         values: list[Any] = [*request.query_params.keys(), *request.query_params.values()]
@@ -272,7 +272,7 @@ class ApiView(APIView):
                 agent_action="remove control characters and send valid Unicode text",
             )
 
-    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+    def finalize_response(self, request: Request, response: Any, *args: object, **kwargs: object) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)
         response[REQUEST_ID_HEADER] = request_id_of(request)
         return response

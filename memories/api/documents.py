@@ -1,24 +1,20 @@
-"""REST endpoint of document uploads."""
+"""REST endpoint of document uploads (the upload's path is memories/api/uploads.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.conf import settings
-from django.http import QueryDict
+from django.core.files.uploadedfile import UploadedFile
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts.caller import SCOPE_WRITE
-from accounts.throttles import user_throttle
-from memories.api.base import ApiView
-from memories.api.jobs import job_response
+from accounts.caller import Caller
 from memories.api.query import WAIT
-from memories.errors import AppError, Code
+from memories.api.uploads import Upload, UploadView
+from memories.errors import Code
 from memories.limits import SOURCE_KIND_MAX_LENGTH, SOURCE_REF_MAX_LENGTH, SOURCE_VERSION_REF_MAX_LENGTH
-from memories.models import Job, Source
-from memories.operations.validation import validate_arguments
-from memories.selectors.jobs import job_wait
+from memories.models import Source
 from memories.services.documents import document_ingest
 
 UPLOAD_SCHEMA: dict[str, Any] = {
@@ -40,61 +36,20 @@ UPLOAD_SCHEMA: dict[str, Any] = {
 }
 
 
-def multipart_upload(
-    request: Request, schema: dict[str, Any], *, what: str, max_bytes: int, too_large: Code
-) -> tuple[dict[str, Any], Any]:
-    """The validated form fields of a multipart upload (`wait` read as a number) and its `file`,
-    refused with `too_large` when it is over `max_bytes` (before it is read into memory)."""
-    data = request.data
-    if not isinstance(data, QueryDict):
-        raise AppError(Code.UNSUPPORTED_MEDIA_TYPE, "Upload with multipart/form-data.")
-    fields: dict[str, Any] = {key: data.get(key) for key in data if key != "file"}
-    if "wait" in fields:
-        raw = str(fields["wait"])
-        if not raw.isdigit():
-            raise AppError(
-                Code.WRONG_TYPE, "wait must be a whole number of seconds.", details={"field": "wait"}
-            )
-        fields["wait"] = int(raw)
-    args = validate_arguments(schema, fields)
-    upload = request.FILES.get("file")
-    if upload is None:
-        raise AppError(
-            Code.MISSING_FIELD, f"Send the {what} in the multipart field 'file'.", details={"field": "file"}
-        )
-    if upload.size is not None and upload.size > max_bytes:
-        raise AppError(
-            too_large,
-            f"The {what} is larger than {max_bytes // (1024 * 1024)} MB.",
-            details={"max_bytes": max_bytes},
-        )
-    return args, upload
-
-
-def upload_response(*, job: Job, created: bool, source: dict[str, Any], wait: int, again: str) -> Response:
-    """The answer to an upload: its job (waited for up to `wait` seconds when it is new)."""
-    if created:
-        job = job_wait(job, wait)
-    extra: dict[str, Any] = {"created": created, "source": source}
-    if not created:
-        extra["message"] = again
-    return job_response(job, extra=extra)
-
-
-class DocumentUploadView(ApiView):
-    scopes = {"post": SCOPE_WRITE}
+class DocumentUploadView(UploadView):
+    fields_schema = UPLOAD_SCHEMA
+    what = "document"
+    too_large = Code.DOCUMENT_TOO_LARGE
+    again = "These exact bytes were uploaded before; nothing new was stored."
 
     def post(self, request: Request) -> Response:
         """Upload a .txt, .md, .pdf or .html document (multipart field `file`)."""
-        caller = self.caller
-        args, upload = multipart_upload(
-            request,
-            UPLOAD_SCHEMA,
-            what="document",
-            max_bytes=settings.DOCUMENT_MAX_BYTES,
-            too_large=Code.DOCUMENT_TOO_LARGE,
-        )
-        user_throttle(limit="upload", user=caller.user)
+        return self.upload(request)
+
+    def max_bytes(self) -> int:
+        return int(settings.DOCUMENT_MAX_BYTES)
+
+    def ingest(self, *, caller: Caller, upload: UploadedFile, args: dict[str, Any]) -> Upload:
         source, job, created = document_ingest(
             caller=caller,
             filename=upload.name or "document",
@@ -107,10 +62,4 @@ class DocumentUploadView(ApiView):
             source_version_ref=args.get("source_version_ref", ""),
             space_id=args.get("space"),
         )
-        return upload_response(
-            job=job,
-            created=created,
-            source={"id": str(source.id), "version": source.version},
-            wait=args["wait"],
-            again="These exact bytes were uploaded before; nothing new was stored.",
-        )
+        return Upload(job=job, created=created, source={"id": str(source.id), "version": source.version})

@@ -7,16 +7,16 @@ import uuid
 from typing import Any
 
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.http import FileResponse, HttpRequest
 from django.http.response import HttpResponseBase
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts.caller import SCOPE_WRITE
-from accounts.throttles import user_throttle
-from memories.api.base import ApiView, json_error
-from memories.api.documents import multipart_upload, upload_response
+from accounts.caller import Caller
+from memories.api.base import json_error
 from memories.api.query import WAIT
+from memories.api.uploads import Upload, UploadView
 from memories.errors import AppError, Code
 from memories.limits import CAPTION_MAX_CHARS
 from memories.selectors.images import image_source_for_link, image_storage
@@ -44,22 +44,22 @@ PICTURE_HEADERS = {
 }
 
 
-class ImageUploadView(ApiView):
-    scopes = {"post": SCOPE_WRITE}
+class ImageUploadView(UploadView):
+    fields_schema = UPLOAD_SCHEMA
+    what = "image"
+    # The image budget first: it is the smaller, and a refused image then spends no upload.
+    limits = ("image", "upload")
+    too_large = Code.IMAGE_TOO_LARGE
+    again = "This image was uploaded before with the same caption; nothing new was stored."
 
     def post(self, request: Request) -> Response:
         """Upload a PNG, JPEG or WebP image (multipart field `file`) with an optional `caption`."""
-        caller = self.caller
-        args, upload = multipart_upload(
-            request,
-            UPLOAD_SCHEMA,
-            what="image",
-            max_bytes=settings.IMAGE_MAX_BYTES,
-            too_large=Code.IMAGE_TOO_LARGE,
-        )
-        # The image budget first: it is the smaller, and a refused image then spends no upload.
-        user_throttle(limit="image", user=caller.user)
-        user_throttle(limit="upload", user=caller.user)
+        return self.upload(request)
+
+    def max_bytes(self) -> int:
+        return int(settings.IMAGE_MAX_BYTES)
+
+    def ingest(self, *, caller: Caller, upload: UploadedFile, args: dict[str, Any]) -> Upload:
         source, job, created = image_ingest(
             caller=caller,
             filename=upload.name or "image",
@@ -68,13 +68,7 @@ class ImageUploadView(ApiView):
             caption=args.get("caption", ""),
             space_id=args.get("space"),
         )
-        return upload_response(
-            job=job,
-            created=created,
-            source={"id": str(source.id)},
-            wait=args["wait"],
-            again="This image was uploaded before with the same caption; nothing new was stored.",
-        )
+        return Upload(job=job, created=created, source={"id": str(source.id)})
 
 
 def image_content(request: HttpRequest, source_id: uuid.UUID) -> HttpResponseBase:

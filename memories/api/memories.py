@@ -41,7 +41,8 @@ from memories.models import Memory, Source
 from memories.operations.core import MATCH_NOTES
 from memories.operations.schemas import SAVE_ENTITIES
 from memories.operations.validation import validate_arguments
-from memories.representations import hit_dict, iso, memory_dict
+from memories.parsing import RowId
+from memories.representations import hit_dict, memory_dict
 from memories.retrieval.recall import RecallRequest, memory_recall
 from memories.selectors.jobs import job_wait
 from memories.selectors.memories import STATUS_CHOICES, memory_get, memory_search_list
@@ -53,6 +54,7 @@ from memories.services.memories import (
     remember,
 )
 from memories.services.spaces import space_for_caller
+from memories.wire import iso
 
 MEMORY_LIST_PARAMS = frozenset(
     {
@@ -251,7 +253,7 @@ SAVE_SCHEMA: dict[str, Any] = {
 }
 
 
-EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": {}}
+EMPTY_SCHEMA: dict[str, object] = {"type": "object", "additionalProperties": False, "properties": {}}
 
 
 class MemoryCollectionView(MemoryListView):
@@ -283,7 +285,7 @@ class MemoryCollectionView(MemoryListView):
 class MemoryItemView(MemoryDetailView):
     scopes = {**MemoryDetailView.scopes, "delete": SCOPE_WRITE}
 
-    def delete(self, request: Request, memory_id: Any) -> Response:
+    def delete(self, request: Request, memory_id: RowId) -> Response:
         """Hard delete: permanent, with a purge receipt."""
         return hard_deleted(
             memory_hard_delete(actor=self.actor, memory_id=memory_id, reason=reason_of(request))
@@ -292,34 +294,34 @@ class MemoryItemView(MemoryDetailView):
 
 class _MemoryActionView(ApiView):
     scopes = {"post": SCOPE_WRITE}
-    schema_of_body: dict[str, Any] = EMPTY_SCHEMA
+    schema_of_body: dict[str, object] = EMPTY_SCHEMA
 
-    def post(self, request: Request, memory_id: Any) -> Response:
+    def post(self, request: Request, memory_id: RowId) -> Response:
         args = validate_arguments(self.schema_of_body, json_body(request))
         memory = self.act({"actor": self.actor, "memory_id": memory_id}, args)
         return Response(memory_dict(memory_get(owner=self.caller.user, memory_id=memory.id)))
 
-    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Memory:
         raise NotImplementedError
 
 
 class MemoryPinView(_MemoryActionView):
-    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Memory:
         return memory_set_pinned(pinned=True, **common)
 
 
 class MemoryUnpinView(_MemoryActionView):
-    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Memory:
         return memory_set_pinned(pinned=False, **common)
 
 
 class MemorySuppressView(_MemoryActionView):
     schema_of_body = REASON_SCHEMA
 
-    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Memory:
         return memory_suppress(reason=args["reason_code"], **common)
 
 
 class MemoryRestoreView(_MemoryActionView):
-    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Any:
+    def act(self, common: dict[str, Any], args: dict[str, Any]) -> Memory:
         return memory_restore(**common)

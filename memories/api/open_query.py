@@ -60,7 +60,7 @@ class WriteToolsView(ToolRunView):
     def get(self, request: Request) -> Response:
         return Response({"tools": _tools(WRITE_ROUTES)})
 
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+    def initial(self, request: Request, *args: object, **kwargs: object) -> None:
         # Before authentication, which reads the body too (an OAuth token may travel in it).
         if request.method == "POST":
             body_read(request._request, max_bytes=document_request_max_bytes())

@@ -27,6 +27,7 @@ from memories.models import Memory
 from memories.operations.validation import validate_arguments
 from memories.parsing import UUID_EXPECTED, parse_rest_timestamp, parse_uuid
 from memories.selectors.cursor import cursor_decode, cursor_encode
+from memories.wire import PurgeReceipt
 
 PAGE_SIZE_DEFAULT = 20
 
@@ -51,7 +52,7 @@ def unknown_parameter(name: str, allowed: Collection[str]) -> AppError:
     )
 
 
-def invalid_parameter(name: str, message: str, **details: Any) -> AppError:
+def invalid_parameter(name: str, message: str, **details: object) -> AppError:
     return AppError(
         Code.INVALID_PARAMETER,
         message,
@@ -284,6 +285,6 @@ def reason_of(request: Request) -> str:
     return str(validate_arguments(REASON_SCHEMA, {"reason_code": raw})["reason_code"])
 
 
-def hard_deleted(receipt: dict[str, Any]) -> Response:
+def hard_deleted(receipt: PurgeReceipt) -> Response:
     """The answer to every REST hard delete: the action and its purge receipt."""
     return Response({"action": "hard_deleted", "receipt": receipt})

@@ -36,7 +36,7 @@ CREATE_SCHEMA: dict[str, Any] = {
 }
 
 
-def token_dict(token: PersonalAccessToken) -> dict[str, Any]:
+def token_dict(token: PersonalAccessToken) -> dict[str, object]:
     return {
         "id": str(token.id),
         "name": token.name,

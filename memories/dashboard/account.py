@@ -98,7 +98,7 @@ def time_zone_set(request: AuthedHttpRequest) -> HttpResponse:
 class _NoColonLabels:
     """Django's auth forms with the dashboard's labels (no colon: the label sits above its field)."""
 
-    def get_form_kwargs(self) -> dict[str, Any]:
+    def get_form_kwargs(self) -> dict[str, object]:
         return {**super().get_form_kwargs(), "label_suffix": ""}  # type: ignore[misc]
 
 

@@ -42,7 +42,7 @@ class ActivityFilterForm(forms.Form):
         who.choices = [("", "Anyone"), (BY_PERSON, "You (no agent)"), *agents]
         action.choices = [("", "Any action"), *AuditEvent.Action.choices]
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         start, end = data.get("date_from"), data.get("date_to")
         if start and end and end < start:
@@ -60,7 +60,7 @@ def _filters(form: ActivityFilterForm) -> dict[str, Any]:
         return {}
     data = form.cleaned_data
     who = data.get("who") or ""
-    filters: dict[str, Any] = {"action": data.get("action") or None}
+    filters: dict[str, object] = {"action": data.get("action") or None}
     if who == BY_PERSON:
         filters["by_person"] = True
     elif who:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
@@ -57,7 +56,7 @@ def answer_parts(text: str, based_on: list[str]) -> list[AnswerPart]:
 def ask(request: AuthedHttpRequest) -> HttpResponse:
     """The form; with `q`, the answer, its numbered citations and the memories they cite."""
     question = request.GET.get("q", "").strip()
-    context: dict[str, Any] = {"question": question, "max_chars": QUESTION_MAX_CHARS}
+    context: dict[str, object] = {"question": question, "max_chars": QUESTION_MAX_CHARS}
     if question:
         caller = Caller(user=request.user, scopes=ALL_SCOPES, via="session")
         try:

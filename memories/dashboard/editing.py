@@ -25,13 +25,14 @@ from memories.api.base import session_actor
 from memories.dashboard import forms
 from memories.dashboard.words import plural
 from memories.errors import AppError, Code
+from memories.models import Memory
 from memories.selectors.memories import memory_get, memory_search_list
 from memories.selectors.spaces import space_get
 from memories.services.memories import memories_hard_delete, memories_suppress, memory_retag, memory_revise
 from memories.services.spaces import memories_move
 
 
-def _memory_or_404(request: AuthedHttpRequest, memory_id: uuid.UUID) -> Any:
+def _memory_or_404(request: AuthedHttpRequest, memory_id: uuid.UUID) -> Memory:
     try:
         return memory_get(owner=request.user, memory_id=memory_id)
     except AppError as exc:

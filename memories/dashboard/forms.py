@@ -132,7 +132,7 @@ class MemorySearchForm(DashboardForm):
     def clean_tag(self) -> list[str]:
         return _clean_tags(self.cleaned_data.get("tag") or "")
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         start, end = data.get("date_from"), data.get("date_to")
         if start and end and start > end:
@@ -307,7 +307,7 @@ class SpaceDeleteForm(DashboardForm):
             ("delete", f"Delete its {held} permanently (with a receipt)"),
         ]
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         if data.get("memories") == "delete" and (data.get("confirm_name") or "").strip() != self.space_name:
             self.add_error("confirm_name", f"Type “{self.space_name}” exactly to delete its memories.")
@@ -366,7 +366,7 @@ class _NewPasswordWords:
         if "old_password" in fields:
             fields["old_password"].label = "Current password"
 
-    def validate_password_for_user(self, user: Any, password_field_name: str = "") -> None:
+    def validate_password_for_user(self, user: object, password_field_name: str = "") -> None:
         super().validate_password_for_user(user, "new_password1")  # type: ignore[misc]
 
 
@@ -534,7 +534,7 @@ class MemoryEditForm(DashboardForm):
     def clean_tags(self) -> list[str]:
         return _clean_tags(self.cleaned_data.get("tags") or "")
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         start, end = data.get("valid_from_on"), data.get("valid_until_on")
         if start and end and start > end:
@@ -591,7 +591,7 @@ class BulkActionForm(DashboardForm):
         raw = self.data.getlist("ids") if hasattr(self.data, "getlist") else []
         self.fields["ids"].choices = [(value, value) for value in raw]  # type: ignore[attr-defined]
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         if data.get("action") == "move" and not data.get("space"):
             self.add_error("space", "Choose the space to move them to.")

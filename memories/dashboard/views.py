@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
@@ -34,7 +34,6 @@ from memories.dashboard.agents import job_who
 from memories.dashboard.words import plural
 from memories.errors import AppError, Code
 from memories.models import Job, Memory
-from memories.representations import job_progress, purge_receipt
 from memories.retrieval.search import highlight_parts, memory_search
 from memories.selectors import graph as graph_selectors
 from memories.selectors import jobs as job_selectors
@@ -56,6 +55,7 @@ from memories.services.images import image_ingest
 from memories.services.memories import memory_hard_delete, memory_set_pinned, remember
 from memories.services.relations import relation_hard_delete
 from memories.services.spaces import space_create, space_set_default
+from memories.wire import job_progress, purge_receipt
 
 if TYPE_CHECKING:
     from memories.operations.registry import Profile
@@ -64,7 +64,7 @@ PAGE_SIZE = 25
 T = TypeVar("T")
 
 
-def _or_404(read: Callable[..., T], **kwargs: Any) -> T:
+def _or_404(read: Callable[..., T], **kwargs: object) -> T:
     """Call a selector or service; its not-found error (also an outsider's) becomes a 404 page."""
     try:
         return read(**kwargs)
@@ -111,7 +111,7 @@ def memory_list(request: AuthedHttpRequest) -> HttpResponse:
     if "space" not in data and current:
         data["space"] = current
     form = forms.MemorySearchForm(data, owner=owner)
-    context: dict[str, Any] = {"form": form, "page": None, "results": None, "method": ""}
+    context: dict[str, object] = {"form": form, "page": None, "results": None, "method": ""}
     context.update(
         bulk_form=forms.BulkActionForm(owner=owner), choose_form=choose, default=space_default(owner=owner)
     )
@@ -391,7 +391,7 @@ def job_detail(request: AuthedHttpRequest, job_id: uuid.UUID) -> HttpResponse:
     return render(request, "dashboard/jobs/detail.html", {**context, "stages": JOB_STAGE_LABELS})
 
 
-# The worker's stages (memories.representations.JOB_STAGES) in words.
+# The worker's stages (memories.wire.JOB_STAGES) in words.
 JOB_STAGE_LABELS = [
     ("queued", "Waiting for a worker"),
     ("reading", "Reading the file"),
@@ -567,9 +567,8 @@ def system_prompt() -> str:
 @require_GET
 def stdio_proxy_download(request: AuthedHttpRequest) -> HttpResponse:
     """The stdio proxy as one file (it needs only httpx), for a machine without Deep Recall."""
-    from mcp_gateway import stdio_proxy
-
-    text = Path(stdio_proxy.__file__).read_text(encoding="utf-8")
+    # Its text, read as a file of the package: the dashboard serves the proxy, it does not run it.
+    text = resources.files("mcp_gateway").joinpath("stdio_proxy.py").read_text(encoding="utf-8")
     response = HttpResponse(text, content_type="text/x-python; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="deeprecall_proxy.py"'
     return response

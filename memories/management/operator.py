@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
-from typing import Any
 
 from django.core.management.base import CommandError
 
@@ -41,5 +40,5 @@ def app_errors_as_command_errors() -> Iterator[None]:
         raise CommandError(f"{exc.message} ({exc.code})") from None
 
 
-def as_json(value: Any) -> str:
+def as_json(value: object) -> str:
     return json.dumps(value, indent=2, sort_keys=True, default=str)

@@ -5,7 +5,7 @@ from typing import Any
 from django.db import migrations, models
 
 
-def backfill(apps: Any, schema_editor: Any) -> None:
+def backfill(apps: object, schema_editor: object) -> None:
     """Existing memories get the flag the worker now sets on new ones. The rule is imported, not
     copied: a copy frozen here would be a second home for it, and the flag only steers ranking."""
     from memories.pipeline.timeparse import mentions_time

@@ -289,7 +289,7 @@ class CheckedQuery:
         return {f"p{index}": value for index, value in enumerate(values, 1)} if self.parameter_at else None
 
 
-def rejected(reason: str, message: str, **details: Any) -> AppError:
+def rejected(reason: str, message: str, **details: object) -> AppError:
     """The refusal of a statement, with a stable `details.reason` an agent can branch on."""
     return AppError(
         Code.QUERY_REJECTED,
@@ -441,7 +441,7 @@ def _qualified(names: Any, *, default_schema: str) -> str:
     return ".".join(parts)
 
 
-def _walk(node: Any) -> Iterator[ast.Node]:
+def _walk(node: object) -> Iterator[ast.Node]:
     """Every syntax node under `node`, itself included."""
     stack = [node]
     while stack:

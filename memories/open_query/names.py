@@ -38,7 +38,7 @@ _FUNCTION_COLUMNS: dict[str, tuple[str, ...]] = {
 class NameProblem(Exception):
     """A reference that is not a column in scope; `reason` is the guard's `details.reason`."""
 
-    def __init__(self, reason: str, message: str, **details: Any) -> None:
+    def __init__(self, reason: str, message: str, **details: object) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
@@ -150,7 +150,7 @@ def _renamed(columns: tuple[str, ...], aliases: tuple[str, ...]) -> tuple[str, .
     return aliases + columns[len(aliases) :]
 
 
-def _from_item(node: Any, scope: _Scope) -> None:
+def _from_item(node: object, scope: _Scope) -> None:
     if isinstance(node, ast.RangeVar):
         name = str(node.relname)
         columns = scope.cte(name) if not node.schemaname else None
@@ -230,7 +230,7 @@ def _star(ref: ast.ColumnRef, scope: _Scope) -> list[str]:
     return [column for columns in scope.ranges.values() for column in columns]
 
 
-def _column_name(node: Any, scope: _Scope) -> tuple[str, int]:
+def _column_name(node: object, scope: _Scope) -> tuple[str, int]:
     """PostgreSQL's FigureColname: the implicit name of an output column, and how sure it is (2: a
     name taken from the expression, 1: a default word, 0: none)."""
     if isinstance(node, ast.ColumnRef):
@@ -279,7 +279,7 @@ def _column_name(node: Any, scope: _Scope) -> tuple[str, int]:
     return "?column?", 0
 
 
-def _expr(node: Any, scope: _Scope) -> None:
+def _expr(node: object, scope: _Scope) -> None:
     """Check every reference in an expression (or a list of them) against `scope`."""
     stack = [node]
     while stack:

@@ -35,10 +35,10 @@ class SavedQuery:
     optional: tuple[str, ...] = ()
 
     @property
-    def input_schema(self) -> dict[str, Any]:
+    def input_schema(self) -> dict[str, object]:
         return obj(dict(self.params), required=[name for name, _ in self.params if name not in self.optional])
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         """What discovery shows: no SQL, no content."""
         return {
             "name": self.name,
@@ -51,7 +51,7 @@ class SavedQuery:
         return [validated.get(name) for name, _ in self.params]
 
 
-def _p(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+def _p(description: str, schema: dict[str, Any]) -> dict[str, object]:
     return {**schema, "description": description}
 
 

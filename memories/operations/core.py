@@ -24,11 +24,12 @@ from memories.operations.registry import (
     operation,
 )
 from memories.operations.schemas import ALL, SOURCE_REF, UUID, clocks_schema, obj
-from memories.representations import hit_dict, iso
+from memories.representations import hit_dict
 from memories.retrieval import answer as answering
 from memories.retrieval.recall import NONE, STRONG, WEAK, RecallRequest, RecallResult, memory_recall
 from memories.services.memories import memory_hard_delete, memory_suppress, remember
 from memories.services.spaces import space_for_caller
+from memories.wire import iso
 
 AT = {
     "type": "string",
@@ -52,10 +53,10 @@ AGENT_ID = {
 
 
 # The clock and session filters recall and answer share (agent_id: accepted, and ignored).
-WHEN_AND_WHO: dict[str, Any] = {"at": AT, "session_id": SESSION_ID, "agent_id": AGENT_ID}
+WHEN_AND_WHO: dict[str, object] = {"at": AT, "session_id": SESSION_ID, "agent_id": AGENT_ID}
 
 
-MEMORY_SCHEMA: dict[str, Any] = obj(
+MEMORY_SCHEMA: dict[str, object] = obj(
     {
         "id": UUID,
         "content": {"type": "string"},
@@ -99,14 +100,14 @@ MEMORY_SCHEMA: dict[str, Any] = obj(
 )
 
 
-FRESHNESS_SCHEMA: dict[str, Any] = obj(
+FRESHNESS_SCHEMA: dict[str, object] = obj(
     {"pending_jobs": {"type": "integer", "minimum": 0}, "note": {"type": "string"}},
     required=ALL,
     closed=False,
 )
 
 
-def freshness(result: RecallResult) -> dict[str, Any]:
+def freshness(result: RecallResult) -> dict[str, object]:
     """How fresh a recall is: saves of its space still being processed are not in it yet (counted
     by the recall itself, `count_pending`)."""
     pending = result.pending
@@ -122,7 +123,7 @@ def freshness(result: RecallResult) -> dict[str, Any]:
     return {"pending_jobs": pending, "note": note}
 
 
-RECALL_INPUT: dict[str, Any] = obj(
+RECALL_INPUT: dict[str, object] = obj(
     {
         "query": {
             "type": "string",
@@ -170,7 +171,7 @@ RECALL_INPUT: dict[str, Any] = obj(
 )
 
 
-MATCH_SCHEMA: dict[str, Any] = {
+MATCH_SCHEMA: dict[str, object] = {
     "type": "string",
     "enum": [STRONG, WEAK, NONE],
     "description": (
@@ -188,7 +189,7 @@ MATCH_NOTES = {
 }
 
 
-RECALL_OUTPUT: dict[str, Any] = obj(
+RECALL_OUTPUT: dict[str, object] = obj(
     {
         "at": {"type": "string", "format": "date-time"},
         "memories": {"type": "array", "items": MEMORY_SCHEMA},
@@ -211,7 +212,7 @@ def _recalled(caller: Caller, args: dict[str, Any], query: str, **filters: Any) 
 
 
 @operation("recall", EVERY_PROFILE, SCOPE_READ, READ_ONLY, RECALL_INPUT, RECALL_OUTPUT)
-def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Search the user's long-term memory. Returns the most relevant memories (facts, episodes, plans) with
     their dates, entities, score and provenance. Use it before answering anything that may depend on what
     the user told you before. `at` looks at the past: what held at that time.
@@ -220,7 +221,7 @@ def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     return recall_rendered(caller, args, **filters)
 
 
-def recall_rendered(caller: Caller, args: dict[str, Any], **filters: Any) -> dict[str, Any]:
+def recall_rendered(caller: Caller, args: dict[str, Any], **filters: Any) -> dict[str, object]:
     """A recall of `args["query"]` (`top_k`, optional `at` and `session_id`) in the caller's space,
     as every recall tool answers it (RECALL_OUTPUT): active, current memories only, unless `at`."""
     result = _recalled(caller, args, args["query"], **filters)
@@ -234,7 +235,7 @@ def recall_rendered(caller: Caller, args: dict[str, Any], **filters: Any) -> dic
     }
 
 
-ANSWER_INPUT: dict[str, Any] = obj(
+ANSWER_INPUT: dict[str, object] = obj(
     {
         "question": {
             "type": "string",
@@ -264,7 +265,7 @@ ANSWER_INPUT: dict[str, Any] = obj(
 )
 
 
-ANSWER_OUTPUT: dict[str, Any] = obj(
+ANSWER_OUTPUT: dict[str, object] = obj(
     {
         "answer": {"type": "string"},
         "at": {"type": "string", "format": "date-time"},
@@ -281,7 +282,7 @@ ANSWER_OUTPUT: dict[str, Any] = obj(
 
 
 @operation("answer", EVERY_PROFILE, SCOPE_READ, READ_ONLY, ANSWER_INPUT, ANSWER_OUTPUT)
-def _answer(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _answer(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Answer a question from the user's long-term memory, citing the memories it rests on as [1], [2] ... in
     the order of `based_on`. Every citation is checked against the retrieved memories; when nothing
     supports an answer it says so instead of guessing.
@@ -319,13 +320,13 @@ REMEMBER_INPUT: dict[str, Any] = obj(
 )
 
 
-REMEMBER_OUTPUT: dict[str, Any] = obj(
+REMEMBER_OUTPUT: dict[str, object] = obj(
     {"job_id": UUID, "status": {"type": "string", "enum": ["queued"]}}, required=ALL
 )
 
 
 @operation("remember", EVERY_PROFILE, SCOPE_WRITE, WRITES, REMEMBER_INPUT, REMEMBER_OUTPUT)
-def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Save something worth remembering about the user: a fact, an event, a plan, or a whole conversation.
     Returns at once with a job id; the memories become recallable when the job succeeds (usually within a
     second).
@@ -336,7 +337,7 @@ def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     return {"job_id": str(job.id), "status": job.status}
 
 
-FORGET_INPUT: dict[str, Any] = obj(
+FORGET_INPUT: dict[str, object] = obj(
     {
         "memory_id": {**UUID, "description": "The id of a memory, as returned by recall."},
         "hard": {"type": "boolean", "default": False, "description": "Permanent deletion."},
@@ -350,7 +351,7 @@ FORGET_INPUT: dict[str, Any] = obj(
 )
 
 
-FORGET_OUTPUT: dict[str, Any] = obj(
+FORGET_OUTPUT: dict[str, object] = obj(
     {
         "action": {"type": "string", "enum": ["suppressed", "hard_deleted"]},
         "memory_id": UUID,
@@ -363,7 +364,7 @@ FORGET_OUTPUT: dict[str, Any] = obj(
 
 
 @operation("forget", EVERY_PROFILE, SCOPE_WRITE, DELETES, FORGET_INPUT, FORGET_OUTPUT)
-def _forget(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _forget(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Forget one of the user's memories. By default it is suppressed (hidden, restorable by the user). Use
     hard=true only when the user explicitly asks for permanent deletion.
     """

@@ -9,7 +9,7 @@
 
 Every answer is the same self-accounting envelope: `grain` (what one item is), `validity` (the clocks
 it answers for), `freshness` (the newest item and saves still processing) and `negative` (why it is
-empty, typed; null otherwise). Reads live in `memories.selectors.evidence`; handlers only render.
+empty, typed; null otherwise). Reads live in `memories.retrieval.evidence`; handlers only render.
 """
 
 from __future__ import annotations
@@ -18,17 +18,18 @@ from datetime import datetime
 from typing import Any
 
 from accounts.caller import SCOPE_READ, Caller
+from memories.as_of import CURRENT_VIEW, View
 from memories.limits import QUERY_MAX_LENGTH
 from memories.models import Entity, Space
 from memories.operations.core import AT
 from memories.operations.registry import operation
 from memories.operations.schemas import ALL, SOURCE_REF, SPACE_REF, UUID, clocks_schema, obj
-from memories.representations import claim_dict, entity_ref, fact_dict, iso
-from memories.selectors import evidence as selectors
-from memories.selectors.as_of import CURRENT_VIEW, View
-from memories.selectors.evidence import evidence_view
+from memories.representations import claim_dict, fact_dict
+from memories.retrieval import evidence
+from memories.retrieval.evidence import evidence_view
 from memories.services.sources import claimant_of
 from memories.services.spaces import space_for_caller
+from memories.wire import Envelope, Freshness, NegativeAnswer, Validity, entity_ref, iso
 
 PROFILES = ("evidence",)
 
@@ -88,7 +89,7 @@ ENTITY_REF = obj(
 )
 
 
-VALIDITY_SCHEMA: dict[str, Any] = obj(
+VALIDITY_SCHEMA: dict[str, object] = obj(
     {
         "view": {
             "type": "string",
@@ -117,7 +118,7 @@ VALIDITY_SCHEMA: dict[str, Any] = obj(
 )
 
 
-FRESHNESS_SCHEMA: dict[str, Any] = obj(
+FRESHNESS_SCHEMA: dict[str, object] = obj(
     {
         "pending_jobs": {"type": "integer", "minimum": 0},
         "note": {"type": "string"},
@@ -131,19 +132,19 @@ FRESHNESS_SCHEMA: dict[str, Any] = obj(
 )
 
 
-NEGATIVE_SCHEMA: dict[str, Any] = {
+NEGATIVE_SCHEMA: dict[str, object] = {
     "type": ["object", "null"],
     "description": "Null when there are results; otherwise why there are none.",
     "required": ["code", "message", "agent_action"],
     "properties": {
-        "code": {"type": "string", "enum": list(selectors.NEGATIVE_CODES)},
+        "code": {"type": "string", "enum": list(evidence.NEGATIVE_CODES)},
         "message": {"type": "string"},
         "agent_action": {"type": "string"},
     },
 }
 
 
-FACT_SCHEMA: dict[str, Any] = obj(
+FACT_SCHEMA: dict[str, object] = obj(
     {
         "id": UUID,
         "fact_type": {"type": "string", "enum": ["memory", "relation"]},
@@ -186,7 +187,7 @@ FACT_SCHEMA: dict[str, Any] = obj(
 )
 
 
-FACT_REF_SCHEMA: dict[str, Any] = obj(
+FACT_REF_SCHEMA: dict[str, object] = obj(
     {
         "id": UUID,
         "fact_type": {"type": "string", "enum": ["memory", "relation"]},
@@ -198,7 +199,7 @@ FACT_REF_SCHEMA: dict[str, Any] = obj(
 )
 
 
-CLAIM_SCHEMA: dict[str, Any] = obj(
+CLAIM_SCHEMA: dict[str, object] = obj(
     {
         "source_id": UUID,
         "space": SPACE_REF,
@@ -245,7 +246,7 @@ CLAIM_SCHEMA: dict[str, Any] = obj(
 )
 
 
-ENTITY_SCHEMA: dict[str, Any] = obj(
+ENTITY_SCHEMA: dict[str, object] = obj(
     {
         "id": UUID,
         "name": {"type": "string"},
@@ -255,7 +256,7 @@ ENTITY_SCHEMA: dict[str, Any] = obj(
         "score": {"type": "number", "minimum": 0, "maximum": 1},
         "match_reasons": {
             "type": "array",
-            "items": {"type": "string", "enum": list(selectors.ENTITY_REASONS)},
+            "items": {"type": "string", "enum": list(evidence.ENTITY_REASONS)},
             "description": "Why it matched, strongest first.",
         },
         "memory_count": {"type": "integer", "minimum": 0, "description": "Active memories that mention it."},
@@ -266,7 +267,7 @@ ENTITY_SCHEMA: dict[str, Any] = obj(
 )
 
 
-def _envelope_schema(grain: str, items: dict[str, Any]) -> dict[str, Any]:
+def _envelope_schema(grain: str, items: dict[str, Any]) -> dict[str, object]:
     return obj(
         {
             "grain": {"type": "string", "enum": [grain]},
@@ -279,11 +280,11 @@ def _envelope_schema(grain: str, items: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _input_schema(**extra: Any) -> dict[str, Any]:
+def _input_schema(**extra: object) -> dict[str, object]:
     return obj({"query": QUERY, **extra}, required=["query"])
 
 
-def _validity(*, view: View, now: datetime) -> dict[str, Any]:
+def _validity(*, view: View, now: datetime) -> Validity:
     return {
         "view": "current" if view.at is None else "as_of",
         "at": iso(view.at),
@@ -298,7 +299,7 @@ def _view(args: dict[str, Any]) -> View:
     return evidence_view(at=args.get("at"), known_at=args.get("known_at"))
 
 
-def _freshness(*, pending: int, latest: datetime | None) -> dict[str, Any]:
+def _freshness(*, pending: int, latest: datetime | None) -> Freshness:
     if pending:
         note = (
             f"{pending} save(s) are still being processed; what they contain is not in this answer yet. "
@@ -309,7 +310,7 @@ def _freshness(*, pending: int, latest: datetime | None) -> dict[str, Any]:
     return {"pending_jobs": pending, "note": note, "latest_recorded_at": iso(latest)}
 
 
-def _negative(negative: selectors.Negative | None) -> dict[str, Any] | None:
+def _negative(negative: evidence.Negative | None) -> NegativeAnswer | None:
     if negative is None:
         return None
     return {"code": negative.code, "message": negative.message, "agent_action": negative.agent_action}
@@ -320,16 +321,17 @@ def _latest(*times: datetime | None) -> datetime | None:
     return max(present) if present else None
 
 
-def _facts_part(result: selectors.EvidenceResult, space: Space) -> list[dict[str, Any]]:
+def _facts_part(result: evidence.EvidenceResult, space: Space) -> list[dict[str, object]]:
     return [fact_dict(fact, now=result.now, space=space) for fact in result.facts]
 
 
-def _claims_part(result: selectors.EvidenceResult, caller: Caller, space: Space) -> list[dict[str, Any]]:
+def _claims_part(result: evidence.EvidenceResult, caller: Caller, space: Space) -> list[dict[str, object]]:
     caller_claimant = claimant_of(caller)
     return [claim_dict(claim, caller_claimant=caller_claimant, space=space) for claim in result.claims]
 
 
-def _envelope(grain: str, result: selectors.EvidenceResult, **items: Any) -> dict[str, Any]:
+def _envelope(grain: str, result: evidence.EvidenceResult) -> Envelope:
+    """The envelope's head; the caller adds its items (under their own name) and their `total`."""
     latest = _latest(
         *(fact.recorded_at for fact in result.facts), *(claim.source.recorded_at for claim in result.claims)
     )
@@ -338,14 +340,13 @@ def _envelope(grain: str, result: selectors.EvidenceResult, **items: Any) -> dic
         "validity": _validity(view=result.view, now=result.now),
         "freshness": _freshness(pending=result.pending, latest=latest),
         "negative": _negative(result.negative),
-        **items,
     }
 
 
 TOTAL = {"type": "integer", "minimum": 0}
 
 
-RESOLVE_INPUT: dict[str, Any] = _input_schema(
+RESOLVE_INPUT: dict[str, object] = _input_schema(
     limit={
         "type": "integer",
         "minimum": 1,
@@ -361,20 +362,20 @@ RESOLVE_INPUT: dict[str, Any] = _input_schema(
 )
 
 
-RESOLVE_OUTPUT: dict[str, Any] = _envelope_schema(
+RESOLVE_OUTPUT: dict[str, object] = _envelope_schema(
     "fact", {"entities": {"type": "array", "items": ENTITY_SCHEMA}, "total": TOTAL}
 )
 
 
 @operation("resolve_entity", PROFILES, SCOPE_READ, READ_ONLY, RESOLVE_INPUT, RESOLVE_OUTPUT)
-def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Find which person, organisation, place or thing of the user's memory a name means. Returns candidate
     entities best first, each with its id, type, aliases, a score and the reasons it matched (exact_name,
     alias, prefix, name_in_query, word_overlap, substring ...). Use it to pick the right entity before
     asking about it.
     """
     space = space_for_caller(caller=caller)
-    result = selectors.entity_resolve(
+    result = evidence.entity_resolve(
         owner=caller.user, space=space, query=args["query"], limit=args["limit"], entity_type=args.get("type")
     )
     entities = [
@@ -389,7 +390,7 @@ def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         }
         for match in result.matches
     ]
-    return {
+    envelope: Envelope = {
         "grain": "fact",
         "validity": _validity(view=CURRENT_VIEW, now=result.now),
         "freshness": _freshness(
@@ -399,55 +400,54 @@ def _resolve_entity(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         "entities": entities,
         "total": len(entities),
     }
+    return dict(envelope)
 
 
-FACTS_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
+FACTS_INPUT: dict[str, object] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
 
 
-FACTS_OUTPUT: dict[str, Any] = _envelope_schema(
+FACTS_OUTPUT: dict[str, object] = _envelope_schema(
     "fact", {"facts": {"type": "array", "items": FACT_SCHEMA}, "total": TOTAL}
 )
 
 
 @operation("facts_context", PROFILES, SCOPE_READ, READ_ONLY, FACTS_INPUT, FACTS_OUTPUT)
-def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _facts_context(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """What the service holds true about something: the matching facts (memories, and relations of the
     entities the query names), each with its clocks, whether it still holds, how many distinct claimants
     support it (evidence_count) and how many contradict it (contradiction_count). Pass `at` to see what
     held at an earlier time. An empty answer says why in `negative`.
     """
     space = space_for_caller(caller=caller)
-    result = selectors.fact_search(
+    result = evidence.fact_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
-    facts = _facts_part(result, space)
-    return _envelope("fact", result, facts=facts, total=len(facts))
+    return dict(_fact_envelope(result, _facts_part(result, space)))
 
 
-CLAIMS_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
+CLAIMS_INPUT: dict[str, object] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
 
 
-CLAIMS_OUTPUT: dict[str, Any] = _envelope_schema(
+CLAIMS_OUTPUT: dict[str, object] = _envelope_schema(
     "evidence", {"claims": {"type": "array", "items": CLAIM_SCHEMA}, "total": TOTAL}
 )
 
 
 @operation("claims_and_sources_context", PROFILES, SCOPE_READ, READ_ONLY, CLAIMS_INPUT, CLAIMS_OUTPUT)
-def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _claims_context(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """What was asserted about something, and by whom: the sources (saves, documents, relations) behind the
     matching facts and the facts they replaced, each with who said it (an agent's name, or you), when, an
     excerpt, and the facts it supports and contradicts. Sources are never edited; a later source that
     disagrees is listed as contradicting. Most relevant first, then most recent.
     """
     space = space_for_caller(caller=caller)
-    result = selectors.claim_search(
+    result = evidence.claim_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
-    claims = _claims_part(result, caller, space)
-    return _envelope("evidence", result, claims=claims, total=len(claims))
+    return dict(_claim_envelope(result, _claims_part(result, caller, space)))
 
 
-COMBINED_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
+COMBINED_INPUT: dict[str, object] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVIDENCE_KNOWN_AT)
 
 
 # The contract's ContextBundle/v2: the two authorities as two complete envelopes, side by side,
@@ -455,7 +455,7 @@ COMBINED_INPUT: dict[str, Any] = _input_schema(k=K, at=EVIDENCE_AT, known_at=EVI
 CONTEXT_BUNDLE = "ContextBundle/v2"
 
 
-COMBINED_OUTPUT: dict[str, Any] = _envelope_schema(
+COMBINED_OUTPUT: dict[str, object] = _envelope_schema(
     "composite",
     {
         "schema": {"type": "string", "enum": [CONTEXT_BUNDLE]},
@@ -466,28 +466,40 @@ COMBINED_OUTPUT: dict[str, Any] = _envelope_schema(
 
 
 @operation("combined_context", PROFILES, SCOPE_READ, READ_ONLY, COMBINED_INPUT, COMBINED_OUTPUT)
-def _combined_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _combined_context(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Facts and claims together for one query (a ContextBundle/v2): `claims_and_sources` is the complete
     evidence envelope (what sources asserted, by whom, when) and `facts` the complete fact envelope (what
     holds, with evidence and contradiction counts), each with its own grain, validity, freshness and
     negative. Use it when you must both answer and justify the answer.
     """
     space = space_for_caller(caller=caller)
-    result = selectors.evidence_search(
+    result = evidence.evidence_search(
         owner=caller.user, space=space, query=args["query"], k=args["k"], view=_view(args)
     )
     facts = _facts_part(result, space)
     claims = _claims_part(result, caller, space)
-    return _envelope(
-        "composite",
-        result,
-        schema=CONTEXT_BUNDLE,
-        claims_and_sources=_side(_envelope("evidence", result, claims=claims, total=len(claims)), claims),
-        facts=_side(_envelope("fact", result, facts=facts, total=len(facts)), facts),
-    )
+    bundle = _envelope("composite", result)
+    bundle["schema"] = CONTEXT_BUNDLE
+    bundle["claims_and_sources"] = _side(_claim_envelope(result, claims), claims)
+    bundle["facts"] = _side(_fact_envelope(result, facts), facts)
+    return dict(bundle)
 
 
-def _side(envelope: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
+def _fact_envelope(result: evidence.EvidenceResult, facts: list[dict[str, object]]) -> Envelope:
+    envelope = _envelope("fact", result)
+    envelope["facts"] = facts
+    envelope["total"] = len(facts)
+    return envelope
+
+
+def _claim_envelope(result: evidence.EvidenceResult, claims: list[dict[str, object]]) -> Envelope:
+    envelope = _envelope("evidence", result)
+    envelope["claims"] = claims
+    envelope["total"] = len(claims)
+    return envelope
+
+
+def _side(envelope: Envelope, items: list[dict[str, object]]) -> Envelope:
     """One authority of a bundle: the search's negative only where this side came back empty."""
     if items:
         envelope["negative"] = None

@@ -29,7 +29,6 @@ from memories.operations.registry import (
     register_resource,
 )
 from memories.operations.schemas import ALL, NULLABLE_TIME, SAVE_ENTITIES, UUID, clocks_schema, obj
-from memories.representations import RELATION_CLOCKS, entity_ref, iso, relation_dict, space_ref
 from memories.selectors.graph import (
     CONFIRMED,
     CONTEXT_MEMORIES,
@@ -50,6 +49,7 @@ from memories.selectors.spaces import space_list
 from memories.services.memories import memory_suppress, remember
 from memories.services.relations import relation_invalidate, relation_record
 from memories.services.spaces import grant_space_switch, space_for_caller
+from memories.wire import RELATION_CLOCKS, GraphMemory, entity_ref, iso, relation_dict, space_ref
 
 PROFILES = ("graph",)
 ENTITY_TYPES = list(Entity.Type.values)
@@ -65,12 +65,12 @@ ENTITY_NAME = {
     ),
 }
 
-SPACE_REF: dict[str, Any] = obj({"id": UUID, "name": {"type": "string"}}, required=ALL)
+SPACE_REF: dict[str, object] = obj({"id": UUID, "name": {"type": "string"}}, required=ALL)
 ENTITY_REF: dict[str, Any] = obj(
     {"id": UUID, "name": {"type": "string"}, "type": {"type": "string", "enum": ENTITY_TYPES}},
     required=ALL,
 )
-ENTITY: dict[str, Any] = obj(
+ENTITY: dict[str, object] = obj(
     {
         **ENTITY_REF["properties"],
         "aliases": {"type": "array", "items": {"type": "string"}},
@@ -119,7 +119,7 @@ MEMORY: dict[str, Any] = obj(
     },
     required="id content kind category confidence status clocks evidence_count contradiction_count",
 )
-RELATION: dict[str, Any] = obj(
+RELATION: dict[str, object] = obj(
     {
         "id": UUID,
         "type": {"type": "string", "enum": RELATION_TYPES},
@@ -153,7 +153,7 @@ READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": T
 CATEGORIES = list(Memory.Category.values)
 
 
-REMEMBER_INPUT: dict[str, Any] = obj(
+REMEMBER_INPUT: dict[str, object] = obj(
     {
         "content": {
             # The core remember's limits: one content maximum for every save.
@@ -202,7 +202,7 @@ REMEMBER_INPUT: dict[str, Any] = obj(
 )
 
 
-SAVED_MEMORY: dict[str, Any] = {
+SAVED_MEMORY: dict[str, object] = {
     **MEMORY,
     "properties": {
         **MEMORY["properties"],
@@ -222,7 +222,7 @@ SAVED_MEMORY: dict[str, Any] = {
 STORED, PENDING = "stored", "pending"
 
 
-REMEMBER_OUTPUT: dict[str, Any] = obj(
+REMEMBER_OUTPUT: dict[str, object] = obj(
     {
         "status": {
             "type": "string",
@@ -264,7 +264,7 @@ def _save_failed(job: Job) -> AppError:
     )
 
 
-def _saved_note(memories: list[dict[str, Any]]) -> str:
+def _saved_note(memories: list[GraphMemory]) -> str:
     notes = ["Stored; pass memory_id to invalidate to retract it."]
     if any(m["outcome"] == CONFIRMED for m in memories):
         notes.append("Part of it was already known: that memory gained this save as evidence.")
@@ -283,7 +283,7 @@ def _saved_note(memories: list[dict[str, Any]]) -> str:
     tool="remember",
     wait=settings.SAVE_MAX_WAIT_SECONDS,
 )
-def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Store a fact, preference, intent, decision or context in the user's memory, with the entities it is
     about (name + type). Waits until it is stored (usually under a second, at most {wait} s) and returns
     the memory with its id. A changed fact replaces the older memory, which is kept as history; the same
@@ -324,7 +324,7 @@ def _remember(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
 # --- recall ----------------------------------------------------------------------------------
 
 
-RECALL_INPUT: dict[str, Any] = obj(
+RECALL_INPUT: dict[str, object] = obj(
     {
         "query": {
             "type": "string",
@@ -347,7 +347,7 @@ RECALL_INPUT: dict[str, Any] = obj(
 
 
 @operation("graph_recall", PROFILES, SCOPE_READ, READ_ONLY, RECALL_INPUT, RECALL_OUTPUT, tool="recall")
-def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Search the user's memories by keyword or topic: the best matches first, active and current ones only
     (invalidated or replaced memories are left out), each with its id, category, confidence, entities and
     dates. `match` says whether anything really matches. Always search before answering fact-based
@@ -359,7 +359,7 @@ def _recall(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
 # --- get_context ---------------------------------------------------------------------------
 
 
-CONTEXT_INPUT: dict[str, Any] = obj(
+CONTEXT_INPUT: dict[str, object] = obj(
     {
         "entity_name": ENTITY_NAME,
         "at": {
@@ -376,7 +376,7 @@ CONTEXT_INPUT: dict[str, Any] = obj(
 )
 
 
-CONTEXT_OUTPUT: dict[str, Any] = obj(
+CONTEXT_OUTPUT: dict[str, object] = obj(
     {
         "entity": ENTITY,
         "also_named": {
@@ -396,7 +396,7 @@ CONTEXT_OUTPUT: dict[str, Any] = obj(
 
 
 @operation("get_context", PROFILES, SCOPE_READ, READ_ONLY, CONTEXT_INPUT, CONTEXT_OUTPUT, n=CONTEXT_MEMORIES)
-def _get_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _get_context(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Everything the user's memory holds about one person, place, organisation or thing: the entity (type,
     aliases, attributes), the memories that mention it (newest first, up to {n}) and its
     relations in both directions, each with its clocks and evidence count. Current by default; `at` shows
@@ -409,7 +409,7 @@ def _get_context(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
 # --- list_entities -------------------------------------------------------------------------
 
 
-LIST_INPUT: dict[str, Any] = obj(
+LIST_INPUT: dict[str, object] = obj(
     {
         "type": {
             "type": "string",
@@ -433,7 +433,7 @@ LIST_INPUT: dict[str, Any] = obj(
 )
 
 
-LIST_OUTPUT: dict[str, Any] = obj(
+LIST_OUTPUT: dict[str, object] = obj(
     {
         "space": SPACE_REF,
         "entities": {"type": "array", "items": ENTITY},
@@ -444,7 +444,7 @@ LIST_OUTPUT: dict[str, Any] = obj(
 
 
 @operation("list_entities", PROFILES, SCOPE_READ, READ_ONLY, LIST_INPUT, LIST_OUTPUT)
-def _list_entities(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _list_entities(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """List the people, places, organisations and other entities of the user's current space, by name, with
     how many current memories and relations each has. Page with `cursor`.
     """
@@ -461,7 +461,7 @@ def _list_entities(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
 # --- invalidate ------------------------------------------------------------------------------
 
 
-INVALIDATE_INPUT: dict[str, Any] = obj(
+INVALIDATE_INPUT: dict[str, object] = obj(
     {
         "memory_id": {
             **UUID,
@@ -485,7 +485,7 @@ MEMORY_TARGET, RELATION_TARGET = "memory", "relation"
 INVALIDATED = "invalidated"
 
 
-INVALIDATE_OUTPUT: dict[str, Any] = obj(
+INVALIDATE_OUTPUT: dict[str, object] = obj(
     {
         "memory_id": {**UUID, "description": "The id given: a memory's, or a relation's."},
         "target": {"type": "string", "enum": [MEMORY_TARGET, RELATION_TARGET]},
@@ -509,7 +509,7 @@ INVALIDATE_OUTPUT: dict[str, Any] = obj(
 )
 
 
-def _invalidate_relation(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _invalidate_relation(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     relation = relation_invalidate(
         actor=caller.actor(), relation_id=args["memory_id"], note=args.get("reason", "")
     )
@@ -531,7 +531,7 @@ def _invalidate_relation(caller: Caller, args: dict[str, Any]) -> dict[str, Any]
 
 
 @operation("invalidate", PROFILES, SCOPE_WRITE, WRITES_IDEMPOTENT, INVALIDATE_INPUT, INVALIDATE_OUTPUT)
-def _invalidate(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _invalidate(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Mark one of the user's memories as outdated or incorrect. It is kept for history but no longer
     recalled or listed; the user can restore it from the dashboard. To correct a fact, invalidate the old
     memory and remember the new one. A relation's id retires that relation the same way (it stops holding,
@@ -571,7 +571,7 @@ def _invalidate(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
 # --- relate ----------------------------------------------------------------------------------
 
 
-RELATE_INPUT: dict[str, Any] = obj(
+RELATE_INPUT: dict[str, object] = obj(
     {
         "source": {
             **ENTITY_NAME,
@@ -602,7 +602,7 @@ RELATE_INPUT: dict[str, Any] = obj(
 )
 
 
-RELATE_OUTPUT: dict[str, Any] = obj(
+RELATE_OUTPUT: dict[str, object] = obj(
     {
         "relation": RELATION,
         "created": {"type": "boolean", "description": "false: an existing relation gained evidence."},
@@ -617,7 +617,7 @@ RELATE_OUTPUT: dict[str, Any] = obj(
 
 
 @operation("relate", PROFILES, SCOPE_WRITE, WRITES, RELATE_INPUT, RELATE_OUTPUT)
-def _relate(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _relate(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Record that `source` relates to `target` (e.g. Alice lives_in Paris), creating either entity if it is
     new. Saying an existing current relation again adds evidence, not a copy. A new lives_in or works_at
     of the same source replaces the current one, which is kept as history (superseded, with this claim as
@@ -655,7 +655,7 @@ def _relate(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
 SPACES_SHOWN = 50
 
 
-SWITCH_INPUT: dict[str, Any] = obj(
+SWITCH_INPUT: dict[str, object] = obj(
     {
         "agent_id": {
             **UUID,
@@ -669,7 +669,7 @@ SWITCH_INPUT: dict[str, Any] = obj(
 )
 
 
-SWITCH_OUTPUT: dict[str, Any] = obj(
+SWITCH_OUTPUT: dict[str, object] = obj(
     {
         "previous_agent_id": {**UUID, "description": "The space this connection used before."},
         "agent_id": {**UUID, "description": "The space it uses now."},
@@ -698,7 +698,7 @@ SWITCH_OUTPUT: dict[str, Any] = obj(
 )
 
 
-def _no_such_agent(caller: Caller, agent_id: Any) -> AppError:
+def _no_such_agent(caller: Caller, agent_id: object) -> AppError:
     # The caller's own spaces are the agent ids it may use: naming them is no leak, and it saves
     # the agent a round trip to the user.
     spaces = list(space_list(owner=caller.user).order_by("-is_default", "name")[:SPACES_SHOWN])
@@ -712,7 +712,7 @@ def _no_such_agent(caller: Caller, agent_id: Any) -> AppError:
 
 
 @operation("switch_agent", PROFILES, SCOPE_READ, WRITES_IDEMPOTENT, SWITCH_INPUT, SWITCH_OUTPUT)
-def _switch_agent(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _switch_agent(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Switch to a different agent's context graph: here, another of the user's spaces (a separate memory:
     work, personal, a project). All later calls of this connection (this agent's OAuth authorization, or
     this personal token) use it, on every endpoint, until switched again; other agents keep theirs.
@@ -741,7 +741,7 @@ PayloadSelector = Callable[..., dict[str, Any]]
 
 def _in_current_space(selector: PayloadSelector) -> ResourceReader:
     # Resources read the caller's current space (switch_agent applies), owner-scoped.
-    def read(caller: Caller) -> dict[str, Any]:
+    def read(caller: Caller) -> dict[str, object]:
         return selector(owner=caller.user, space=space_for_caller(caller=caller))
 
     return read

@@ -43,7 +43,6 @@ from memories.limits import (
 from memories.models import Job, Source, Space
 from memories.operations.registry import READ_ONLY, WRITES_IDEMPOTENT, operation
 from memories.operations.schemas import ALL, NULLABLE_TIME, UUID, obj
-from memories.representations import iso
 from memories.selectors.jobs import (
     DONE,
     FAILED,
@@ -64,6 +63,7 @@ from memories.selectors.jobs import (
 )
 from memories.services.documents import document_ingest
 from memories.services.spaces import space_for_caller
+from memories.wire import iso
 
 # The evidence contract offers the write tools on its URL too.
 PROFILES = ("ingest", "evidence")
@@ -219,7 +219,7 @@ def _filename(*, title: str, source_ref: str, mime: str) -> str:
     return base.strip()[:200] + _EXTENSIONS[mime]
 
 
-def _pipeline(job: Job, source: Source, *, created: bool) -> dict[str, Any]:
+def _pipeline(job: Job, source: Source, *, created: bool) -> dict[str, object]:
     """The contract's async guidance: where the version is, and the exact pipeline_readiness call to make."""
     finished = job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED)
     if job.status == Job.Status.SUCCEEDED:
@@ -253,7 +253,7 @@ def _pipeline(job: Job, source: Source, *, created: bool) -> dict[str, Any]:
     }
 
 
-INGEST_INPUT: dict[str, Any] = obj(
+INGEST_INPUT: dict[str, object] = obj(
     {
         "content": {
             "type": "string",
@@ -331,7 +331,7 @@ INGEST_INPUT: dict[str, Any] = obj(
 )
 
 
-INGEST_OUTPUT: dict[str, Any] = obj(
+INGEST_OUTPUT: dict[str, object] = obj(
     {
         # The contract's IngestedVersion.
         "deployment_id": UUID,
@@ -385,7 +385,7 @@ INGEST_OUTPUT: dict[str, Any] = obj(
 @operation(
     "ingest", PROFILES, SCOPE_WRITE, WRITES_IDEMPOTENT, INGEST_INPUT, INGEST_OUTPUT, name_error=contract_error
 )
-def _ingest(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _ingest(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Ingest a text or a document (PDF, HTML, Markdown, plain text) into the user's memory, as an importer
     or sync job would. Send exactly one of `content` (text) or `document_base64` (the document's bytes).
     Name a document that is re-sent over time with `source_kind` + `source_ref`; with `versioning_mode:
@@ -529,7 +529,7 @@ def _ready(requirements: dict[str, str], require: dict[str, bool]) -> bool:
 
 def _readiness_dict(
     item: JobReadiness, *, current_space: Space, require: dict[str, bool], version_id: uuid.UUID | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     job = item.job
     error: dict[str, Any] | None = None
     if job is None:
@@ -659,7 +659,7 @@ _JOB_READINESS = obj(
 )
 
 _IDS = {"type": "array", "minItems": 1, "maxItems": MAX_JOB_IDS, "uniqueItems": True, "items": UUID}
-READINESS_INPUT: dict[str, Any] = obj(
+READINESS_INPUT: dict[str, object] = obj(
     {
         "version_ids": {
             **_IDS,
@@ -700,7 +700,7 @@ READINESS_INPUT: dict[str, Any] = obj(
 )
 
 
-READINESS_OUTPUT: dict[str, Any] = obj(
+READINESS_OUTPUT: dict[str, object] = obj(
     {
         "ready": {
             "type": "boolean",
@@ -755,7 +755,7 @@ def _requested(caller: Caller, args: dict[str, Any]) -> tuple[list[JobReadiness]
 
 
 @operation("pipeline_readiness", PROFILES, SCOPE_READ, READ_ONLY, READINESS_INPUT, READINESS_OUTPUT)
-def _pipeline_readiness(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _pipeline_readiness(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Whether ingested (or remembered) content is ready, for up to 50 version ids (from ingest's
     `pipeline.poll_with`) or job ids: `ready` when every one meets the required stages (`require`:
     pipeline, p1 = searchable, live_graph; p3 is not offered here), the stages (queued -> extract -> embed

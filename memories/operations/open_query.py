@@ -30,9 +30,9 @@ from memories.open_query.saved import SAVED, SavedQuery
 from memories.operations.registry import operation
 from memories.operations.schemas import ALL, obj
 from memories.operations.validation import validate_arguments
-from memories.representations import iso
 from memories.selectors.open_query import QueryResult, caps, query_run
 from memories.services.spaces import space_for_caller
+from memories.wire import iso
 
 PROFILES = ("evidence",)
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
@@ -99,7 +99,7 @@ SNAPSHOT = obj(
     closed=False,
     description="The PostgreSQL snapshot every row was read from.",
 )
-QUERY_RESULT: dict[str, Any] = obj(
+QUERY_RESULT: dict[str, object] = obj(
     {
         "contract": {"type": "string", "enum": [CONTRACT]},
         "grade": {"type": "string", "enum": [GRADE]},
@@ -123,14 +123,14 @@ QUERY_RESULT: dict[str, Any] = obj(
 )
 
 
-def _space_ref(caller: Caller) -> dict[str, Any]:
+def _space_ref(caller: Caller) -> dict[str, object]:
     space = space_for_caller(caller=caller)
     return {"id": str(space.id), "name": space.name}
 
 
 def _result(
     result: QueryResult, *, space_id: str, checked: guard.CheckedQuery, saved: str | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     return {
         "contract": CONTRACT,
         "grade": GRADE,
@@ -150,7 +150,7 @@ def _result(
 
 def _run(
     caller: Caller, checked: guard.CheckedQuery, params: list[Any], limit: int | None, saved: str | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     space = space_for_caller(caller=caller)
     # Each run holds a database connection for up to the statement timeout: counted per user.
     user_throttle(limit="query", user=caller.user)
@@ -169,7 +169,7 @@ def saved_query_get(name: str) -> SavedQuery:
     return saved
 
 
-SPACE_OUTPUT: dict[str, Any] = obj(
+SPACE_OUTPUT: dict[str, object] = obj(
     {
         "contract": {"type": "string"},
         "schema": {"type": "string"},
@@ -197,7 +197,7 @@ RULES = [
 
 
 @operation("query_space", PROFILES, SCOPE_READ, READ_ONLY, obj({}), SPACE_OUTPUT)
-def _query_space(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _query_space(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Discover the open query: the read-only views of the current space (memories, entities, memory_entities,
     relations, sources, evidence) with their columns, the caps on rows, bytes and time, the SQL functions
     allowed, and the saved queries' names. Returns no data. Start here before query or run_saved_query.
@@ -230,7 +230,7 @@ VIEW_OUTPUT = obj(
 
 
 @operation("describe_view", PROFILES, SCOPE_READ, READ_ONLY, VIEW_INPUT, VIEW_OUTPUT)
-def _describe_view(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _describe_view(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Describe one view of the open query: what a row is, and each column's name, PostgreSQL type and meaning
     (the clocks included). Returns no data.
     """
@@ -253,7 +253,7 @@ VALIDATE_OUTPUT = obj(
 
 
 @operation("validate_query", PROFILES, SCOPE_READ, READ_ONLY, VALIDATE_INPUT, VALIDATE_OUTPUT)
-def _validate_query(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _validate_query(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Check a select statement without running it: whether the open query accepts it (else a query_rejected
     error with details.reason) and PostgreSQL can plan it (else query_failed), the columns it would return
     and how many $n parameters it takes. Returns no rows.
@@ -282,7 +282,7 @@ QUERY_INPUT = obj({"sql": SQL, "params": PARAMS, "limit": LIMIT}, required=["sql
 
 
 @operation("query", PROFILES, SCOPE_READ, READ_ONLY, QUERY_INPUT, QUERY_RESULT)
-def _query(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _query(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Run one read-only select statement over the open query's views of the current space and get
     QueryResult/v1 rows: grade exploratory_tabular, the columns, the rows, the caps, what was dropped and
     why, and the PostgreSQL snapshot time. For exploration and counting; use facts_context and
@@ -296,7 +296,7 @@ LIST_OUTPUT = obj({"saved_queries": {"type": "array", "items": obj({}, closed=Fa
 
 
 @operation("list_saved_queries", PROFILES, SCOPE_READ, READ_ONLY, obj({}), LIST_OUTPUT)
-def _list_saved_queries(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _list_saved_queries(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """List the saved queries (examples.*): each one's name, title, what it answers and its parameters'
     schema. Run one with run_saved_query; they are not tools of their own. Returns no data.
     """
@@ -318,7 +318,7 @@ DESCRIBE_OUTPUT = obj(
 
 
 @operation("describe_saved_query", PROFILES, SCOPE_READ, READ_ONLY, NAME_INPUT, DESCRIBE_OUTPUT)
-def _describe_saved_query(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _describe_saved_query(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Show one saved query: what it answers, the schema of its parameters, and its SQL (a starting point for
     a query of your own). Returns no data.
     """
@@ -341,7 +341,7 @@ RUN_INPUT = obj(
 
 
 @operation("run_saved_query", PROFILES, SCOPE_READ, READ_ONLY, RUN_INPUT, QUERY_RESULT)
-def _run_saved_query(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+def _run_saved_query(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Run a saved query (examples.*, see list_saved_queries) with its parameters by name, over the current
     space, and get QueryResult/v1 rows with caps, drops and the snapshot time.
     """

@@ -233,7 +233,7 @@ def operation(
     output_schema: dict[str, Any],
     tool: str = "",
     name_error: ErrorNamer | None = None,
-    **doc_values: Any,
+    **doc_values: object,
 ) -> Callable[[Handler], Handler]:
     """Register the decorated handler as the operation `name` (offered to MCP as `tool`, when
     given); its docstring is the description agents read (whitespace folded; `{placeholders}`
@@ -357,7 +357,7 @@ def resources(profile: str | None = None) -> list[ResourceDef]:
     return [r for r in _RESOURCES.values() if profile is None or profile in r.profiles]
 
 
-def read_resource(uri: str, caller: Caller, profile: str | None = None) -> dict[str, Any]:
+def read_resource(uri: str, caller: Caller, profile: str | None = None) -> dict[str, object]:
     """Read one resource for `caller` (its scope is checked here too)."""
     resource = next((r for r in resources(profile) if r.uri == uri), None)
     if resource is None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from memories.limits import ENTITY_NAME_MAX_LENGTH
 from memories.models import Entity
-from memories.representations import MEMORY_CLOCKS
+from memories.wire import MEMORY_CLOCKS
 
 # `obj(..., required=ALL)`: every property is required (most outputs always carry every field).
 ALL = ("*",)
@@ -19,13 +19,13 @@ def obj(
     required: Sequence[str] | str = (),
     closed: bool = True,
     nullable: bool = False,
-    **extra: Any,
-) -> dict[str, Any]:
+    **extra: object,
+) -> dict[str, object]:
     """An object schema with these properties; `required` ones (names, or one space-separated
     string of them; ALL: every one); `closed`: no other
     keys allowed (every input schema is closed, so unknown fields are refused rather than ignored);
     `nullable`: null is allowed too."""
-    schema: dict[str, Any] = {"type": ["object", "null"] if nullable else "object"}
+    schema: dict[str, object] = {"type": ["object", "null"] if nullable else "object"}
     if closed:
         schema["additionalProperties"] = False
     if required:
@@ -35,10 +35,10 @@ def obj(
     return {**schema, **extra}
 
 
-UUID: dict[str, Any] = {"type": "string", "format": "uuid"}
-# A space, and a source named (memories.representations.space_ref, source_ref), in output schemas.
-SPACE_REF: dict[str, Any] = obj({"id": UUID, "name": {"type": "string"}}, required=ALL)
-SOURCE_REF: dict[str, Any] = obj(
+UUID: dict[str, object] = {"type": "string", "format": "uuid"}
+# A space, and a source named (memories.wire.space_ref, source_ref), in output schemas.
+SPACE_REF: dict[str, object] = obj({"id": UUID, "name": {"type": "string"}}, required=ALL)
+SOURCE_REF: dict[str, object] = obj(
     {
         "id": UUID,
         "origin": {"type": "string", "description": "remember, document, relate, image, api ..."},
@@ -55,14 +55,14 @@ SOURCE_REF: dict[str, Any] = obj(
     description="Which source it came from (null: none is known).",
 )
 # A datetime (ISO 8601 with offset) or null, in output schemas.
-NULLABLE_TIME: dict[str, Any] = {"type": ["string", "null"]}
+NULLABLE_TIME: dict[str, object] = {"type": ["string", "null"]}
 
 
 # The entities a saver names (REST save, graph `remember`): linked in addition to the extracted ones.
 SAVE_ENTITIES_MAX = 50
 
 
-SAVE_ENTITIES: dict[str, Any] = {
+SAVE_ENTITIES: dict[str, object] = {
     "type": "array",
     "maxItems": SAVE_ENTITIES_MAX,
     "items": {
@@ -77,13 +77,13 @@ SAVE_ENTITIES: dict[str, Any] = {
 }
 
 
-def clocks_schema(names: tuple[str, ...] = MEMORY_CLOCKS) -> dict[str, Any]:
+def clocks_schema(names: tuple[str, ...] = MEMORY_CLOCKS) -> dict[str, object]:
     """The output schema of a `clocks` object: each named clock a datetime (or id) or null."""
     return {"type": "object", "properties": {name: NULLABLE_TIME for name in names}}
 
 
 # The error object every failure carries (memories.errors.AppError.as_dict).
-ERROR_SCHEMA: dict[str, Any] = {
+ERROR_SCHEMA: dict[str, object] = {
     "type": "object",
     "properties": {
         "code": {"type": "string"},
@@ -117,7 +117,7 @@ _SUBSCHEMA_MAPS = ("properties", "$defs", "patternProperties")
 _ANNOTATIONS = ("description", "title", "default", "examples", "$comment", "deprecated")
 
 
-def portable(schema: Any) -> Any:
+def portable(schema: object) -> Any:
     """`schema` with every type union (`"type": ["string", "null"]`) spelled as `anyOf` of one-type
     branches, the form strict clients accept (the MCP Inspector's `--strict` lint, single-`type`
     dialects such as Gemini's function declarations). It validates exactly the same values: the
@@ -127,7 +127,7 @@ def portable(schema: Any) -> Any:
         return [portable(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    spelled: dict[str, Any] = {}
+    spelled: dict[str, object] = {}
     for key, value in schema.items():
         if key in _SUBSCHEMA or key in _SUBSCHEMA_LISTS:
             spelled[key] = portable(value)
@@ -154,7 +154,7 @@ def portable(schema: Any) -> Any:
     return {**outer, "anyOf": branches}
 
 
-def result_or_error(output_schema: dict[str, Any]) -> dict[str, Any]:
+def result_or_error(output_schema: dict[str, Any]) -> dict[str, object]:
     """An MCP tool's output schema: its result, or the error object of an `isError` result.
 
     The MCP TypeScript SDK (1.x, typescript-sdk#1943) validates `structuredContent` against the

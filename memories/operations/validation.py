@@ -49,11 +49,11 @@ for _format, _parse in PARSERS.items():
     _format_checker.checks(_format, raises=ValueError)(_checks(_parse))
 
 
-def _is_integer(checker: Any, instance: object) -> bool:
+def _is_integer(checker: object, instance: object) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-def _is_number(checker: Any, instance: object) -> bool:
+def _is_number(checker: object, instance: object) -> bool:
     return isinstance(instance, (int, float)) and not isinstance(instance, bool)
 
 
@@ -63,7 +63,7 @@ _type_checker = Draft202012Validator.TYPE_CHECKER.redefine_many(
 StrictValidator = extend(Draft202012Validator, type_checker=_type_checker)
 
 
-def bad_character(value: Any) -> str | None:
+def bad_character(value: object) -> str | None:
     """The path of the first string (or key) holding a NUL or a lone surrogate, else None.
 
     PostgreSQL cannot store NUL in text and UTF-8 cannot encode a lone surrogate:
@@ -85,7 +85,7 @@ def bad_character(value: Any) -> str | None:
     return None
 
 
-def _trim(value: Any) -> Any:
+def _trim(value: object) -> Any:
     if isinstance(value, str):
         return value.strip()
     if isinstance(value, list):
@@ -198,7 +198,7 @@ def _as_app_error(error: SchemaError) -> AppError:
     return AppError(code, message, details={"field": field, **details}, agent_action=action)
 
 
-def _apply_defaults(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+def _apply_defaults(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, object]:
     for name, spec in schema.get("properties", {}).items():
         if name not in arguments and "default" in spec:
             arguments[name] = copy.deepcopy(spec["default"])
@@ -209,7 +209,7 @@ def _duplicates(path: str) -> AppError:
     return AppError(Code.DUPLICATE_ITEMS, f"{path} has duplicate values.", details={"field": path})
 
 
-def _typed(schema: dict[str, Any], value: Any, path: str) -> Any:
+def _typed(schema: dict[str, Any], value: object, path: str) -> Any:
     """`value` (already valid against `schema`) with its uuid and date-time strings parsed."""
     if isinstance(value, str):
         parse = PARSERS.get(schema.get("format", ""))
@@ -256,11 +256,11 @@ def validate_arguments(schema: dict[str, Any], arguments: object) -> dict[str, A
     )
     if found:
         raise _as_app_error(found[0])
-    typed: dict[str, Any] = _typed(schema, _apply_defaults(schema, trimmed), "")
+    typed: dict[str, object] = _typed(schema, _apply_defaults(schema, trimmed), "")
     return typed
 
 
-def _typed_formats(schema: Any) -> int:
+def _typed_formats(schema: object) -> int:
     # The formats `_typed` reaches: through `properties` and `items`, nothing else.
     if not isinstance(schema, dict):
         return 0
@@ -269,7 +269,7 @@ def _typed_formats(schema: Any) -> int:
     return here + below + _typed_formats(schema.get("items"))
 
 
-def _all_formats(node: Any) -> int:
+def _all_formats(node: object) -> int:
     if isinstance(node, dict):
         here = 1 if isinstance(node.get("format"), str) and node["format"] in PARSERS else 0
         return here + sum(_all_formats(value) for value in node.values())

@@ -7,8 +7,9 @@ and supersession slot. Every step is a pure function of its input and a referenc
 expressions and short word lists, so results are deterministic and a 100,000-character document takes a
 fraction of a second.
 
-Known limits: English only, and rules rather than understanding. A segment gets exactly one kind and one
-slot even when it says several things ("I moved to Berlin and joined Siemens" keeps only the first slot);
+Known limits: English only (the update engine reads four languages, `lexicon/`), and rules rather than
+understanding. A segment gets exactly one kind and one slot; a note's compound statement ("I moved to
+Berlin and joined Siemens") is split into its facts first (`segment`), a conversation turn is not;
 negations are mostly ignored by the classifier ("I didn't go" is an episode); the time and entity rules
 have their own limits, listed in `timeparse` and `entities`.
 """

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 from datetime import datetime
-from typing import Any
 
 from django.conf import settings
 
@@ -34,7 +33,7 @@ dates against the reference time; slot is "<subject>:<attribute>" for single-val
 (lives_in, works_at, name, age, relationship_status, diet, favorite:<thing>) else ""."""
 
 
-def _when(value: Any, reference: datetime) -> datetime | None:
+def _when(value: object, reference: datetime) -> datetime | None:
     if not isinstance(value, str) or not value:
         return None
     try:
@@ -44,7 +43,7 @@ def _when(value: Any, reference: datetime) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=reference.tzinfo)
 
 
-def _candidate(row: Any, reference: datetime) -> Candidate | None:
+def _candidate(row: object, reference: datetime) -> Candidate | None:
     if not isinstance(row, dict):
         return None
     content = str(row.get("content") or "").strip()

@@ -220,7 +220,7 @@ def image_read(data: bytes, media_type: str, *, max_pixels: int, ocr: bool) -> R
 
 
 def _encode(image: Any, pil_format: str, *, icc_profile: Any, transparency: Any) -> bytes:
-    options: dict[str, Any] = {}
+    options: dict[str, object] = {}
     if isinstance(icc_profile, bytes) and icc_profile:
         options["icc_profile"] = icc_profile
     if pil_format == "JPEG":
@@ -257,7 +257,7 @@ def _for_ocr(image: Any) -> Any:
     return rgb
 
 
-def ocr_text(image: Any) -> str:
+def ocr_text(image: object) -> str:
     """The text RapidOCR reads in an RGB image: lines in its reading order, a blank line where the
     gap to the next line is larger than a line's height (a new paragraph or block)."""
     import numpy

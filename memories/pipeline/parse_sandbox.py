@@ -124,7 +124,7 @@ def _run_child(
             logger.error("%s: reading child exited with %s: %s", media_type, done.returncode, detail)
             raise RuntimeError(f"document parser exited with {done.returncode}")
         stdout.seek(0)
-        answer: dict[str, Any] = json.loads(stdout.read().decode())
+        answer: dict[str, object] = json.loads(stdout.read().decode())
     logger.info("%s: read in %.1f s", media_type, elapsed)
     return answer
 

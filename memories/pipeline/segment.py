@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from memories.pipeline.language import (
     split_speaker,
     word_set,
 )
+from memories.pipeline.lexicon import ENGLISH, Lexicon, detect, lexicon
 
 
 def document_blocks(text: str) -> list[str]:
@@ -93,7 +95,10 @@ def segment_spans(text: str) -> list[Piece]:
     lines without a speaker joined to the turn before; a turn longer than 800 characters is chunked at
     sentence ends. Any other text is a note: paragraphs (blank lines) split into statements, one per
     sentence, except that a sentence leaning on the one before it (opening with a pronoun or a
-    conjunction, or a two-word reaction) stays with it. A list item is a statement of its own, prefixed
+    conjunction, or a two-word reaction) stays with it, unless an opener ("Also", "Btw", "Oh and")
+    makes it a statement of its own; a sentence splits further at a semicolon, at a comma and joiner
+    before a new subject, and between the facts of a compound ("I live in X and work at Y", the
+    second keeping the subject: "I work at Y"). A list item is a statement of its own, prefixed
     with the line that introduces it ("Shopping list:"); a heading is not a statement but the context of
     the items under it, and so is a note's title (a first short line without punctuation, followed by
     paragraphs). Spans never overlap and follow the text's order.
@@ -274,18 +279,99 @@ def _paragraphs(text: str, begin: int, finish: int) -> list[tuple[int, int]]:
 
 
 def _statements(text: str, start: int, end: int) -> list[Piece]:
-    """The sentences of one line, long ones cut into chunks."""
+    """The sentences of one line, long ones cut into chunks, each sentence split into its clauses."""
     pieces: list[Piece] = []
     for s_start, s_end in sentence_spans(text[start:end]):
         for c_start, c_end in _chunk_spans(text, start + s_start, start + s_end):
-            pieces.append(Piece(text[c_start:c_end], c_start, c_end))
+            pieces.extend(_clauses(text, c_start, c_end))
     return pieces
+
+
+# "I moved to Porto; the commute is by train", "Priya left; my boss is Tom now": a semicolon between
+# two clauses that each say something (a subject and a verb at least) ends a statement; so does
+# "..., so my manager is Ben now" (`_boundaries`).
+_MIN_CLAUSE_WORDS = 2
+_SEMICOLON_RE = re.compile(r"\s*;\s+")
+# "I live in Lisbon and work at Fieldnote": one subject, two facts. The second clause keeps the
+# subject ("I work at Fieldnote") so that it is read, superseded and found on its own.
+_COMPOUND_RE = re.compile(
+    r"^(?P<subject>(?:i|we|ich|wir|je|j['\u2019]|nous)\s*)?(?P<first>\S.*?),?\s+(?:and|und|et|y)\s+"
+    r"(?P<second>(?P<verb>[^\W\d_]+)\s+\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_ELIDED = {"j'": "Je", "j\u2019": "Je"}
+
+
+def _clauses(text: str, start: int, end: int) -> list[Piece]:
+    """One sentence as its statements: clauses after a semicolon, and the second fact of a compound
+    ("... and work at Y") whose verb names a relation or a change in the sentence's language."""
+    spans: list[tuple[int, int]] = []
+    cursor = start
+    lex = lexicon(detect(text[start:end]))
+    for match in _boundaries(lex, text, start, end):
+        if (
+            len(_WORD_RE.findall(text[cursor : match.start()])) >= _MIN_CLAUSE_WORDS
+            and len(_WORD_RE.findall(text[match.end() : end])) >= _MIN_CLAUSE_WORDS
+        ):
+            spans.append((cursor, match.start()))
+            cursor = match.end()
+    spans.append((cursor, end))
+    pieces: list[Piece] = []
+    for c_start, c_end in spans:
+        pieces.extend(_compound(text, c_start, c_end))
+    return pieces
+
+
+def _boundaries(lex: Lexicon, text: str, start: int, end: int) -> list[re.Match[str]]:
+    """Where one statement ends and the next begins inside a sentence: a semicolon, or a comma and a
+    joiner before a new subject ("Olga got promoted, so my manager is Ben now")."""
+    return list(_boundary_re(lex.code).finditer(text, start, end))
+
+
+@functools.cache
+def _boundary_re(code: str) -> re.Pattern[str]:
+    lex = lexicon(code)
+    subjects = "|".join(re.escape(w) for w in sorted(lex.self_words | lex.possessive, key=len, reverse=True))
+    joiners = "|".join(re.escape(w) for w in sorted(lex.joiners, key=len, reverse=True))
+    pattern = rf"\s*;\s+|,\s+(?:{joiners})\s+(?=(?:{subjects})\b)" if joiners else _SEMICOLON_RE.pattern
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def _compound(text: str, start: int, end: int) -> list[Piece]:
+    clause = text[start:end]
+    match = _COMPOUND_RE.match(clause)
+    if match is None:
+        return [Piece(clause, start, end)]
+    lex = lexicon(detect(clause))
+    verb = match.group("verb").lower()
+    names_fact = verb in lex.relations or bool(lex.change.fullmatch(verb))
+    if not names_fact or len(_WORD_RE.findall(match.group("first"))) < 2:
+        return [Piece(clause, start, end)]
+    first_end = start + match.end("first")
+    second_start = start + match.start("second")
+    subject = (match.group("subject") or "").strip()
+    subject = _ELIDED.get(subject.lower(), subject)
+    second = clause[match.start("second") :]
+    return [
+        Piece(text[start:first_end], start, first_end),
+        Piece(f"{subject} {second}" if subject else second, second_start, end),
+    ]
+
+
+def _opens_statement(sentence: str) -> bool:
+    """ "Btw ...", "Oh and ...", "Also, ...": a new statement, even after one it could lean on."""
+    code = detect(sentence)
+    return bool(
+        lexicon(code).opener.match(sentence) or (code != ENGLISH and lexicon(ENGLISH).opener.match(sentence))
+    )
 
 
 def _leans(sentence: str) -> bool:
     words = _WORD_RE.findall(sentence)
     if len(words) < _MIN_STATEMENT_WORDS:
         return True
+    if _opens_statement(sentence):
+        return False
     return words[0].lower().replace("\u2019", "'").split("'")[0] in _LEANING_WORDS
 
 

@@ -4,7 +4,10 @@ one and keeps it as history; a new version of a living document retires what onl
 
 from __future__ import annotations
 
+import math
+import threading
 import uuid
+from collections import OrderedDict
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -15,11 +18,21 @@ from django.utils import timezone
 from pgvector import Vector
 from pgvector.django import CosineDistance
 
+from config.compiled import CompiledQuery, compile_once, compiled_rows, model_order
+from memories import embeddings
+from memories.as_of import active_q, memory_visible, world_start, world_start_latest
 from memories.models import Evidence, Memory, Relation, Source
 from memories.pipeline.language import split_speaker, statement_sentences
-from memories.pipeline.update import LOOSELY_RELATED, Frame, Verdict, frame_of, judge
-from memories.selectors.as_of import active_q, memory_visible, world_start, world_start_latest
-from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows, model_order
+from memories.pipeline.update import (
+    LOOSELY_RELATED,
+    RELATED,
+    Frame,
+    Verdict,
+    frame_of,
+    judge,
+    same_frame,
+    typed_change,
+)
 
 
 def supersede(*, new: Memory | Relation, rivals: QuerySet[Any], source: Source, now: datetime) -> list[Any]:
@@ -42,7 +55,7 @@ def supersede(*, new: Memory | Relation, rivals: QuerySet[Any], source: Source, 
     the later statement says it no longer held when it was said. Returns the rows closed.
 
     A forgotten (suppressed) memory is never a rival, whoever named it: it neither closes the new row
-    nor is closed by it, so it becomes nobody's history (`memories.selectors.as_of`, issue 40).
+    nor is closed by it, so it becomes nobody's history (`memories.as_of`, issue 40).
     """
     evidence_for = "memory" if isinstance(new, Memory) else "relation"
     if isinstance(new, Memory):
@@ -144,7 +157,7 @@ _PRIOR_FIELDS = model_order(Memory, ("id", "content", "kind", "occurred_at", "st
 
 @lru_cache(maxsize=1)
 def _nearest_compiled() -> CompiledQuery:
-    # Every new statement asks it: compiled once (memories.selectors.compiled says why).
+    # Every new statement asks it: compiled once (config.compiled says why).
     return compile_once(
         lambda owner_id, space_id, vector, now: _nearest(
             owner_id=owner_id, space_id=space_id, vector=Value(vector), now=now
@@ -182,14 +195,24 @@ def judge_priors(
     the update engine's rules (`memories.pipeline.update.judge`)."""
     judged: list[tuple[Memory, Verdict]] = []
     several = _several_claims(candidate.content)
-    for prior in nearest_prior_rows(owner_id=job.owner_id, space_id=job.space_id, vector=vector):
+    priors = nearest_prior_rows(owner_id=job.owner_id, space_id=job.space_id, vector=vector)
+    frames = [frame_of(prior.content) for prior in priors]
+    # The frames of the priors related in meaning that the model did not judge.
+    undecided = [
+        old
+        for prior, old in zip(priors, frames, strict=True)
+        if prior.id not in (advice or {}) and 1 - float(prior.distance) >= RELATED  # type: ignore[attr-defined]
+    ]
+    frame_similarity = frame_similarities(frame, undecided)
+    for prior, old in zip(priors, frames, strict=True):
         verdict = (advice or {}).get(prior.id) or judge(
             frame,
-            frame_of(prior.content),
+            old,
             similarity=1 - float(getattr(prior, "distance")),  # noqa: B009 - annotated by the query
             new_kind=candidate.kind,
             old_kind=prior.kind,
             same_day=same_event_day(candidate, prior),
+            frame_similarity=frame_similarity.get(old.masked),
         )
         if verdict is not Verdict.ADD and (several or _several_claims(prior.content)):
             # A conversation turn or a paragraph says several things: one of them changing must not
@@ -198,6 +221,56 @@ def judge_priors(
             verdict = Verdict.ADD
         judged.append((prior, verdict))
     return judged
+
+
+def frame_similarities(new: Frame, olds: list[Frame]) -> dict[str, float]:
+    """How close in meaning the new statement's frame (values masked) is to each prior's, by the
+    prior's masked text: "I earn <money> a year" / "My salary went up to <money>". Only for the
+    candidates of a change (related in meaning, the same subject, another value of one type, not
+    already the same frame by words), and each masked text is embedded once per process
+    (`_masked_vectors`), so most saves embed nothing more (ingest stays as fast)."""
+    wanted = sorted(
+        {
+            old.masked
+            for old in olds
+            if old.subject == new.subject
+            and not old.tentative
+            and typed_change(new, old)
+            and not same_frame(new, old, frame_similarity=None)
+        }
+    )
+    if not wanted:
+        return {}
+    vectors = _masked_vectors([new.masked, *wanted])
+    return {text: _cosine(vectors[new.masked], vectors[text]) for text in wanted}
+
+
+# Masked texts recur (a frame is the same whatever its values): their vectors, kept per process.
+_MASKED_CACHE: OrderedDict[str, list[float]] = OrderedDict()
+_MASKED_CACHE_SIZE = 4096
+_MASKED_LOCK = threading.Lock()
+
+
+def _masked_vectors(texts: list[str]) -> dict[str, list[float]]:
+    with _MASKED_LOCK:
+        found = {text: _MASKED_CACHE[text] for text in texts if text in _MASKED_CACHE}
+    missing = sorted(set(texts) - set(found))
+    if missing:
+        computed = dict(zip(missing, embeddings.embed(missing), strict=True))
+        with _MASKED_LOCK:
+            for text, vector in computed.items():
+                _MASKED_CACHE[text] = vector
+                _MASKED_CACHE.move_to_end(text)
+            while len(_MASKED_CACHE) > _MASKED_CACHE_SIZE:
+                _MASKED_CACHE.popitem(last=False)
+        found.update(computed)
+    return found
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
 
 
 @lru_cache(maxsize=4096)

@@ -32,17 +32,26 @@ thresholds are named constants below and are measured by the scenario suite
 (`tests/memories/test_update_engine.py`, which reports precision and recall of supersession and of
 deduplication).
 
+Typed values (issue 40): `memories.pipeline.values` finds a statement's values by type (money,
+quantities, times, dates, weekdays, phones, emails, URLs, numbers, names, places). Another value of
+a type the prior has, in the same frame (`same_frame`: one relation, the same words around the
+values, a change that repeats part of the frame, or masked texts close in meaning, measured by the
+worker for candidates only), is a change, whatever the verbs ("I earn 85k" / "My salary went up to
+92k"). The words of every cue, relation and relative are each language's lexicon
+(`memories/pipeline/lexicon/`): English, German, Spanish and French are read alike.
+
 Two statements are compared only when each has at most `MAX_DIFFERENT` content words the other
 lacks; the worker replaces only single statements (`memories.pipeline.supersede.judge_priors`), so
 a correction of one part of a long turn leaves the turn current beside it (the answerers then state
-the later one, `memories.retrieval.answer.resolve`). Known limits: English only; rules over words,
-not a parse; synonyms of a relation ("based in" / "live in") are the slot patterns' job. With
-`LLM_BASE_URL` set the model judges the same pairs (`memories/pipeline/judge_llm.py`), and these
-rules answer whenever it cannot.
+the later one, `memories.retrieval.answer.resolve`); a note is split into its statements first
+(`memories.pipeline.segment`). Known limits: rules over words, not a parse; four languages; a change
+said in the future tense is not yet one. With `LLM_BASE_URL` set the model judges the same pairs
+(`memories/pipeline/judge_llm.py`), and these rules answer whenever it cannot.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -50,6 +59,8 @@ from functools import lru_cache
 
 from memories.pipeline.entities import COMMON_WORDS, FIRST_NAMES, extract_entities
 from memories.pipeline.language import STOP_WORDS, speaker_subject, split_speaker, stem, word_set
+from memories.pipeline.lexicon import ENGLISH, Lexicon, detect, lexicon
+from memories.pipeline.values import by_type, masked, values_of
 
 EPISODIC = "episode"
 
@@ -94,6 +105,22 @@ class Frame:
     change: bool = False
     # "I also have a cat", "I speak Spanish too": an addition, whatever else it shares.
     additive: bool = False
+    # The typed values (memories.pipeline.values) by type, and the relations the statement names
+    # ("earn", "salary" -> "pay"), so that "I earn 85k" and "My salary went up to 92k" are one
+    # attribute with two values whatever the verbs.
+    typed: tuple[tuple[str, frozenset[str]], ...] = ()
+    relations: frozenset[str] = frozenset()
+    # The content words around the values (the frame they sit in), and the frame as text.
+    frame_words: frozenset[str] = frozenset()
+    masked: str = ""
+    # Words that qualify a relation word ("office" in "my office number"): another attribute.
+    qualifiers: frozenset[str] = frozenset()
+    # It names a relation that holds many values ("I like", "I have"): a name beside is more.
+    many: bool = False
+    # "I quit", "I gave up", "no longer": the statement ends something.
+    ending: bool = False
+    # The stems of its cue, change and ending words ("quit", "cancelled", "switched").
+    event_words: frozenset[str] = frozenset()
 
 
 # People a statement can be about ("my sister likes tea" is about the sister, not the speaker).
@@ -118,28 +145,14 @@ SINGLE_VALUED = word_set(
     """
 )
 
-# Cue words that mark a correction or a change; stripped from the content words.
-CUES = word_set(
-    """
-    actually now instead anymore longer changed change switched switch sorry correction corrected rather
-    nowadays currently meant mean wrong mistake oops nope updated update new newly recently since lately
-    """
-)
-# The cues that say outright that an earlier value no longer holds.
-STRONG_CUES_RE = re.compile(
-    r"\b(?:instead|no\s+longer|not\s+anymore|any\s*more|rather\s+than|switched|changed|swapped|replaced"
-    r"|used\s+to|correction|i\s+meant|sorry|wrong|mistake|not\s+\w+\s+any\s*more)\b",
-    re.IGNORECASE,
-)
-_NEGATION_RE = re.compile(
-    r"\b(?:not|never|no\s+longer|don['\u2019]?t|doesn['\u2019]?t|didn['\u2019]?t|isn['\u2019]?t"
-    r"|aren['\u2019]?t|wasn['\u2019]?t|won['\u2019]?t|can['\u2019]?t|cannot|haven['\u2019]?t"
-    r"|hasn['\u2019]?t|stopped|quit|gave\s+up|no\s+more)\b",
-    re.IGNORECASE,
-)
-_IDIOMS_RE = re.compile(r"\b(?:can['\u2019]?t|cannot)\s+wait\b|\bno\s+(?:problem|worries|way|doubt)\b", re.I)
-# Opposites folded onto one word with a denial: "I hate sushi" denies "I love sushi".
-_AGAINST_RE = re.compile(r"\b(?:hate|hates|dislike|dislikes|detest|detests|can['\u2019]?t\s+stand)\b", re.I)
+# The cues of a correction, a change, a denial, a hypothetical, a report and an addition are each
+# language's lexicon (memories/pipeline/lexicon/<language>.json); English's are read here once.
+_EN = lexicon(ENGLISH)
+CUES = _EN.cues
+STRONG_CUES_RE = _EN.strong_cue
+# A quote or a question reports or asks rather than states, in every language.
+_QUOTED_RE = re.compile(r"[\"\u201c\u201d\u00ab\u00bb\u201e]")
+_QUESTION_RE = re.compile(r"\?\s*$")
 _FOR_WORDS = {"love": "like", "loves": "like", "enjoy": "like", "enjoys": "like", "adore": "like"}
 # "Anne, not Anna", "not Anna but Anne", "instead of Anna", "rather than Anna": the rejected value.
 _REJECTED_RE = re.compile(
@@ -149,19 +162,11 @@ _REJECTED_RE = re.compile(
     r"|\b(?:instead\s+of|rather\s+than)\s+(?:the\s+|a\s+|an\s+)?(?P<c>[\w'\u2019-]+)",
     re.IGNORECASE,
 )
-_TENTATIVE_RE = re.compile(
-    r"\b(?:if|would|wouldn['\u2019]?t|might|maybe|perhaps|could|wish|imagine|suppose|hypothetically"
-    r"|thinking\s+(?:about|of)|considering|dream\s+of|someday|what\s+if)\b|\?\s*$",
-    re.IGNORECASE,
-)
-_REPORTED_RE = re.compile(
-    r"[\"\u201c\u201d]|\b(?:said|says|told\s+me|asked|claims?|claimed|thinks?|believes?)\s+(?:that\s+)?",
-    re.IGNORECASE,
-)
 _WORD_RE = re.compile(r"[\w'\u2019-]+")
 _SUBJECT_RE = re.compile(
     r"^\s*(?:(?:so|and|but|well|oh|actually|also|btw|ok|okay|now|sorry|yes|no|correction|update)[,:\s]+)*"
-    r"(?:(?P<my>my|our)\s+(?P<who>[\w-]+)(?:\s+(?P<name>(?-i:[A-Z][\w'\u2019-]*)))?"
+    r"(?:(?P<my>my|our)\s+(?:(?:new|current|former|old|other)\s+)?(?P<who>[\w-]+)"
+    r"(?:\s+(?P<name>(?-i:[A-Z][\w'\u2019-]*)))?"
     r"|(?P<self>i|i['\u2019]m|i['\u2019]ve|i['\u2019]d|i['\u2019]ll|we|me)\b"
     r"|(?P<proper>(?-i:[A-Z][\w'\u2019-]+))(?:['\u2019]s\b)?)",
     re.IGNORECASE,
@@ -175,12 +180,6 @@ _ATTRIBUTE_RE = re.compile(
 _ATTRIBUTE_AFTER_RE = re.compile(
     r"^\s*(?P<value>[\w'\u2019 -]{1,40}?)\s+(?:is|are)\s+(?:now\s+|still\s+)?(?:my|our)\s+"
     r"(?P<attr>(?:all[- ]time\s+|new\s+)?(?:favou?rite|fave|fav)\s+[\w-]+)\b",
-    re.IGNORECASE,
-)
-_CHANGE_RE = re.compile(
-    r"\b(?:moved|relocated|switched|changed|replaced|swapped|left|quit|resigned|sold|joined|started"
-    r"|became|got\s+(?:married|divorced|engaged|a\s+new)|broke\s+up|retired|cancell?ed|upgraded"
-    r"|turned|renamed|stopped)\b",
     re.IGNORECASE,
 )
 _NUMBER_WORDS = {
@@ -197,8 +196,6 @@ _KIN = {
 }  # fmt: skip
 _ORDINAL_RE = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _SELF_NEXT_RE = re.compile(r",?\s+(?:i|i['\u2019]m|i['\u2019]ve|we|my|our)\b", re.IGNORECASE)
-# "also", "too", "as well", "another": the statement adds to what is known.
-_ADDITIVE_RE = re.compile(r"\b(?:also|too|as\s+well|another|again|both|in\s+addition)\b", re.IGNORECASE)
 # Words that carry no value of their own in a statement about oneself, and the thanks and greetings
 # of chat ("Thanks!" states no fact that "Thanks for having my back" could confirm or extend).
 _LIGHT = STOP_WORDS | word_set(
@@ -226,6 +223,8 @@ def _subject(speaker: str, body: str) -> tuple[str, set[str]]:
             return key, {who, *([name.lower()] if name else [])}
         return base, set()  # "my birthday is ...": an attribute of the speaker
     proper = match.group("proper")
+    # "Tom's favourite colour" is about Tom.
+    proper = proper and re.sub(r"['\u2019]s$", "", proper)
     if _ATTRIBUTE_AFTER_RE.match(body):
         return base, set()  # "Pizza is my favourite food": about the speaker
     # "Originally I'm from Lyon", "Yesterday we met": a first word before the speaker's own "I" is
@@ -249,9 +248,14 @@ def _is_person(word: str, body: str) -> bool:
 # up again and again (PRIORS): their frames are read once per process. Frames are immutable.
 @lru_cache(maxsize=4096)
 def frame_of(text: str) -> Frame:
-    """The frame of one statement (a memory's content)."""
-    speaker, body = split_speaker(text.strip())
-    subject, subject_words = _subject(speaker, body)
+    """The frame of one statement (a memory's content), read with the lexicon of its language."""
+    speaker, said = split_speaker(text.strip())
+    lex = lexicon(detect(said))
+    english = lex.code == ENGLISH
+    # "Let me correct that: my sister's birthday is May 13": the lead says how (its cues count),
+    # the rest what, and whom about.
+    body = _without_lead(lex, said)
+    subject, subject_words = _subject(speaker, body) if english else _subject_in(lex, speaker, body)
     rejected = frozenset(
         stem(w.lower())
         for m in _REJECTED_RE.finditer(body)
@@ -260,44 +264,169 @@ def frame_of(text: str) -> Frame:
     without_rejected = _REJECTED_RE.sub(" ", body)
     # "I can't stand cilantro" is one denial of liking it, not two; "I can't wait" is eagerness, and
     # "I won't quit" two denials that affirm: what counts is whether the denials are odd in number.
-    against = bool(_AGAINST_RE.search(without_rejected))
-    plain = _IDIOMS_RE.sub(" ", _AGAINST_RE.sub(" ", without_rejected))
-    negated = (len(_NEGATION_RE.findall(plain)) % 2 == 1) != against
-    tokens = _WORD_RE.findall(_AGAINST_RE.sub(" like ", without_rejected))
+    against = bool(lex.against.search(without_rejected))
+    plain = lex.idioms.sub(" ", lex.against.sub(" ", without_rejected))
+    negated = (len(lex.negation.findall(plain)) % 2 == 1) != against
+    tokens = _WORD_RE.findall(lex.against.sub(" like ", without_rejected))
+    light = _LIGHT if english else _LIGHT | lex.stop | lex.self_words | lex.possessive
     words: set[str] = set()
     values: set[str] = set()
+    relations: set[str] = set()
     for index, token in enumerate(tokens):
-        lowered = token.lower().strip("'\u2019-")
+        lowered = _elided(lex, token.lower().strip("'\u2019-"))
         lowered = _FOR_WORDS.get(lowered, lowered)
         ordinal = _ORDINAL_RE.match(lowered)
         lowered = ordinal.group(1) if ordinal else _NUMBER_WORDS.get(lowered, lowered)
-        lowered = _KIN.get(lowered, lowered)
-        if not lowered or lowered in _LIGHT or lowered in CUES or lowered in subject_words:
+        lowered = _KIN.get(lowered, lex.kin.get(lowered, lowered) if not english else lowered)
+        if not lowered or lowered in light or lowered in lex.cues or lowered in subject_words:
             continue
-        root = stem(lowered)
+        relation = lex.relations.get(lowered)
+        if relation:
+            relations.add(relation)
+        # One word for a relation in any of its words ("salary", "earn"): the relation is shared.
+        root = f"rel:{relation}" if relation else lex.stem(lowered)
         words.add(root)
         # Values: numbers, names, and people ("with my brother" / "with my sister" differ in who).
         if (
             any(ch.isdigit() for ch in lowered)
             or lowered in PEOPLE
-            or (index > 0 and token[:1].isupper() and lowered not in COMMON_WORDS)
+            or (index > 0 and token[:1].isupper() and lowered not in COMMON_WORDS and english)
         ):
             values.add(root)
-    cue_words = {t.lower() for t in tokens} & CUES
+    typed = by_type(values_of(body))
+    for norms in typed.values():
+        values.update(lex.stem(word) for norm in norms for word in _WORD_RE.findall(norm))
+    cue_words = {t.lower() for t in _WORD_RE.findall(said)} & lex.cues
+    strong = bool(rejected) or bool(lex.strong_cue.search(body))
+    ending = bool(lex.ending.search(said))
+    event_words = frozenset(
+        lex.stem(_elided(lex, w.lower()))
+        for pattern in (lex.change, lex.ending, lex.strong_cue)
+        for m in pattern.finditer(said)
+        for w in _WORD_RE.findall(m.group())
+    )
+    frame_text = masked(body)
     return Frame(
         subject=subject,
         words=frozenset(words),
         values=frozenset(values),
         rejected=rejected,
         negated=negated,
-        cue=bool(cue_words) or bool(rejected) or bool(STRONG_CUES_RE.search(body)),
-        strong_cue=bool(rejected) or bool(STRONG_CUES_RE.search(body)),
-        tentative=bool(_TENTATIVE_RE.search(body)) or bool(_REPORTED_RE.search(body)),
-        attribute=_attribute(body, subject_words),
+        cue=bool(cue_words) or strong,
+        strong_cue=strong or bool(lex.strong_cue.search(said)),
+        tentative=bool(
+            lex.tentative.search(body)
+            or lex.reported.search(body)
+            or _QUOTED_RE.search(body)
+            or _QUESTION_RE.search(body)
+        ),
+        attribute=_attribute(body, subject_words) if english else "",
         # "I won't quit" reports no change.
-        change=bool(_CHANGE_RE.search(plain)) and not _NEGATION_RE.search(plain),
-        additive=bool(_ADDITIVE_RE.search(body)),
+        change=(bool(lex.change.search(plain)) and not lex.negation.search(plain)) or ending,
+        additive=bool(lex.additive.search(body)),
+        typed=tuple(sorted(typed.items())),
+        relations=frozenset(relations),
+        frame_words=_frame_words(lex, frame_text, light | subject_words),
+        qualifiers=_qualifiers(lex, frame_text, light),
+        many=any(_elided(lex, t.lower()) in lex.many for t in tokens),
+        masked=frame_text,
+        ending=ending,
+        event_words=event_words,
     )
+
+
+# A lead clause of at most this many characters ("Wait, no, I got that wrong:") before the statement.
+_LEAD_MAX = 60
+_LEAD_MAX_WORDS = 3
+_LEAD_END_RE = re.compile(r"[:;,.!?\u2014]+\s+")
+
+
+def _without_lead(lex: Lexicon, body: str) -> str:
+    """The statement after leads that only say it corrects or opens ("Scratch that, ...", "Btw,
+    ...", "Wait, no, I got that wrong: ..."): each the shortest that carries a cue and no value."""
+    rest = body
+    while True:
+        for match in _LEAD_END_RE.finditer(rest, 0, min(len(rest), _LEAD_MAX + 3)):
+            lead, after = rest[: match.start()], rest[match.end() :]
+            lead_words = [w.lower() for w in _WORD_RE.findall(lead)]
+            says_how = (
+                lex.strong_cue.search(lead)
+                or lex.opener.match(lead)
+                or _EN.opener.match(lead)
+                or any(w in lex.cues for w in lead_words)
+            )
+            # "Oops", "Quick update": a short lead with a cue; a longer one says only that it corrects.
+            short = len(lead_words) <= _LEAD_MAX_WORDS and not values_of(lead)
+            if says_how and (short or _only_cues(lex, lead)) and len(_WORD_RE.findall(after)) >= 3:
+                rest = after
+                break
+        else:
+            return rest
+
+
+def _only_cues(lex: Lexicon, lead: str) -> bool:
+    # "Wait, no, I got that wrong" says nothing but that a correction follows; "I replaced my
+    # iPhone" says what.
+    rest = lex.strong_cue.sub(" ", lex.opener.sub(" ", _EN.opener.sub(" ", lead)))
+    light = _LIGHT | lex.stop | lex.self_words | lex.cues
+    return all(w.lower() in light for w in _WORD_RE.findall(rest))
+
+
+def _elided(lex: Lexicon, word: str) -> str:
+    # "j'habite" -> "habite", "l'école" -> "école" where the language elides.
+    head, apostrophe, tail = word.replace("\u2019", "'").partition("'")
+    return tail if apostrophe and head in lex.elided and tail else word
+
+
+_TYPE_TOKEN_RE = re.compile(r"<\w+>")
+
+
+def _frame_words(lex: Lexicon, frame_text: str, light: frozenset[str] | set[str]) -> frozenset[str]:
+    """The content words of a statement with its values masked, its cues of change left out: what
+    the values are values of ("standup is at <time>" -> {"standup"})."""
+    words = set()
+    without_cues = lex.strong_cue.sub(
+        " ", lex.ending.sub(" ", lex.change.sub(" ", lex.opener.sub(" ", frame_text)))
+    )
+    for token in _WORD_RE.findall(_TYPE_TOKEN_RE.sub(" ", without_cues)):
+        lowered = _elided(lex, token.lower().strip("'\u2019-"))
+        if not lowered or lowered in light or lowered in lex.cues or lowered in lex.stop:
+            continue
+        if lowered in lex.time_words or lowered in _EN.time_words:
+            continue  # when it holds is not what it is about ("next month I'm moving to <place>")
+        relation = lex.relations.get(lowered)
+        words.add(f"rel:{relation}" if relation else lex.stem(lowered))
+    return frozenset(words)
+
+
+def _qualifiers(lex: Lexicon, frame_text: str, light: frozenset[str] | set[str]) -> frozenset[str]:
+    """The words between a possessive and a relation word that narrow the relation: "office" in "my
+    office number", "personal" in "my personal email" (not a cue or another relation word)."""
+    plain = _TYPE_TOKEN_RE.sub(" . ", frame_text)
+    tokens = [_elided(lex, t.lower().strip("'\u2019-")) for t in _WORD_RE.findall(plain)]
+    found = set()
+    for owner, before, word in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        if owner not in lex.possessive or word not in lex.relations or before in lex.relations:
+            continue
+        if before not in light and before not in lex.cues and before not in lex.stop:
+            found.add(lex.stem(before))
+    return frozenset(found)
+
+
+def _subject_in(lex: Lexicon, speaker: str, body: str) -> tuple[str, set[str]]:
+    """(who the statement is about, the words that named them) in a language other than English:
+    "Meine Schwester ...", "Mi tío ...", "Ma tante ..." are about a relative; a known first name
+    opening the statement is that person; anything else is the speaker."""
+    base = speaker_subject(speaker)
+    tokens = [t for t in _WORD_RE.findall(lex.opener.sub("", body, count=1))]
+    lowered = [t.lower() for t in tokens]
+    for index, word in enumerate(lowered[:3]):
+        if word in lex.possessive and index + 1 < len(lowered) and lowered[index + 1] in lex.kin:
+            who = lex.kin[lowered[index + 1]]
+            return f"{base}:{who}", {lowered[index + 1], who}
+    if tokens and tokens[0][:1].isupper() and lowered[0] in FIRST_NAMES and lowered[0] not in lex.stop:
+        return f"{base}:{lowered[0]}", {lowered[0]}
+    return base, set()
 
 
 def _attribute(body: str, subject_words: set[str]) -> str:
@@ -319,7 +448,72 @@ def _attribute(body: str, subject_words: set[str]) -> str:
 
 @lru_cache(maxsize=1)
 def _single_valued_stems() -> frozenset[str]:
-    return frozenset(stem(word) for word in SINGLE_VALUED)
+    # Every relation of the lexicons holds one value at a time (where one lives, works, one's pay).
+    relations = {f"rel:{name}" for name in _EN.relations.values()}
+    return frozenset(stem(word) for word in SINGLE_VALUED) | relations
+
+
+# Two statements whose frames (values masked) are this close in meaning are about one attribute
+# ("I earn <money> a year" / "My salary went up to <money>"): measured on the update suite.
+SAME_FRAME = 0.75
+
+
+def typed_change(new: Frame, old: Frame) -> bool:
+    """Whether `new` names another value of a type `old` has a value of: a candidate change, if the
+    two are about the same attribute (`same_frame`). A name beside a relation that holds many
+    ("I like Thai food" / "I like Ethiopian food") is more, not another value, unless a change or a
+    correction says so."""
+    return bool(_changed_types(new, old))
+
+
+# Values that measure (how much, when, which number): one at a time in one frame.
+_MEASURES = frozenset({"money", "quantity", "number", "time", "date", "weekday", "phone", "email", "url"})
+
+
+def _same_measure(new: Frame, old: Frame) -> bool:
+    """Another amount of money, or of a quantity in a unit the prior has ("25 minute" / "40 minute")."""
+    changed = _changed_types(new, old)
+    if "money" in changed:
+        return True
+    if "quantity" not in changed:
+        return False
+    units = {norm.partition(" ")[2] for kind, norms in old.typed if kind == "quantity" for norm in norms}
+    return any(
+        norm.partition(" ")[2] in units for kind, norms in new.typed if kind == "quantity" for norm in norms
+    )
+
+
+# The values that reschedule a plan; another name or number in a plan is another plan.
+_WHEN = frozenset({"time", "date", "weekday"})
+FORESIGHT = "foresight"
+
+
+def _changed_types(new: Frame, old: Frame) -> set[str]:
+    old_typed = dict(old.typed)
+    changed = {kind for kind, norms in new.typed if kind in old_typed and norms - old_typed[kind]}
+    if changed <= {"name"} and (new.many or old.many) and not (new.change or new.strong_cue):
+        return set()
+    return changed
+
+
+def same_frame(new: Frame, old: Frame, *, frame_similarity: float | None) -> bool:
+    """Whether two statements say their values of one attribute: they name one relation, their words
+    around the values are the same, or (by meaning) their masked texts are close."""
+    if new.frame_words and new.frame_words == old.frame_words:
+        return True
+    if new.relations & old.relations:
+        # One relation, unless the new statement qualifies it with a word the prior lacks: "my
+        # personal email" is another attribute than "my email".
+        return not new.qualifiers - old.qualifiers
+    if (new.change or new.cue) and new.frame_words & old.frame_words and _same_measure(new, old):
+        # Another amount in the same unit of something both name, said as a change: "my commute is
+        # down to 25 minutes" / "my commute takes 40 minutes".
+        return True
+    if (new.strong_cue or new.change) and new.frame_words <= old.frame_words:
+        # A correction or a change repeats part of what it changes, or only its value ("no, it lands
+        # at 8pm" / "my flight lands at 6pm"; "Bajé a 75 kilos" / "Peso 80 kilos").
+        return True
+    return frame_similarity is not None and frame_similarity >= SAME_FRAME
 
 
 def _same_word(a: str, b: str) -> bool:
@@ -340,11 +534,30 @@ def judge(
     new_kind: str,
     old_kind: str,
     same_day: bool = True,
+    frame_similarity: float | None = None,
 ) -> Verdict:
-    """How `new` (just said) relates to `old` (held now), given how close they are in meaning."""
+    """How `new` (just said) relates to `old` (held now), given how close they are in meaning
+    (`similarity`) and how close their frames are, values masked (`frame_similarity`, when known)."""
     if new.subject != old.subject or new.tentative or old.tentative:
         return Verdict.ADD
-    if similarity < (LOOSELY_RELATED if new.strong_cue else RELATED) or not new.words or not old.words:
+    # A correction restates a fact, whatever the tense of its cue ("I got that wrong: it lands at 8").
+    # So does one that says what holds now ("so the team is now 14"), whatever else it tells.
+    facts = old_kind != EPISODIC and (new_kind != EPISODIC or new.change or new.cue)
+    # "Call Maya on Friday" / "Call Omar on Friday" are two plans; "... on Monday" moves one.
+    plans = new_kind == old_kind == FORESIGHT and not (new.change or new.strong_cue)
+    if (
+        facts
+        and not (plans and not _changed_types(new, old) & _WHEN)
+        and similarity >= (LOOSELY_RELATED if new.strong_cue or new.change else RELATED)
+        and new.negated == old.negated
+        and not (new.additive and not new.strong_cue)
+        and typed_change(new, old)
+        and same_frame(new, old, frame_similarity=frame_similarity)
+    ):
+        # Another value of one type in the same frame: "Standup is at 10:00" / "... now at 9:30".
+        return Verdict.UPDATE
+    loose = new.strong_cue or new.ending
+    if similarity < (LOOSELY_RELATED if loose else RELATED) or not new.words or not old.words:
         # Unrelated, or nothing said to compare (";)", "Bye!").
         return Verdict.ADD
     only_new = _difference(new.words, old.words)
@@ -361,7 +574,11 @@ def judge(
         # The same statement, affirmed and denied: the later one holds.
         events_apart = EPISODIC in (new_kind, old_kind) and not same_day
         # "I don't have a cat anymore" ends "I have a cat named Milo", though it says less.
-        denies = not only_old or new.strong_cue or similarity >= CORRECTED
+        denies = not only_old or new.strong_cue or new.ending or similarity >= CORRECTED
+        if only_old and only_new - new.event_words and not shared & (new.values | old.values):
+            # "I quit swimming" ends swimming, not cycling: a denial that names something the prior
+            # does not, while the prior names something it does not, denies something else.
+            return Verdict.ADD
         if shared and close and denies and not events_apart:
             return Verdict.NEGATION
         return Verdict.ADD
@@ -400,6 +617,9 @@ def judge(
     if relation and not values_differ and similarity >= REWORDED:
         # Other words for the same thing, no name or number different: "I'm based in" / "I live in".
         return Verdict.SAME
+    if typed_change(new, old) and not same_frame(new, old, frame_similarity=frame_similarity):
+        # Another value, but of another attribute ("my office number" / "my phone number").
+        return Verdict.ADD
     if shared & _single_valued_stems():
         return Verdict.UPDATE
     if (new.strong_cue or new.change) and (shared or similarity >= CORRECTED):
@@ -407,3 +627,49 @@ def judge(
     if new.cue and shared and similarity >= CORRECTED:
         return Verdict.UPDATE
     return Verdict.ADD
+
+
+_POSSESSED_RE = re.compile(r"[\w'\u2019-]+")
+
+
+def relatives_named(text: str) -> frozenset[str]:
+    """The relatives a text names as the speaker's own, in any language with a lexicon: "my uncle's
+    email" -> {"uncle"}, "la fecha de mi tía" -> {"aunt"}, "my siblings" -> {"brother", "sister"}
+    (one English word per relative; "*" for any, as in "my family")."""
+    tokens = [t.lower().removesuffix("'s").removesuffix("\u2019s") for t in _POSSESSED_RE.findall(text)]
+    language = lexicon(detect(text))
+    lexes = [_EN] if language is _EN else [_EN, language]
+    found: set[str] = set()
+    for before, word in itertools.pairwise(tokens):
+        for lex in lexes:
+            if before not in lex.possessive:
+                continue
+            who = _KIN.get(word, word) if lex is _EN else lex.kin.get(word, "")
+            if who in PEOPLE or (who and lex is not _EN):
+                found.add(who)
+            found.update(lex.kin_groups.get(word, ()))
+    return frozenset(found)
+
+
+def asks_about_self(text: str) -> bool:
+    """Whether a question is (also) about the speaker: "I", "me", or "my" before something other
+    than a relative ("my garden", "my email")."""
+    tokens = [t.lower().removesuffix("'s").removesuffix("\u2019s") for t in _POSSESSED_RE.findall(text)]
+    lex = lexicon(detect(text))
+    for index, token in enumerate(tokens):
+        following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        if token in _EN.possessive or token in lex.possessive:
+            if not relatives_named(f"{token} {following}"):
+                return True
+        elif token in {"i", "me", "i'm", "i've", "i\u2019m", "i\u2019ve"} or (
+            lex is not _EN and token in lex.self_words
+        ):
+            return True
+    return False
+
+
+def relative_of(text: str) -> str:
+    """The relative of the speaker a statement is about ("my aunt lives in York" -> "aunt"), or ""
+    when it is about the speaker, a named person or nobody in particular."""
+    parts = frame_of(text).subject.split(":")
+    return parts[1] if len(parts) > 1 and parts[1] in PEOPLE else ""

@@ -36,7 +36,15 @@ from memories.models import Memory
 from memories.outbound import OutboundError, post_json
 from memories.pipeline.language import STOP_WORDS, split_sentences, split_speaker
 from memories.pipeline.supersede import said_at
-from memories.pipeline.update import PEOPLE, Verdict, frame_of, judge
+from memories.pipeline.update import (
+    PEOPLE,
+    Verdict,
+    asks_about_self,
+    frame_of,
+    judge,
+    relative_of,
+    relatives_named,
+)
 from memories.retrieval.recall import Hit
 from memories.selectors.memories import memory_replaced_list
 
@@ -215,13 +223,36 @@ def _qualifier_conflict(question: str, content: str) -> bool:
     return any(name in said and not (said[name] & wanted) for name, wanted in asked.items())
 
 
+def _subject_conflict(question: str, content: str) -> bool:
+    """The question is about one person and the memory about another: "What is my uncle's email?"
+    is not answered by the aunt's email nor by the speaker's own, and "What is my email?" not by a
+    relative's. A memory that names the asked relative as the speaker's stays ("I emailed my
+    uncle"), and so does the speaker's own when the question asks about them too ("my sister and
+    my garden")."""
+    asked = relatives_named(question)
+    about = relative_of(content)
+    if "*" in asked:
+        return False  # "my family": any relative, and the speaker
+    if asked:
+        if relatives_named(content) & asked:
+            return False
+        return about not in asked if about else not asks_about_self(question)
+    return bool(about) and asks_about_self(question)
+
+
 def resolve(question: str, hits: Sequence[Hit]) -> Resolved:
     """What the answer may state. A memory about another person of the same name ("colleague Alex"
-    for "my cousin Alex") is left out. Two retrieved memories that disagree (the update engine's
+    for "my cousin Alex"), or about another person than the one asked about (`_subject_conflict`),
+    is left out. Two retrieved memories that disagree (the update engine's
     judgement, `memories.pipeline.update.judge`) are not stated side by side: the one said later
     holds and the other becomes its history; so does every memory a retrieved one superseded (but
     not a forgotten one)."""
-    kept = [hit for hit in hits if not _qualifier_conflict(question, hit.memory.content)]
+    kept = [
+        hit
+        for hit in hits
+        if not _qualifier_conflict(question, hit.memory.content)
+        and not _subject_conflict(question, hit.memory.content)
+    ]
     resolved = Resolved(hits=[], dropped_for_qualifier=len(hits) - len(kept))
     by_said = sorted(kept, key=lambda hit: said_at(hit.memory), reverse=True)
     frames = {hit.memory.id: frame_of(hit.memory.content) for hit in kept}

@@ -39,11 +39,11 @@ from django.utils import timezone
 
 from accounts.models import User
 from memories import embeddings
+from memories.as_of import View, active_sql, held_sql, held_sql_params, started_sql
 from memories.models import FTS_CONFIG, Memory, Space
 from memories.pipeline.language import REQUEST_WORDS, ROLE_SPEAKERS, STOP_WORDS, USER_ROLES, fold, stem
 from memories.pipeline.timeparse import resolve_times
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
-from memories.selectors.as_of import View, active_sql, held_sql, held_sql_params, started_sql
 from memories.selectors.jobs import PENDING_SAVES_SQL
 
 

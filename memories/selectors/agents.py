@@ -13,9 +13,9 @@ from oauth2_provider.models import get_access_token_model, get_application_model
 
 from accounts.models import User
 from accounts.selectors import app_paused_ids
+from memories.as_of import active_q
 from memories.errors import AppError, Code
 from memories.models import Job, Memory, Source, Space
-from memories.selectors.as_of import active_q
 from memories.selectors.jobs import job_list
 from memories.selectors.memories import memory_list
 from memories.selectors.spaces import space_default

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
 
 from django.db.models import QuerySet
 
@@ -16,9 +15,9 @@ from memories.models import AuditEvent
 from memories.parsing import parse_uuid
 
 
-def purge_event_get(*, owner: User, event_id: Any) -> AuditEvent:
+def purge_event_get(*, owner: User, event_id: object) -> AuditEvent:
     """One of the owner's hard deletes (of a memory, a relation or a space's memories), by its audit
-    row's id; `memories.representations.purge_receipt` renders it.
+    row's id; `memories.wire.purge_receipt` renders it.
 
     Raises `not_found` (404) for an unknown id, another account's event, or an event that is not a
     hard delete.

@@ -13,7 +13,7 @@ from django.db.models import Prefetch
 
 from accounts.models import User
 from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Relation, Source, Space
-from memories.representations import RELATION_CLOCKS, clocks
+from memories.wire import RELATION_CLOCKS, clocks
 
 EXPORT_FORMAT_VERSION = 1
 
@@ -21,7 +21,7 @@ EXPORT_FORMAT_VERSION = 1
 CHUNK_SIZE = 500
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Any:
     # Ids as strings, times as ISO 8601 with their offset; everything else is JSON already.
     if isinstance(value, datetime):
         return value.isoformat()
@@ -30,7 +30,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _fields(row: Any, names: str) -> dict[str, Any]:
+def _fields(row: object, names: str) -> dict[str, object]:
     """The named fields of `row` (space-separated), as JSON values."""
     return {name: _plain(getattr(row, name)) for name in names.split()}
 
@@ -46,7 +46,7 @@ def _evidence(items: Any) -> list[dict[str, Any]]:
     return [_fields(item, "source_id stance recorded_at") for item in ordered]
 
 
-def _account(owner: User) -> dict[str, Any]:
+def _account(owner: User) -> dict[str, object]:
     return {
         "type": "account",
         **_fields(owner, "id email display_name date_joined"),
@@ -54,11 +54,11 @@ def _account(owner: User) -> dict[str, Any]:
     }
 
 
-def _space(space: Space) -> dict[str, Any]:
+def _space(space: Space) -> dict[str, object]:
     return {"type": "space", **_fields(space, "id name is_default created_at")}
 
 
-def _source(source: Source) -> dict[str, Any]:
+def _source(source: Source) -> dict[str, object]:
     names = (
         "id space_id origin content content_hash source_text title claimant agent_id session_id "
         "source_kind source_ref version versioning_mode source_modified_at source_version_ref filename "
@@ -90,7 +90,7 @@ def _image(source: Source) -> dict[str, Any] | None:
     }
 
 
-def _entity(entity: Entity) -> dict[str, Any]:
+def _entity(entity: Entity) -> dict[str, object]:
     return {
         "type": "entity",
         **_fields(entity, "id space_id name normalized_name"),
@@ -100,7 +100,7 @@ def _entity(entity: Entity) -> dict[str, Any]:
     }
 
 
-def _memory(memory: Memory) -> dict[str, Any]:
+def _memory(memory: Memory) -> dict[str, object]:
     return {
         "type": "memory",
         **_fields(memory, "id space_id kind"),
@@ -115,7 +115,7 @@ def _memory(memory: Memory) -> dict[str, Any]:
     }
 
 
-def _relation(relation: Relation) -> dict[str, Any]:
+def _relation(relation: Relation) -> dict[str, object]:
     return {
         "type": "relation",
         **_fields(relation, "id space_id subject_id object_id"),
@@ -126,7 +126,7 @@ def _relation(relation: Relation) -> dict[str, Any]:
     }
 
 
-def _job(job: Job) -> dict[str, Any]:
+def _job(job: Job) -> dict[str, object]:
     return {
         "type": "job",
         **_fields(job, "id space_id source_id agent_id kind status attempts"),
@@ -135,7 +135,7 @@ def _job(job: Job) -> dict[str, Any]:
     }
 
 
-def _audit(event: AuditEvent) -> dict[str, Any]:
+def _audit(event: AuditEvent) -> dict[str, object]:
     # By contract (audit_record) detail never holds memory content.
     names = "id action target_type target_id actor_user_id actor_agent_id detail request_id created_at"
     return {"type": "audit", **_fields(event, names)}

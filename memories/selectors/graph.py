@@ -28,11 +28,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from memories import errors
-from memories.errors import AppError, Code
-from memories.models import Entity, Evidence, Job, Memory, Relation, Source, Space
-from memories.pipeline.entities import normalize_entity_name
-from memories.representations import entity_dict, iso, memory_compact, relation_dict, replaced_ref, space_ref
-from memories.selectors.as_of import (
+from memories.as_of import (
     View,
     active_q,
     entity_visible,
@@ -41,9 +37,23 @@ from memories.selectors.as_of import (
     relation_visible,
     superseded_q,
 )
+from memories.errors import AppError, Code
+from memories.models import Entity, Evidence, Job, Memory, Relation, Source, Space
+from memories.parsing import RowId
+from memories.pipeline.entities import normalize_entity_name
 from memories.selectors.cursor import cursor_decode, cursor_encode
 from memories.selectors.jobs import job_memory_list, pending_saves
 from memories.selectors.memories import memory_replaced_list
+from memories.wire import (
+    GraphMemory,
+    ReplacedRef,
+    entity_dict,
+    iso,
+    memory_compact,
+    relation_dict,
+    replaced_ref,
+    space_ref,
+)
 
 # get_context: how many linked memories and relations one answer carries at most.
 CONTEXT_MEMORIES = 20
@@ -122,7 +132,7 @@ def _memories(*, owner: User, space: Space) -> QuerySet[Memory]:
     return memories.annotate(**_counted("memory_id"))
 
 
-def relation_get_with_evidence(*, owner: User, space: Space, relation_id: Any) -> Relation:
+def relation_get_with_evidence(*, owner: User, space: Space, relation_id: RowId) -> Relation:
     """One relation of the owner's space, annotated with its evidence counts."""
     return _relations(owner=owner, space=space).get(id=relation_id)
 
@@ -162,14 +172,14 @@ def entity_matches(*, owner: User, space: Space, name: str, prefer_type: str | N
     return sorted(found, key=rank)
 
 
-def entity_names_known(*, owner: User, space_id: Any, names: Iterable[str]) -> set[str]:
+def entity_names_known(*, owner: User, space_id: RowId, names: Iterable[str]) -> set[str]:
     """Which of `names` are already entities of the space, as normalized names (one query): the
     `known` that `extract_entities` takes, so a known name starting a sentence is kept."""
     return entity_names_known_each(owner=owner, space_id=space_id, names={None: names})[None]
 
 
 def entity_names_known_each(
-    *, owner: User, space_id: Any, names: Mapping[Any, Iterable[str]]
+    *, owner: User, space_id: RowId, names: Mapping[Any, Iterable[str]]
 ) -> dict[Any, set[str]]:
     """entity_names_known for several texts of one space (a batch's saves), in one query: for each
     key of `names`, which of its names the space already knows."""
@@ -180,7 +190,7 @@ def entity_names_known_each(
     return {text: mine & found for text, mine in keys.items()}
 
 
-def entity_context(*, owner: User, space: Space, name: str, at: datetime | None = None) -> dict[str, Any]:
+def entity_context(*, owner: User, space: Space, name: str, at: datetime | None = None) -> dict[str, object]:
     """get_context: the entity called `name`, its memories and its relations (current, or as
     of `at`). A space holds one entity per name; others that carry the name as an alias are in
     `also_named`."""
@@ -216,12 +226,10 @@ def entity_context(*, owner: User, space: Space, name: str, at: datetime | None 
     }
 
 
-def _with_replaced(
-    *, owner: User, memories: list[Memory], with_entities: bool = False
-) -> list[dict[str, Any]]:
+def _with_replaced(*, owner: User, memories: list[Memory], with_entities: bool = False) -> list[GraphMemory]:
     """Each memory with what it replaced (its history, never a forgotten memory), in one query for
     the page."""
-    replaced: dict[Any, list[dict[str, Any]]] = {}
+    replaced: dict[uuid.UUID | None, list[ReplacedRef]] = {}
     for older in memory_replaced_list(owner_id=owner.id, memory_ids=[m.id for m in memories]):
         replaced.setdefault(older.superseded_by_id, []).append(replaced_ref(older))
     shown = [memory_compact(m, with_entities=with_entities) for m in memories]
@@ -235,7 +243,7 @@ CREATED = "created"
 CONFIRMED = "confirmed"
 
 
-def job_saved_memories(*, owner: User, job: Job) -> list[dict[str, Any]]:
+def job_saved_memories(*, owner: User, job: Job) -> list[GraphMemory]:
     """What one save stored, as the graph shows memories, oldest first: each memory its job
     created (`outcome` created) or confirmed (the same fact or a rewording of it: evidence for
     a memory that was there, `outcome` confirmed), with its entities and what it replaced."""
@@ -270,7 +278,7 @@ def _decode_cursor(cursor: str) -> _Cursor:
 
 def entity_list(
     *, owner: User, space: Space, entity_type: str | None = None, limit: int = 50, cursor: str | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """One page of the space's entities by name (then id), with their counts and `next_cursor`."""
     entities = _entities(owner=owner, space=space)
     if entity_type is not None:
@@ -290,8 +298,8 @@ def entity_list(
 
 
 def _listing(
-    space: Space, key: str, rows: QuerySet[Any], render: Callable[[Any], dict[str, Any]]
-) -> dict[str, Any]:
+    space: Space, key: str, rows: QuerySet[Any], render: Callable[[Any], Mapping[str, object]]
+) -> dict[str, object]:
     """A graph:// resource: up to RESOURCE_LIMIT rows of the space; `truncated` says when there are more."""
     page = list(rows[: RESOURCE_LIMIT + 1])
     shown = page[:RESOURCE_LIMIT]
@@ -304,14 +312,14 @@ def _listing(
     }
 
 
-def entities_payload(*, owner: User, space: Space) -> dict[str, Any]:
+def entities_payload(*, owner: User, space: Space) -> dict[str, object]:
     """graph://entities: the space's entities by name, with their counts."""
     return _listing(
         space, "entities", _entities(owner=owner, space=space).order_by("name", "id"), entity_dict
     )
 
 
-def memories_payload(*, owner: User, space: Space) -> dict[str, Any]:
+def memories_payload(*, owner: User, space: Space) -> dict[str, object]:
     """graph://memories: the space's active, current memories, newest first, with their entities."""
     memories = (
         _memories(owner=owner, space=space)
@@ -324,7 +332,7 @@ def memories_payload(*, owner: User, space: Space) -> dict[str, Any]:
     return _listing(space, "memories", memories, lambda memory: memory_compact(memory, with_entities=True))
 
 
-def relations_payload(*, owner: User, space: Space) -> dict[str, Any]:
+def relations_payload(*, owner: User, space: Space) -> dict[str, object]:
     """graph://relations: the space's current relations, newest first."""
     relations = (
         _relations(owner=owner, space=space).filter(relation_visible()).order_by("-recorded_at", "-id")
@@ -333,7 +341,7 @@ def relations_payload(*, owner: User, space: Space) -> dict[str, Any]:
     return _listing(space, "relations", relations, lambda relation: relation_dict(relation, now=now))
 
 
-def stats_payload(*, owner: User, space: Space) -> dict[str, Any]:
+def stats_payload(*, owner: User, space: Space) -> dict[str, object]:
     """graph://stats: counts of the space. The memory counts are disjoint and sum to `total`:
     superseded (replaced by a newer memory), suppressed (forgotten, restorable), expired (active
     but past its valid_until), active (the rest: what graph://memories lists)."""
@@ -374,7 +382,7 @@ def relation_list(*, owner: User) -> QuerySet[Relation]:
 
 
 def relation_filtered_list(
-    *, owner: User, name: str = "", type_: str = "", space_id: Any = None, state: str = ""
+    *, owner: User, name: str = "", type_: str = "", space_id: RowId | None = None, state: str = ""
 ) -> QuerySet[Relation]:
     """The owner's relations (relation_list) narrowed: `name` in either end's name (any case),
     one `type_`, one of the owner's spaces, `state` "current" or "replaced" (else both)."""
@@ -392,7 +400,7 @@ def relation_filtered_list(
     return rows
 
 
-def relation_get(*, owner: User, relation_id: Any) -> Relation:
+def relation_get(*, owner: User, relation_id: RowId) -> Relation:
     """One of the owner's relations; `relation_not_found` (404) for an unknown or another's id."""
     relation = relation_list(owner=owner).filter(id=relation_id).first()
     if relation is None:
@@ -400,7 +408,7 @@ def relation_get(*, owner: User, relation_id: Any) -> Relation:
     return relation
 
 
-def space_health(*, owner: User, space: Space) -> dict[str, Any]:
+def space_health(*, owner: User, space: Space) -> dict[str, object]:
     """A quick health check of one space: the database answers, and what the space holds."""
     started = time.perf_counter()
     with connection.cursor() as cursor:

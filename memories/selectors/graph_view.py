@@ -9,8 +9,9 @@ from typing import Any
 from django.db.models import QuerySet
 
 from accounts.models import User
+from memories.as_of import superseded_q
 from memories.models import Evidence, Memory, Relation, Source
-from memories.selectors.as_of import superseded_q
+from memories.parsing import RowId
 from memories.selectors.graph import relation_get, relation_list
 from memories.selectors.memories import memory_list
 
@@ -24,7 +25,7 @@ def graph_relations(*, owner: User) -> QuerySet[Relation]:
     return relation_list(owner=owner).exclude(superseded_q())
 
 
-def graph_payload(*, owner: User) -> dict[str, Any]:
+def graph_payload(*, owner: User) -> dict[str, object]:
     """Nodes and edges for the drawing: the newest GRAPH_MAX_EDGES current relations and their ends."""
     relations = list(graph_relations(owner=owner)[: GRAPH_MAX_EDGES + 1])
     truncated = len(relations) > GRAPH_MAX_EDGES
@@ -57,7 +58,7 @@ class RelationEvidence:
     memories: list[Memory]
 
 
-def relation_evidence(*, owner: User, relation_id: Any) -> tuple[Relation, list[RelationEvidence]]:
+def relation_evidence(*, owner: User, relation_id: RowId) -> tuple[Relation, list[RelationEvidence]]:
     """A relation and its evidence, newest first. Raises `relation_not_found` (404) for an unknown id
     or another account's relation."""
     relation = relation_get(owner=owner, relation_id=relation_id)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -23,6 +22,7 @@ from django.urls import reverse
 
 from memories.errors import AppError, Code
 from memories.models import Evidence, Source
+from memories.parsing import RowId
 
 # The alias in settings.STORAGES: a folder under var/ by default, an S3-compatible bucket in production.
 IMAGE_STORAGE = "images"
@@ -36,11 +36,11 @@ def image_storage() -> Storage:
     return storages[IMAGE_STORAGE]
 
 
-def _owner_digest(owner_id: Any) -> str:
+def _owner_digest(owner_id: RowId) -> str:
     return hashlib.sha256(f"image-owner:{owner_id}".encode()).hexdigest()[:32]
 
 
-def image_link_path(*, owner_id: Any, source_id: Any) -> str:
+def image_link_path(*, owner_id: RowId, source_id: RowId) -> str:
     """The path (with its signature) of the picture of `source_id`, valid for LINK_SECONDS from now."""
     signature = signing.TimestampSigner(salt=_SALT).sign_object(
         {"s": str(source_id), "o": _owner_digest(owner_id)}
@@ -49,7 +49,7 @@ def image_link_path(*, owner_id: Any, source_id: Any) -> str:
     return f"{path}?{urlencode({'sig': signature})}"
 
 
-def image_url(*, owner_id: Any, source_id: Any) -> str:
+def image_url(*, owner_id: RowId, source_id: RowId) -> str:
     """`image_link_path` as an absolute URL on this deployment's PUBLIC_URL: what agents are given."""
     return settings.PUBLIC_URL.rstrip("/") + image_link_path(owner_id=owner_id, source_id=source_id)
 

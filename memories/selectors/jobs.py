@@ -1,19 +1,22 @@
 """Reads of jobs: lists, one job and the memories it produced, saves still pending, and where each
-job is in the pipeline (`job_readiness_list`, behind `pipeline_readiness`). Nothing here writes.
+job is in the pipeline (`job_readiness_list`, behind `pipeline_readiness`); for the worker, the job it
+runs with its source (`job_with_source`) and the recovery sweep's rule (`jobs_to_recover`). Nothing
+here writes.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, models
 from django.db.models import (
     BooleanField,
     ExpressionWrapper,
@@ -21,12 +24,15 @@ from django.db.models import (
     Q,
     QuerySet,
 )
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from accounts.models import User
+from config.compiled import CompiledQuery, compile_once, compiled_rows, model_order
+from memories.as_of import active_q, expired_q, memory_visible, superseded_q
 from memories.errors import AppError, Code
-from memories.models import Evidence, Job, Memory, Space
-from memories.selectors.as_of import active_q, expired_q, memory_visible, superseded_q
+from memories.models import Evidence, Job, Memory, Source, Space
+from memories.parsing import RowId
 from memories.selectors.memories import _memories
 
 
@@ -355,7 +361,7 @@ def _memory_counts(*, owner: User, jobs: list[Job], now: datetime) -> dict[Any, 
             for job_id in jobs_of_source[source_id]:
                 memory_jobs[job_id].add(memory_id)
     every_memory = set().union(*memory_jobs.values()) if memory_jobs else set()
-    # The same conditions recall applies for "now": active and current (memories.selectors.as_of),
+    # The same conditions recall applies for "now": active and current (memories.as_of),
     # and embedded.
     rows = (
         Memory.objects.filter(owner=owner, id__in=every_memory)
@@ -418,8 +424,6 @@ def pipeline_summary(*, failures: int = 10) -> PipelineSummary:
     Stuck is the recovery sweep's own rule (`jobs_to_recover`: never published, queued too long, or
     running on an expired lease), so this shows exactly what the next sweep will re-send.
     """
-    from memories.pipeline.worker import jobs_to_recover
-
     counts = {status: 0 for status in Job.Status.values}
     for row in Job.objects.values("status").annotate(n=models.Count("id")):
         counts[row["status"]] = row["n"]
@@ -435,3 +439,63 @@ def pipeline_summary(*, failures: int = 10) -> PipelineSummary:
         .order_by("-finished_at")[:failures]
     )
     return PipelineSummary(counts=counts, oldest_queued_at=oldest, stuck=stuck, recent_failures=recent)
+
+
+# Every column of a job and of its source, in their models' field order (Model.from_db reads them so).
+_JOB_FIELDS = model_order(Job, tuple(field.attname for field in Job._meta.concrete_fields))
+_SOURCE_FIELDS = model_order(Source, tuple(field.attname for field in Source._meta.concrete_fields))
+
+
+@functools.cache
+def _job_read() -> CompiledQuery:
+    # A job with its source, in one read compiled once: every job a worker runs starts with it
+    # (config.compiled).
+    return compile_once(
+        lambda job_id: Job.objects.filter(id=job_id).values_list(
+            *_JOB_FIELDS, *(f"source__{name}" for name in _SOURCE_FIELDS)
+        ),
+        job_id=uuid.uuid4(),
+    )
+
+
+def job_with_source(*, job_id: RowId) -> Job:
+    """The job the worker runs, its source (None when deleted) and its owner as a bare id (the rules
+    ask which names the owner's space knows: memories.worker.run); raises Job.DoesNotExist when the
+    job is gone."""
+    rows = compiled_rows(_job_read(), job_id=Job._meta.pk.to_python(job_id))
+    if not rows:
+        raise Job.DoesNotExist(f"job {job_id} does not exist")
+    row, width = rows[0], len(_JOB_FIELDS)
+    job = Job.from_db(DEFAULT_DB_ALIAS, _JOB_FIELDS, row[:width])
+    source_row = row[width:]
+    # A job's source row is absent when the source was deleted (the job's source_id is cleared
+    # with it): its origin, never null in a row, says whether the join found one.
+    origin = source_row[_SOURCE_FIELDS.index("origin")]
+    job.source = Source.from_db(DEFAULT_DB_ALIAS, _SOURCE_FIELDS, source_row) if origin is not None else None
+    job.owner = User.from_db(DEFAULT_DB_ALIAS, ["id"], [job.owner_id])
+    return job
+
+
+# A job committed but not yet marked published is given this long for its publish to finish (it
+# runs right after the commit) before the sweep sends it from the database.
+UNPUBLISHED_AFTER = timedelta(seconds=5)
+
+
+# A published job still queued after this long may have lost its message (a broker restarted
+# without persistence, a message left unacknowledged by a connection that died): it is sent again,
+# and marked published again, so a long backlog is sent at most once per this long. A second
+# message is harmless (the claim runs a job once).
+REPUBLISH_AFTER = timedelta(seconds=30)
+
+
+def jobs_to_recover() -> list[Any]:
+    """Jobs to send to the workers from the database: queued ones whose publish failed after their
+    commit (the outbox), queued ones whose message may be lost, and running ones whose lease expired
+    (the holder died or lost the database)."""
+    queued = Job.objects.filter(status=Job.Status.QUEUED)
+    unpublished = Q(published_at__isnull=True, created_at__lt=Now() - UNPUBLISHED_AFTER)
+    lost = Q(published_at__lt=Now() - REPUBLISH_AFTER)
+    ids = list(queued.filter(unpublished | lost).values_list("id", flat=True))
+    expired = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=Now())
+    ids += list(Job.objects.filter(status=Job.Status.RUNNING).filter(expired).values_list("id", flat=True))
+    return ids

@@ -11,15 +11,14 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from django.db.models import Count, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Greatest, Substr
 
 from accounts.models import User
+from memories.as_of import View, active_q, held_q, recorded_by_q, started_q
 from memories.errors import AppError, Code
 from memories.models import Entity, Evidence, Memory, Space
-from memories.selectors.as_of import View, active_q, held_q, recorded_by_q, started_q
 from memories.selectors.images import image_source_of_memory
 
 
@@ -110,7 +109,7 @@ def memory_search_list(
     - `recorded_from` / `recorded_to`: system time, half-open [from, to).
     - `occurred_from` / `occurred_to`: world time, half-open; a memory matches when its
       `occurred_at`, `valid_from` or `due_at` falls in the range.
-    - `at`: what held at T in the world, as the service knows it now (`memories.selectors.as_of`).
+    - `at`: what held at T in the world, as the service knows it now (`memories.as_of`).
     - `known_at`: system time, only what the service had recorded by S (and not yet superseded
       then); alone it sets `at` too: what the service believed at S about S.
       Without `at`, the current view: superseded and ended memories are left out. `include_superseded` keeps
@@ -186,12 +185,12 @@ def evidence_count(memory: Memory, *, stance: str = Evidence.Stance.SUPPORTS) ->
     return Evidence.objects.filter(memory=memory, stance=stance).values("source__claimant").distinct().count()
 
 
-def memory_replaced_list(*, owner_id: Any, memory_ids: Iterable[Any]) -> QuerySet[Memory]:
+def memory_replaced_list(*, owner_id: uuid.UUID, memory_ids: Iterable[uuid.UUID]) -> QuerySet[Memory]:
     """What the memories `memory_ids` replaced (their history), the latest replaced first, without
     their vectors: what an answer says came "before that" and a graph memory's `replaced`.
 
     A forgotten memory is nobody's history, even one that was replaced before it was forgotten
-    (`memories.selectors.as_of.active_q`).
+    (`memories.as_of.active_q`).
     """
     return (
         Memory.objects.filter(owner_id=owner_id, superseded_by_id__in=list(memory_ids))

@@ -99,7 +99,7 @@ class QueryResult:
     caps: dict[str, int] = field(default_factory=dict)
 
 
-def json_value(value: Any) -> Any:
+def json_value(value: object) -> Any:
     """One cell as JSON: times in ISO 8601, ids and decimals as text (exact), intervals in seconds."""
     if value is None or isinstance(value, (bool, int, str)):
         return value
@@ -270,7 +270,7 @@ def _json_loader(base: type[Loader]) -> type[Loader]:
     tolerant = _tolerant(base)
 
     class ShallowJson(tolerant):  # type: ignore[valid-type, misc]  # a subclass of the loader it is given
-        def load(self, data: Any) -> Any:
+        def load(self, data: object) -> Any:
             return _shallow(super().load(data), data)
 
     return ShallowJson

@@ -10,13 +10,13 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from accounts.models import User
+from memories.as_of import active_q
 from memories.models import Memory, Source
-from memories.selectors.as_of import active_q
 
 OVERVIEW_DAYS = 30
 
 
-def overview_stats(*, owner: User, days: int = OVERVIEW_DAYS) -> dict[str, Any]:
+def overview_stats(*, owner: User, days: int = OVERVIEW_DAYS) -> dict[str, object]:
     """The owner's counts for the Overview's charts and tables, as plain JSON-ready values.
 
     `days` lists the last `days` days (the site's time zone), oldest first, with the memories

@@ -15,9 +15,9 @@ from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet,
 from django.db.models.functions import Coalesce
 
 from accounts.models import User
+from config.compiled import CompiledQuery, compile_once, compiled_rows
 from memories.errors import AppError, Code
 from memories.models import GrantSpace, Memory, Space
-from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows
 
 
 def space_list(*, owner: User) -> QuerySet[Space]:
@@ -43,16 +43,16 @@ def grant_space_id(*, user: User, application_id: Any = None, personal_token_id:
 
 
 def space_granted_or_default(
-    *, user: User, application_id: Any = None, personal_token_id: Any = None
+    *, user: User, application_id: object = None, personal_token_id: object = None
 ) -> Space | None:
     """The space a grant switched to, else the user's default space (None when they have neither):
     grant_space_id and space_default in one read, since every save and read of an agent asks it.
 
-    Compiled once (memories.selectors.compiled): every REST and MCP request asks it, and building
+    Compiled once (config.compiled): every REST and MCP request asks it, and building
     and compiling the queryset each time cost about 0.7 ms of CPU, ten times the read itself.
     """
     if application_id is not None:
-        grant: dict[str, Any] = {"application_id": application_id}
+        grant: dict[str, object] = {"application_id": application_id}
     elif personal_token_id is not None:
         grant = {"personal_token_id": personal_token_id}
     else:
@@ -72,7 +72,7 @@ _SPACE_COLUMNS = [f.attname for f in Space._meta.concrete_fields]
 def _granted_or_default(*grant_columns: str) -> CompiledQuery:
     """space_granted_or_default's read for a grant by `grant_columns` (one or none)."""
 
-    def build(owner: UUID, **grant: Any) -> QuerySet[Space, Any]:
+    def build(owner: UUID, **grant: object) -> QuerySet[Space, Any]:
         spaces = Space.objects.filter(owner_id=owner)
         if not grant:
             return spaces.filter(is_default=True).values_list(*_SPACE_COLUMNS)[:1]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
 
 from django.db import transaction
 from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
@@ -22,18 +21,19 @@ from memories.models import AuditEvent, Job, Relation, Space
 from memories.services.audit import audit_record
 from memories.services.purge import memories_hard_delete_in_space, purge_counts, purge_record
 from memories.services.spaces import space_create_default
+from memories.wire import PurgeReceipt
 
 ACCOUNT = "account"
 TOKEN = "personal_access_token"  # noqa: S105 - an audit target type, not a secret
 
 
-def _audit_token(actor: Actor, action: str, token: PersonalAccessToken, **detail: Any) -> None:
+def _audit_token(actor: Actor, action: str, token: PersonalAccessToken, **detail: object) -> None:
     # The token's id, scopes and whether it expires; never the token.
     detail["expires"] = token.expires_at is not None
     audit_record(actor=actor, action=action, target_type=TOKEN, target_id=token.id, detail=detail)
 
 
-def _audit(actor: Actor, action: str, **detail: Any) -> None:
+def _audit(actor: Actor, action: str, **detail: object) -> None:
     audit_record(actor=actor, action=action, target_type=ACCOUNT, target_id=actor.owner.id, detail=detail)
 
 
@@ -149,7 +149,7 @@ def _oauth_access_delete(*, user: User, application_id: int | None = None) -> di
     Deleted, not marked revoked: a deleted refresh token is refused by every path of the token
     endpoint, whatever grace period or reuse rule applies to a revoked one.
     """
-    mine: dict[str, Any] = {"user": user}
+    mine: dict[str, object] = {"user": user}
     if application_id is not None:
         mine["application_id"] = application_id
     access = get_access_token_model().objects.filter(**mine)
@@ -184,7 +184,7 @@ def oauth_app_revoke(*, actor: Actor, application_id: int) -> dict[str, int]:
 
 
 @transaction.atomic
-def account_delete(*, actor: Actor) -> dict[str, Any]:
+def account_delete(*, actor: Actor) -> PurgeReceipt:
     """Delete the account and everything in it; return the receipt.
 
     Every memory is hard-deleted space by space (the same purge as a single hard

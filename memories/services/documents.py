@@ -4,7 +4,6 @@ its text (`document_text_store`), in the worker, never in the upload request."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -13,6 +12,7 @@ from accounts.caller import Caller
 from memories import errors
 from memories.errors import Code
 from memories.models import Job, Source
+from memories.parsing import RowId
 from memories.services.jobs import job_queue
 from memories.services.sources import content_hash, document_claimant, source_new
 from memories.services.spaces import space_for_caller
@@ -29,7 +29,7 @@ def document_ingest(
     versioning_mode: str = Source.VersioningMode.SNAPSHOT,
     source_modified_at: datetime | None = None,
     source_version_ref: str = "",
-    space_id: Any = None,
+    space_id: RowId | None = None,
     title: str = "",
 ) -> tuple[Source, Job, bool]:
     """Store an uploaded document version as a Source and queue its ingest job.

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import functools
 import uuid
-from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
 from django.utils import timezone
 
+from config.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories.models import Entity, Memory, Relation
+from memories.parsing import RowId
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.language import fold
-from memories.selectors.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories.services.rows import row_update
 
 TYPE_VOTES = "type_votes"
@@ -65,7 +65,7 @@ def _add_alias(entity: Entity, spelling: str) -> None:
     entity.aliases = [*entity.aliases, spelling[:200]]
 
 
-def entity_record(*, owner_id: Any, space_id: Any, name: str, type_: str) -> tuple[Entity, bool]:
+def entity_record(*, owner_id: RowId, space_id: RowId, name: str, type_: str) -> tuple[Entity, bool]:
     """The entity of `space_id` that `name` stands for, created if new; (entity, created).
 
     The mention counts as one vote for `type_` and its spelling is kept as an alias when it differs
@@ -117,7 +117,7 @@ _ENTITY_FIELDS = model_order(Entity, tuple(field.attname for field in Entity._me
 @functools.cache
 def _entity_read() -> CompiledQuery:
     # The entity of a space with a key, locked until the caller commits: every name of every save
-    # asks it, so it is compiled once (memories.selectors.compiled).
+    # asks it, so it is compiled once (config.compiled).
     return compile_once(
         lambda owner_id, space_id, key: (
             Entity.objects.select_for_update()
@@ -130,7 +130,7 @@ def _entity_read() -> CompiledQuery:
     )
 
 
-def _entity_locked(owner_id: Any, space_id: Any, key: str) -> Entity | None:
+def _entity_locked(owner_id: RowId, space_id: RowId, key: str) -> Entity | None:
     rows = compiled_rows(_entity_read(), owner_id=owner_id, space_id=space_id, key=key)
     return Entity.from_db(DEFAULT_DB_ALIAS, _ENTITY_FIELDS, rows[0]) if rows else None
 

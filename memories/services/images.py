@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -22,6 +21,7 @@ from accounts.caller import Caller
 from memories import errors
 from memories.errors import Code
 from memories.models import Job, Source
+from memories.parsing import RowId
 from memories.selectors.images import image_storage
 from memories.services.jobs import job_queue
 from memories.services.sources import content_hash, source_new
@@ -40,7 +40,7 @@ def image_ingest(
     data: bytes,
     declared_media_type: str = "",
     caption: str = "",
-    space_id: Any = None,
+    space_id: RowId | None = None,
 ) -> tuple[Source, Job, bool]:
     """Store an uploaded image (with its caption) as a Source and queue its job.
 

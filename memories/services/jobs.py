@@ -1,9 +1,9 @@
-"""Queueing jobs for the worker. The worker's side (claim, run, fail) is `memories.pipeline.worker`.
+"""Queueing jobs for the worker. The worker's side (claim, run, fail) is `memories.worker`.
 
 The job row is the outbox: it is committed first, then its message is published, and the row
 records the publish (`published_at`: written with the row, cleared when the publish fails). A
 publish that fails after the commit (the broker restarting) leaves the save accepted; the recovery
-sweep sends the job from the database (`memories.pipeline.worker.jobs_to_recover`).
+sweep sends the job from the database (`memories.selectors.jobs.jobs_to_recover`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from accounts.caller import Caller
+from config.celery import app
 from memories.models import Job, Source, Space
+from memories.parsing import RowId
 from memories.services.rows import rows_insert
 
 logger = logging.getLogger(__name__)
@@ -31,7 +33,7 @@ def job_queue(*, caller: Caller, space: Space, source: Source, kind: str, option
     The row says it was published from the start: the publish follows the commit, and a failed one
     clears the mark (job_publish), so the common case costs no second write. Only a process that
     dies between the commit and the publish leaves a marked job unsent; the sweep takes it for a
-    lost message and sends it REPUBLISH_AFTER later (memories.pipeline.worker.jobs_to_recover).
+    lost message and sends it REPUBLISH_AFTER later (memories.selectors.jobs.jobs_to_recover).
     """
     job = Job(
         owner=caller.user,
@@ -48,18 +50,21 @@ def job_queue(*, caller: Caller, space: Space, source: Source, kind: str, option
     return job
 
 
-def _send(job_id: Any) -> bool:
-    from memories.tasks import process_job
+# The task that runs a job (memories.tasks.process_job), sent by its name: the tasks and the worker
+# sit above the services, which only queue.
+PROCESS_JOB = "memories.process_job"
 
+
+def _send(job_id: RowId) -> bool:
     try:
-        process_job.apply_async((str(job_id),), retry=True, retry_policy=PUBLISH_RETRY)
+        app.send_task(PROCESS_JOB, args=(str(job_id),), retry=True, retry_policy=PUBLISH_RETRY)
     except (BrokerError, OSError) as exc:
         logger.warning("job %s: publish failed (%s); the sweep sends it", job_id, exc.__class__.__name__)
         return False
     return True
 
 
-def job_publish(*, job_id: Any) -> bool:
+def job_publish(*, job_id: RowId) -> bool:
     """Send a job that job_queue just committed, marked published. False when the broker could not be
     reached: the mark is cleared, so the sweep sends the job from the outbox (committed,
     unpublished) a few seconds on, and the save that queued it is still accepted, because a client
@@ -75,7 +80,7 @@ def job_publish(*, job_id: Any) -> bool:
     return False
 
 
-def job_enqueue(*, job_id: Any) -> bool:
+def job_enqueue(*, job_id: RowId) -> bool:
     """Send a job to the worker again (the sweep, a batch that let its members go) and mark it
     published. Safe to call twice: the worker claims a job once. False when the broker could not be
     reached: the job stays as it was for the next sweep."""

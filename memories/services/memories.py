@@ -16,14 +16,16 @@ from accounts.models import User
 from memories import errors
 from memories.errors import AppError, Code
 from memories.models import AuditEvent, Job, Memory, Source
+from memories.parsing import RowId
 from memories.services.audit import audit_record
 from memories.services.jobs import job_queue
 from memories.services.purge import memories_purge, purge_record
 from memories.services.sources import source_new
 from memories.services.spaces import space_for_caller
+from memories.wire import PurgeReceipt
 
 
-def _memory_for_update(*, owner: User, memory_id: Any) -> Memory:
+def _memory_for_update(*, owner: User, memory_id: RowId) -> Memory:
     # Row lock: two concurrent suppress/restore calls must not interleave their
     # read-check-write, or the audit trail would record a change that did not happen.
     memory = Memory.objects.select_for_update().filter(owner=owner, id=memory_id).first()
@@ -35,12 +37,12 @@ def _memory_for_update(*, owner: User, memory_id: Any) -> Memory:
 _STATUS_FIELDS = ["status", "suppressed_at", "suppressed_reason", "suppressed_note"]
 
 
-def _audit(actor: Actor, memory: Memory, action: str, **detail: Any) -> None:
+def _audit(actor: Actor, memory: Memory, action: str, **detail: object) -> None:
     audit_record(actor=actor, action=action, target_type="memory", target_id=memory.id, detail=detail)
 
 
 @transaction.atomic
-def memory_suppress(*, actor: Actor, memory_id: Any, reason: str = "other", note: str = "") -> Memory:
+def memory_suppress(*, actor: Actor, memory_id: RowId, reason: str = "other", note: str = "") -> Memory:
     """Hide a memory from recall and answer, restorably, with a reason code and optionally the
     reason in words (`note`). Idempotent: an already suppressed memory keeps its first reason."""
     memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
@@ -56,7 +58,7 @@ def memory_suppress(*, actor: Actor, memory_id: Any, reason: str = "other", note
 
 
 @transaction.atomic
-def memory_restore(*, actor: Actor, memory_id: Any) -> Memory:
+def memory_restore(*, actor: Actor, memory_id: RowId) -> Memory:
     """Bring a suppressed memory back into recall. Idempotent."""
     memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
     if memory.status != Memory.Status.ACTIVE:
@@ -87,9 +89,9 @@ def remember(
     caller: Caller,
     content: str,
     origin: str = Source.Origin.REMEMBER,
-    session_id: Any = None,
+    session_id: object = None,
     occurred_at: datetime | None = None,
-    space_id: Any = None,
+    space_id: RowId | None = None,
     kind: str | None = None,
     tags: list[str] | None = None,
     category: str | None = None,
@@ -104,7 +106,7 @@ def remember(
     finds the rows.
     """
     content = _check_content(content)
-    options: dict[str, Any] = {}
+    options: dict[str, object] = {}
     if kind:
         options["kind"] = kind
     if tags:
@@ -139,7 +141,7 @@ REVISED_CLOCKS = ("occurred_at", "valid_from", "valid_until", "due_at")
 def memory_revise(
     *,
     caller: Caller,
-    memory_id: Any,
+    memory_id: RowId,
     content: str,
     kind: str,
     tags: list[str],
@@ -164,7 +166,7 @@ def memory_revise(
             raise AppError(Code.MEMORY_NOT_CURRENT)
         space = space_for_caller(caller=caller, space_id=memory.space_id)
         source = source_new(caller=caller, space=space, origin=Source.Origin.REMEMBER, content=content)
-        options: dict[str, Any] = {
+        options: dict[str, object] = {
             "kind": kind,
             "tags": list(tags),
             "revises": str(memory.id),
@@ -174,7 +176,7 @@ def memory_revise(
 
 
 @transaction.atomic
-def memory_retag(*, actor: Actor, memory_id: Any, tags: list[str]) -> Memory:
+def memory_retag(*, actor: Actor, memory_id: RowId, tags: list[str]) -> Memory:
     """Replace a memory's tags, in place: tags are the person's labels, not something the memory
     states, so no new version. Audited (the tags themselves are not in the audit row) when they change."""
     memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
@@ -187,7 +189,7 @@ def memory_retag(*, actor: Actor, memory_id: Any, tags: list[str]) -> Memory:
 
 
 @transaction.atomic
-def memory_set_pinned(*, actor: Actor, memory_id: Any, pinned: bool) -> Memory:
+def memory_set_pinned(*, actor: Actor, memory_id: RowId, pinned: bool) -> Memory:
     """Pin (boosted in recall) or unpin a memory. Idempotent; audited when it changes."""
     memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
     if memory.pinned != pinned:
@@ -199,7 +201,7 @@ def memory_set_pinned(*, actor: Actor, memory_id: Any, pinned: bool) -> Memory:
 
 
 @transaction.atomic
-def memory_hard_delete(*, actor: Actor, memory_id: Any, reason: str = "other") -> dict[str, Any]:
+def memory_hard_delete(*, actor: Actor, memory_id: RowId, reason: str = "other") -> PurgeReceipt:
     """Permanently remove a memory and its traces, in one transaction; return the receipt."""
     memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
     purged = memories_purge(owner=actor.owner, memories=[memory])
@@ -219,9 +221,7 @@ def memories_suppress(*, actor: Actor, memory_ids: list[Any], reason: str = "oth
 
 
 @transaction.atomic
-def memories_hard_delete(
-    *, actor: Actor, memory_ids: list[Any], reason: str = "other"
-) -> list[dict[str, Any]]:
+def memories_hard_delete(*, actor: Actor, memory_ids: list[Any], reason: str = "other") -> list[PurgeReceipt]:
     """Permanently remove several memories, each through the purge path as memory_hard_delete (an
     audit row and a receipt each), in one transaction: an unknown id (or another account's) is
     `memory_not_found`, and nothing is deleted. Returns the receipts."""

@@ -5,7 +5,7 @@ A hard delete of a memory (`memories.services.memories.memory_hard_delete`), of 
 (`memories.services.relations.relation_hard_delete`), of every memory of a space
 (`memories_hard_delete_in_space`, behind deleting a space with its memories) and of an account
 (`memories.services.account.account_delete`) all purge through this module, inside the caller's
-transaction, and all answer with one receipt (`memories.representations.purge_receipt`), built from
+transaction, and all answer with one receipt (`memories.wire.purge_receipt`), built from
 the audit row `purge_record` writes. The audit row never holds content, only what was removed.
 
 The words go from every copy, not only from the memory row: the source text (redacted or deleted),
@@ -30,10 +30,10 @@ from memories.errors import Code
 from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.supersede import supersession_undo
-from memories.representations import purge_receipt
 from memories.selectors.images import image_storage
 from memories.services.audit import audit_record
 from memories.services.sources import content_hash
+from memories.wire import PurgeReceipt, purge_receipt
 
 # What every receipt's `purged` counts, in this order; an account receipt adds what the account
 # itself held (spaces, jobs, tokens).
@@ -261,13 +261,13 @@ def purge_record(
     *,
     actor: Actor,
     target_type: str,
-    target_id: Any,
+    target_id: object,
     purged: dict[str, int],
     action: str = AuditEvent.Action.HARD_DELETED,
     reason: str = "",
-) -> dict[str, Any]:
+) -> PurgeReceipt:
     """Write the audit row of a purge (what went, never what it said) and return its receipt."""
-    detail: dict[str, Any] = {"purged": purged}
+    detail: dict[str, object] = {"purged": purged}
     if reason:
         detail["reason"] = reason[:50]
     event = audit_record(
@@ -277,7 +277,7 @@ def purge_record(
 
 
 @transaction.atomic
-def memories_hard_delete_in_space(*, actor: Actor, space: Space) -> dict[str, Any]:
+def memories_hard_delete_in_space(*, actor: Actor, space: Space) -> PurgeReceipt:
     """Hard-delete every memory of one of the owner's spaces; return the receipt."""
     owner = actor.owner
     if space.owner_id != owner.id:

@@ -17,17 +17,19 @@ from django.utils import timezone
 
 from accounts.caller import Actor, Caller
 from memories import embeddings
+from memories.as_of import relation_visible
 from memories.errors import AppError, Code
 from memories.models import AuditEvent, Entity, Evidence, Relation, Source, Space
+from memories.parsing import RowId
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.supersede import relation_retire, relation_retire_undo, relation_rivals, supersede
-from memories.selectors.as_of import relation_visible
 from memories.selectors.graph import entity_matches
 from memories.services.audit import audit_record
 from memories.services.entities import entity_record
 from memories.services.purge import purge_record, relation_purge
 from memories.services.sources import source_record
 from memories.services.spaces import space_for_caller
+from memories.wire import PurgeReceipt
 
 # A person lives somewhere and works somewhere; only one at a time. A newer one of these
 # supersedes the current one, as a newer value of a fact's slot does.
@@ -139,7 +141,7 @@ def relation_record(
     subject = Entity.objects.select_for_update().get(id=subject.id)
     now = timezone.now()
     content = f"{subject.name} {relation_type} {obj.name}"
-    when: dict[str, Any] = {"refers_to": valid_from, "recorded_at": now}
+    when: dict[str, object] = {"refers_to": valid_from, "recorded_at": now}
     source = source_record(caller=caller, space=space, origin=Source.Origin.RELATE, content=content, **when)
     same = {"owner": caller.user, "space": space, "subject": subject, "object": obj, "type": relation_type}
     existing = (
@@ -186,7 +188,7 @@ def relation_record(
     )
 
 
-def _relation_for_update(*, owner: Any, relation_id: Any) -> Relation:
+def _relation_for_update(*, owner: Any, relation_id: RowId) -> Relation:
     relation = Relation.objects.select_for_update().filter(owner=owner, id=relation_id).first()
     if relation is None:
         raise AppError(
@@ -201,7 +203,7 @@ _INVALIDATION_FIELDS = ["superseded_at", "invalidated_at", "invalidated_note"]
 
 
 @transaction.atomic
-def relation_invalidate(*, actor: Actor, relation_id: Any, note: str = "") -> Relation:
+def relation_invalidate(*, actor: Actor, relation_id: RowId, note: str = "") -> Relation:
     """Retire a relation the agent says is outdated or wrong, restorably, with the reason in words.
 
     It stops holding now, as a replaced relation does (`superseded_at`, with no successor): current
@@ -228,7 +230,7 @@ def relation_invalidate(*, actor: Actor, relation_id: Any, note: str = "") -> Re
 
 
 @transaction.atomic
-def relation_restore(*, actor: Actor, relation_id: Any) -> Relation:
+def relation_restore(*, actor: Actor, relation_id: RowId) -> Relation:
     """Undo `relation_invalidate`: the relation holds again, unless another now holds in its place
     (the same link said again, or a newer value of a single-valued type): `relation_not_restorable`.
     Idempotent."""
@@ -268,7 +270,7 @@ def relation_restore(*, actor: Actor, relation_id: Any) -> Relation:
 
 
 @transaction.atomic
-def relation_hard_delete(*, actor: Actor, relation_id: Any, reason: str = "other") -> dict[str, Any]:
+def relation_hard_delete(*, actor: Actor, relation_id: RowId, reason: str = "other") -> PurgeReceipt:
     """Permanently remove a relation and the claims that asserted it (`purge.relation_purge`);
     return the purge receipt."""
     owner = actor.owner

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from accounts.caller import Caller
 from memories.models import Source, Space
@@ -29,7 +28,7 @@ def document_claimant(*, source_kind: str, source_ref: str, digest: str) -> str:
     return f"document:{source_kind}:{source_ref}"[:600] if source_ref else f"document:{digest}"
 
 
-def source_new(*, caller: Caller, space: Space, origin: str, content: str, **fields: Any) -> Source:
+def source_new(*, caller: Caller, space: Space, origin: str, content: str, **fields: object) -> Source:
     """What `caller` asserted, as an immutable Source of `space` not stored yet, attributed from the
     token: `job_queue` stores it with its job in one message.
 
@@ -45,7 +44,7 @@ def source_new(*, caller: Caller, space: Space, origin: str, content: str, **fie
     )
 
 
-def source_record(*, caller: Caller, space: Space, origin: str, content: str, **fields: Any) -> Source:
+def source_record(*, caller: Caller, space: Space, origin: str, content: str, **fields: object) -> Source:
     """source_new, stored: for a source no job is queued with (`relate`)."""
     source = source_new(caller=caller, space=space, origin=origin, content=content, **fields)
     source.save(force_insert=True)

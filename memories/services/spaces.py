@@ -20,6 +20,7 @@ from memories import errors
 from memories.errors import AppError, Code, name_checked
 from memories.limits import SPACE_NAME_MAX_LENGTH
 from memories.models import AuditEvent, Entity, GrantSpace, Job, Memory, Relation, Source, Space
+from memories.parsing import RowId
 from memories.selectors.spaces import grant_space_id, space_default, space_granted_or_default
 from memories.services.audit import audit_record
 from memories.services.entities import entity_merge, entity_record
@@ -54,7 +55,7 @@ def space_create(*, actor: Actor, name: str) -> Space:
     return space
 
 
-def space_for_caller(*, caller: Caller, space_id: Any = None) -> Space:
+def space_for_caller(*, caller: Caller, space_id: RowId | None = None) -> Space:
     """Which space a caller's read or write lands in: the one rule every surface uses.
 
     1. the space the request names (REST `space`); it must be one of the caller's, else
@@ -95,14 +96,14 @@ def _lock_spaces(*, owner: User) -> list[Space]:
     return list(Space.objects.select_for_update().filter(owner=owner).order_by("id"))
 
 
-def _find(spaces: list[Space], space_id: Any) -> Space:
+def _find(spaces: list[Space], space_id: RowId) -> Space:
     for space in spaces:
         if str(space.id) == str(space_id):
             return space
     raise AppError(Code.SPACE_NOT_FOUND)
 
 
-def _clean_name(name: Any) -> str:
+def _clean_name(name: object) -> str:
     return name_checked(
         name, max_length=SPACE_NAME_MAX_LENGTH, code=Code.INVALID_SPACE_NAME, what="A space name"
     )
@@ -116,12 +117,12 @@ def _name_taken(name: str) -> AppError:
     )
 
 
-def _audit(actor: Actor, space: Space, action: str, **detail: Any) -> None:
+def _audit(actor: Actor, space: Space, action: str, **detail: object) -> None:
     audit_record(actor=actor, action=action, target_type="space", target_id=space.id, detail=detail)
 
 
 @transaction.atomic
-def space_rename(*, actor: Actor, space_id: Any, name: str) -> Space:
+def space_rename(*, actor: Actor, space_id: RowId, name: str) -> Space:
     """Rename one of the owner's spaces. Names are unique per owner (`space_name_taken`, 409)."""
     cleaned = _clean_name(name)
     space = _find(_lock_spaces(owner=actor.owner), space_id)
@@ -139,7 +140,7 @@ def space_rename(*, actor: Actor, space_id: Any, name: str) -> Space:
 
 
 @transaction.atomic
-def space_set_default(*, actor: Actor, space_id: Any) -> Space:
+def space_set_default(*, actor: Actor, space_id: RowId) -> Space:
     """Make one of the owner's spaces the default (where writes without a space go).
 
     Exactly one space is the default at any time: the old default is cleared and
@@ -158,7 +159,7 @@ def space_set_default(*, actor: Actor, space_id: Any) -> Space:
 
 @transaction.atomic
 def space_update(
-    *, actor: Actor, space_id: Any, name: str | None = None, make_default: bool = False
+    *, actor: Actor, space_id: RowId, name: str | None = None, make_default: bool = False
 ) -> Space:
     """Rename and/or make default in one transaction: both happen or neither does."""
     space = _find(_lock_spaces(owner=actor.owner), space_id)
@@ -192,7 +193,7 @@ def _move_contents(*, owner: User, space: Space, into: Space) -> dict[str, int]:
 
 
 @transaction.atomic
-def space_delete(*, actor: Actor, space_id: Any, memories: str) -> dict[str, Any]:
+def space_delete(*, actor: Actor, space_id: RowId, memories: str) -> dict[str, Any]:
     """Delete one of the owner's spaces, saying what happens to what it holds.
 
     `memories="move"`: its memories, sources, jobs, entities and relations go to
@@ -222,7 +223,7 @@ def space_delete(*, actor: Actor, space_id: Any, memories: str) -> dict[str, Any
             details={"parameter": "memories", "allowed": [MEMORIES_MOVE, MEMORIES_DELETE]},
             agent_action="ask the user whether to move or delete the memories, then retry with memories=...",
         )
-    result: dict[str, Any] = {"deleted_space_id": str(space.id), "memories": ""}
+    result: dict[str, object] = {"deleted_space_id": str(space.id), "memories": ""}
     detail: dict[str, Any]
     if memories == MEMORIES_MOVE:
         # Every account has a default from sign-up on; recreate it rather than lose the memories.
@@ -264,7 +265,7 @@ def _grant_of(caller: Caller) -> dict[str, Any] | None:
     return None
 
 
-def _grant_key(caller: Caller) -> dict[str, Any]:
+def _grant_key(caller: Caller) -> dict[str, object]:
     grant = _grant_of(caller)
     if grant is not None:
         return grant
@@ -278,7 +279,7 @@ def _grant_key(caller: Caller) -> dict[str, Any]:
 
 
 @transaction.atomic
-def grant_space_switch(*, caller: Caller, space_id: Any, request_id: str = "") -> SpaceSwitch:
+def grant_space_switch(*, caller: Caller, space_id: RowId, request_id: str = "") -> SpaceSwitch:
     """Make `space_id` the space every later call of the caller's grant reads and writes.
 
     MCP is served statelessly, so the choice is stored per grant (GrantSpace), not per session;
@@ -294,7 +295,7 @@ def grant_space_switch(*, caller: Caller, space_id: Any, request_id: str = "") -
 
 
 @transaction.atomic
-def grant_space_choose(*, actor: Actor, application_id: int, space_id: Any) -> Space:
+def grant_space_choose(*, actor: Actor, application_id: int, space_id: RowId) -> Space:
     """The person chose, on the consent page, the space an OAuth app reads and writes."""
     current = grant_space_id(user=actor.owner, application_id=application_id)
     if current is None:
@@ -309,7 +310,7 @@ def grant_space_choose(*, actor: Actor, application_id: int, space_id: Any) -> S
     return space
 
 
-def _grant_space_set(*, owner: User, key: dict[str, Any], space_id: Any) -> Space:
+def _grant_space_set(*, owner: User, key: dict[str, Any], space_id: RowId) -> Space:
     """Store that the grant `key` of `owner` uses the space `space_id` (one of the owner's)."""
     space = Space.objects.filter(owner=owner, id=space_id).first()
     if space is None:
@@ -327,7 +328,7 @@ def _grant_space_set(*, owner: User, key: dict[str, Any], space_id: Any) -> Spac
 
 
 @transaction.atomic
-def memories_move(*, actor: Actor, memory_ids: list[Any], space_id: Any) -> int:
+def memories_move(*, actor: Actor, memory_ids: list[Any], space_id: RowId) -> int:
     """Move some of the owner's memories into another of their spaces; return how many moved.
 
     Each memory's entities are re-linked to the entities of the same name in the target space (made

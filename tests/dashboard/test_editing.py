@@ -21,10 +21,10 @@ from django.urls import reverse
 
 from accounts.caller import Actor
 from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Source
-from memories.pipeline import worker
-from memories.pipeline.worker import job_process
 from memories.services.memories import memory_hard_delete, memory_suppress
 from memories.services.spaces import space_create
+from memories.worker import lease
+from memories.worker.run import job_process
 
 pytestmark = pytest.mark.django_db
 
@@ -169,7 +169,7 @@ class TestTwoEdits:
         first_words, changes = second
         old = make_memory(alice, "Old words about something.")
         _edit(alice_client, old, content=first_words)
-        real_batch_claim = worker.job_batch_claim
+        real_batch_claim = lease.job_batch_claim
 
         def second_edit_arrives(**kwargs):
             # The worker holds the first job, and looked for others to take along: the second edit
@@ -178,10 +178,10 @@ class TestTwoEdits:
             assert _edit(alice_client, old, **{"content": first_words, **changes}).status_code == 302
             return claimed
 
-        monkeypatch.setattr(worker, "job_batch_claim", second_edit_arrives)
+        monkeypatch.setattr(lease, "job_batch_claim", second_edit_arrives)
         first = Job.objects.get(owner=alice)
         job_process(job_id=first.id)
-        monkeypatch.setattr(worker, "job_batch_claim", real_batch_claim)
+        monkeypatch.setattr(lease, "job_batch_claim", real_batch_claim)
         second_job = Job.objects.exclude(id=first.id).get(owner=alice)
         assert second_job.status == "queued"
 

@@ -555,7 +555,7 @@ class TestSaveAndUpload:
     def test_a_document_found_unreadable_by_the_worker_fails_on_its_job_page(self, alice_client, alice):
         from django.core.files.uploadedfile import SimpleUploadedFile
 
-        from memories.pipeline.worker import job_process
+        from memories.worker.run import job_process
 
         space = Space.objects.get(owner=alice)
         broken = SimpleUploadedFile("broken.pdf", b"%PDF-1.4 garbage", content_type="application/pdf")

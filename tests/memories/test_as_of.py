@@ -1,4 +1,4 @@
-"""The one rule of "current" and "as of T" (memories.selectors.as_of), case by case.
+"""The one rule of "current" and "as of T" (memories.as_of), case by case.
 
 Every row of the table is a memory with its clocks; every column a view. The ORM form (`held_q`),
 the SQL form recall runs (`held_sql`) and the Python form rendering uses (`is_current`) must give
@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from memories.models import Memory, Relation, Source
-from memories.selectors.as_of import (
+from memories.as_of import (
     View,
     held_q,
     held_sql,
@@ -24,6 +23,7 @@ from memories.selectors.as_of import (
     is_current,
     relation_visible,
 )
+from memories.models import Memory, Relation, Source
 from memories.services.spaces import space_create_default
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -153,18 +153,19 @@ def test_it_starts_a_relation_without_a_stated_time_when_it_was_recorded(alice):
         assert cursor.fetchone()[0] == 0
 
 
-# Readers compare clocks only through memories.selectors.as_of. The writers of the pipeline (which
-# rows a new fact competes with) and the model's index condition are not readers.
+# Readers compare clocks only through memories.as_of. The writers of the pipeline and the worker
+# (which rows a new fact competes with) and the model's index condition are not readers.
 CLOCK_COMPARISON = re.compile(
     r"(superseded_at|valid_until|valid_from|recorded_at)__(isnull|lt|lte|gt|gte)\b"
     r"|\b(superseded_at|valid_until|valid_from)\s+(IS\s+(NOT\s+)?NULL|[<>]=?)",
 )
 NOT_READERS = (
-    "memories/selectors/as_of.py",
+    "memories/as_of.py",
     # The open query's published example SQL over the documented views (what an agent could write
     # itself, e.g. "what changed since T": a change log, not a reading as of a time).
     "memories/open_query/saved.py",
     "memories/pipeline/",
+    "memories/worker/",
     "memories/models.py",
     "memories/migrations/",
 )
@@ -183,7 +184,7 @@ def test_it_keeps_every_clock_comparison_of_the_readers_in_one_module():
 
 
 # What an agent may be shown, and what the update engine may judge, is not a forgotten memory: the
-# rule is `active_q` / `active_sql` of memories.selectors.as_of (issue 40), never a status filter of
+# rule is `active_q` / `active_sql` of memories.as_of (issue 40), never a status filter of
 # a reader's own. A status the person chose to list (the dashboard's and REST's views of forgotten
 # memories) is a parameter, not this rule.
 ACTIVE_FILTER = re.compile(r"status=Memory\.Status\.ACTIVE\b|status\s*=\s*[\"']active[\"']")
@@ -193,7 +194,7 @@ def test_it_keeps_the_rule_of_what_is_forgotten_in_one_module():
     offenders = []
     for path in sorted((ROOT / "memories").rglob("*.py")):
         relative = path.relative_to(ROOT).as_posix()
-        if relative.startswith(("memories/selectors/as_of.py", "memories/migrations/")):
+        if relative.startswith(("memories/as_of.py", "memories/migrations/")):
             continue
         for number, line in enumerate(path.read_text().splitlines(), start=1):
             if ACTIVE_FILTER.search(line):

@@ -1,6 +1,6 @@
 """Short saves are taken in batches: the job whose message arrives claims the other queued short
 saves of any owner, embeds their texts in one model call and writes each under its own owner, in one
-transaction where a bad job fails alone (memories.pipeline.worker.job_batch_claim, _batch_run)."""
+transaction where a bad job fails alone (memories.worker.lease.job_batch_claim, _batch_run)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ from django.utils import timezone
 from accounts.caller import ALL_SCOPES, Caller
 from memories import embeddings
 from memories.models import Entity, Evidence, Job, Memory, Source
-from memories.pipeline import worker
-from memories.pipeline.worker import BATCH_MAX, job_process
 from memories.services.memories import remember
 from memories.tasks import process_job
+from memories.worker import lease, store
+from memories.worker.lease import BATCH_MAX
+from memories.worker.run import job_process
 from tests.helpers import pat_client, wait_for_job
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -253,7 +254,7 @@ class TestBatchInProcess:
         jobs = _queued_together(
             (alice, "My flat is on the fourth floor."), (alice, "My desk faces the window.")
         )
-        real_store = worker._store
+        real_store = store._store
         failed = []
 
         def store_failing_once(**kwargs: Any) -> Memory:
@@ -262,7 +263,7 @@ class TestBatchInProcess:
                 raise OperationalError("server closed the connection unexpectedly")
             return real_store(**kwargs)
 
-        monkeypatch.setattr(worker, "_store", store_failing_once)
+        monkeypatch.setattr(store, "_store", store_failing_once)
         Job.objects.filter(id__in=[job.id for job in jobs]).update(published_at=None)
 
         with pytest.raises(OperationalError):
@@ -305,7 +306,7 @@ def _write_lock_waiters() -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = %s",
-            [worker.OWNER_WRITE_LOCK],
+            [store.OWNER_WRITE_LOCK],
         )
         return int(cursor.fetchone()[0])
 
@@ -313,7 +314,7 @@ def _write_lock_waiters() -> int:
 @pytest.mark.usefixtures("no_worker_broker")
 class TestOwnerWriteLocks:
     """A write runs under its owners' locks: one owner's batches and lone jobs one at a time,
-    different owners' side by side (memories.pipeline.worker.OWNER_WRITE_LOCK)."""
+    different owners' side by side (memories.worker.store.OWNER_WRITE_LOCK)."""
 
     # The model is loaded by the first batch before the second starts: a batch then takes well
     # under a second, this is only the bound for a machine busy with other work.
@@ -324,7 +325,7 @@ class TestOwnerWriteLocks:
     ) -> tuple[threading.Event, threading.Event]:
         """Makes `owner`'s batch stop inside its write transaction, its locks taken, until released."""
         inside, release = threading.Event(), threading.Event()
-        real_write = worker._job_write
+        real_write = store.job_write
 
         def held(**kwargs: Any) -> None:
             if kwargs["job"].owner_id == owner.id:
@@ -332,7 +333,7 @@ class TestOwnerWriteLocks:
                 assert release.wait(FIRST_BATCH_WAIT)
             real_write(**kwargs)
 
-        monkeypatch.setattr(worker, "_job_write", held)
+        monkeypatch.setattr(store, "job_write", held)
         return inside, release
 
     def test_another_owners_batch_writes_while_one_owners_batch_is_writing(self, alice, bob, monkeypatch):
@@ -388,7 +389,7 @@ class TestOwnerWriteLocks:
         # pool processes together, so neither took the other into a batch). The first is held
         # after its write, before its commit: the second must wait for it, then supersede it.
         inside, release = threading.Event(), threading.Event()
-        real_write = worker._job_write
+        real_write = store.job_write
         (first,) = _queued_together((alice, "My phone number is 555-0101."))
 
         def held(**kwargs: Any) -> None:
@@ -397,7 +398,7 @@ class TestOwnerWriteLocks:
                 inside.set()
                 assert release.wait(FIRST_BATCH_WAIT)
 
-        monkeypatch.setattr(worker, "_job_write", held)
+        monkeypatch.setattr(store, "job_write", held)
         first_run, first_raised = _in_thread(lambda: job_process(job_id=first.id))
         try:
             assert inside.wait(FIRST_BATCH_WAIT), "the first save never reached its write"
@@ -423,10 +424,10 @@ class TestOwnerWriteLocks:
 
 
 def test_a_writes_locks_are_its_owners_in_one_order(alice, bob):
-    keys = worker.owner_write_keys([bob.id, alice.id, bob.id])
+    keys = store.owner_write_keys([bob.id, alice.id, bob.id])
     assert keys == sorted(keys) and len(keys) == 2
-    assert keys == worker.owner_write_keys([alice.id, bob.id])
-    assert keys != worker.owner_write_keys([alice.id])
+    assert keys == store.owner_write_keys([alice.id, bob.id])
+    assert keys != store.owner_write_keys([alice.id])
 
 
 @pytest.mark.slow
@@ -505,8 +506,8 @@ class TestBatchWithTheWorker:
 def test_a_batch_that_outlasts_its_lease_keeps_every_job(alice, monkeypatch):
     # The first batch of a fresh worker waits for the model to load (a minute on a busy machine):
     # the heartbeat must keep every job's lease, not only the one whose message it was.
-    monkeypatch.setattr(worker, "LEASE", timedelta(seconds=1))
-    monkeypatch.setattr(worker, "HEARTBEAT_EVERY", timedelta(seconds=0.2))
+    monkeypatch.setattr(lease, "LEASE", timedelta(seconds=1))
+    monkeypatch.setattr(lease, "HEARTBEAT_EVERY", timedelta(seconds=0.2))
     real_embed = embeddings.embed
 
     def slow(texts: list[str]) -> list[list[float]]:

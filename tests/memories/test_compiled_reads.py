@@ -1,4 +1,4 @@
-"""Querysets compiled once and run again with other values (memories.selectors.compiled), and the
+"""Querysets compiled once and run again with other values (config.compiled), and the
 hot reads built on them: a job's claim read, the batch claim, the caller's space, a personal
 token's lookup, and a save's reads of the memories it may repeat or change. Each must answer what
 the queryset it was compiled from answers, for every value."""
@@ -17,15 +17,16 @@ from django.utils import timezone
 from accounts.authentication import pat_authenticate
 from accounts.caller import ALL_SCOPES, Actor, Caller
 from accounts.services import pat_create
+from config.compiled import compile_once, compiled_rows, model_order
 from memories import embeddings
 from memories.models import GrantSpace, Job, Memory, Source, Space
-from memories.pipeline import worker
 from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.supersede import nearest_prior_rows, nearest_priors
-from memories.selectors.compiled import compile_once, compiled_rows, model_order
+from memories.selectors.jobs import job_with_source
 from memories.selectors.spaces import space_granted_or_default
 from memories.services.memories import remember
 from memories.services.spaces import space_create
+from memories.worker import lease, run, store
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_worker_broker")]
 
@@ -36,8 +37,8 @@ def _orm_claim_read(job_id: Any) -> tuple[Any, ...] | None:
         Job.objects.filter(id=job_id)
         .annotate(
             source_chars=Length("source__content"),
-            batchable=worker._batchable_flag(),
-            leased=worker._leased(),
+            batchable=lease._batchable_flag(),
+            leased=lease._leased(),
         )
         .values_list("id", "status", "attempts", "batchable", "leased", "claimed_by", "lease_expires_at")
         .first()
@@ -55,7 +56,7 @@ class TestCompileOnce:
             claimed_by="elsewhere:1",
             lease_expires_at=timezone.now() + timedelta(minutes=1),
         )
-        compiled = worker._claim_read()
+        compiled = lease._claim_read()
         for job_id in [*(job.id for job in saves), uuid.uuid4()]:
             rows = compiled_rows(compiled, job_id=job_id)
             assert (rows[0] if rows else None) == _orm_claim_read(job_id)
@@ -68,7 +69,7 @@ class TestCompileOnce:
         job = remember(caller=Caller(user=alice, scopes=ALL_SCOPES), content="I live in Porto.")
         compiled = compile_once(
             lambda job_id: (
-                Job.objects.filter(id=job_id).annotate(live=worker._leased()).values_list("live", flat=True)
+                Job.objects.filter(id=job_id).annotate(live=lease._leased()).values_list("live", flat=True)
             ),
             job_id=uuid.uuid4(),
         )
@@ -124,7 +125,7 @@ class TestCompileOnce:
             model_order(Memory, ("id", "entities"))
 
     def test_every_slot_must_be_given(self):
-        compiled = worker._claim_read()
+        compiled = lease._claim_read()
         with pytest.raises(TypeError):
             compiled.params()
         with pytest.raises(TypeError):
@@ -142,7 +143,7 @@ class TestTheHotReads:
         long = remember(caller=caller_a, content="word " * 1000)
         retried = remember(caller=caller_b, content="I was tried before.")
         Job.objects.filter(id=retried.id).update(attempts=1)
-        claims = worker.job_batch_claim(exclude=str(leader.id), limit=2)
+        claims = lease.job_batch_claim(exclude=str(leader.id), limit=2)
         taken = {claim.job_id for claim in claims}
         assert taken == {short[0].id, short[1].id}
         assert all(claim.attempt == 1 and claim.batchable for claim in claims)
@@ -152,12 +153,12 @@ class TestTheHotReads:
         }
         for job_id in taken:
             assert rows[job_id].status == Job.Status.RUNNING
-            assert rows[job_id].claimed_by == worker._me()
+            assert rows[job_id].claimed_by == lease._me()
             assert rows[job_id].lease_expires_at > timezone.now()
         for job in (leader, short[2], long, retried):
             assert rows[job.id].status == Job.Status.QUEUED
-        assert {c.job_id for c in worker.job_batch_claim(exclude=leader.id, limit=15)} == {short[2].id}
-        assert worker.job_batch_claim(exclude=leader.id, limit=15) == []
+        assert {c.job_id for c in lease.job_batch_claim(exclude=leader.id, limit=15)} == {short[2].id}
+        assert lease.job_batch_claim(exclude=leader.id, limit=15) == []
 
     def test_the_callers_space_follows_its_grant_and_never_another_owners(self, alice, bob):
         token, _ = pat_create(user=alice, name="agent", scopes=["memory:read"])
@@ -191,7 +192,7 @@ def _stored(user: Any, contents: list[str]) -> list[Memory]:
     caller = Caller(user=user, scopes=ALL_SCOPES)
     jobs = [remember(caller=caller, content=content) for content in contents]
     for job in jobs:
-        worker.job_process(job_id=job.id)
+        run.job_process(job_id=job.id)
     return [Memory.objects.get(job_id=job.id) for job in jobs]
 
 
@@ -252,7 +253,7 @@ class TestTheSavesReads:
         later = Memory.objects.get(id=second.id)
         Memory.objects.filter(id=later.id).update(fingerprint=first.fingerprint)
         Memory.objects.filter(id=other.id).update(fingerprint=first.fingerprint, superseded_at=timezone.now())
-        compiled = worker._same_fingerprint()
+        compiled = store._same_fingerprint()
         for owner, space, fingerprint in [
             (alice.id, first.space_id, first.fingerprint),
             (bob.id, first.space_id, first.fingerprint),
@@ -267,7 +268,7 @@ class TestTheSavesReads:
                     superseded_at__isnull=True,
                 )
                 .order_by("recorded_at")
-                .values_list(*worker._SAME_FIELDS)
+                .values_list(*store._SAME_FIELDS)
             )
             with transaction.atomic():
                 assert compiled_rows(compiled, owner_id=owner, space_id=space, fingerprint=fingerprint) == orm
@@ -284,7 +285,7 @@ class TestTheSavesReads:
         orphan = remember(caller=Caller(user=bob, scopes=ALL_SCOPES), content="My cat is Tom.")
         Source.objects.filter(id=orphan.source_id).delete()
         for job_id in (kept.id, str(kept.id), orphan.id):
-            got = worker._job_with_source(job_id)
+            got = job_with_source(job_id=job_id)
             orm = Job.objects.select_related("source", "owner").get(id=job_id)
             for field in Job._meta.concrete_fields:
                 assert getattr(got, field.attname) == getattr(orm, field.attname), field.name
@@ -296,6 +297,6 @@ class TestTheSavesReads:
                         field.name
                     )
             assert got.owner.pk == orm.owner.pk
-        assert worker._job_with_source(kept.id).options["tags"] == ["home"]
+        assert job_with_source(job_id=kept.id).options["tags"] == ["home"]
         with pytest.raises(Job.DoesNotExist):
-            worker._job_with_source(uuid.uuid4())
+            job_with_source(job_id=uuid.uuid4())

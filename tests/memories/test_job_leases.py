@@ -17,9 +17,11 @@ from django.utils import timezone
 
 from memories.errors import Code
 from memories.models import Job, Memory, Source
-from memories.pipeline import worker
-from memories.pipeline.worker import LeaseHeld, job_claim, job_process, jobs_to_recover
+from memories.selectors.jobs import jobs_to_recover
 from memories.tasks import process_job
+from memories.worker import lease, run
+from memories.worker.lease import LeaseHeld, job_claim
+from memories.worker.run import job_process
 from tests.helpers import pat_client
 from tests.memories.test_worker_crash import _long_text
 
@@ -62,7 +64,7 @@ def test_it_respects_a_live_lease_held_on_another_host(alice):
 @contextmanager
 def _row_locked_elsewhere(job: Job) -> Iterator[None]:
     """The job's row locked by another connection's open transaction, as a batch holds its jobs' rows
-    until it commits (memories.pipeline.worker._batch_run)."""
+    until it commits (memories.worker.run._batch_run)."""
     locked, release = threading.Event(), threading.Event()
 
     def hold() -> None:
@@ -124,7 +126,7 @@ def test_a_running_job_without_a_lease_is_taken_over(alice):
 
 
 def test_the_heartbeat_extends_the_lease_while_the_job_runs(alice, monkeypatch):
-    monkeypatch.setattr(worker, "HEARTBEAT_EVERY", timedelta(seconds=0.2))
+    monkeypatch.setattr(lease, "HEARTBEAT_EVERY", timedelta(seconds=0.2))
     job = _saved(alice, _long_text())
     failures: list[BaseException] = []
 
@@ -174,12 +176,12 @@ def test_a_failure_reported_late_does_not_fail_the_attempt_that_took_the_job_ove
     job = _saved(alice, "My dentist is Dr Okafor.")
     _held_by_another_host(job, lease_left=timedelta(seconds=20))
     # This process's attempt gave up (retries spent) after the other host took the job over.
-    worker.job_fail(job_id=job.id, code=Code.RETRIES_EXHAUSTED, message="Processing failed.")
+    lease.job_fail(job_id=job.id, code=Code.RETRIES_EXHAUSTED, message="Processing failed.")
     job.refresh_from_db()
     assert (job.status, job.claimed_by, job.error_code) == ("running", OTHER_HOST, "")
     # Once that lease has run out nobody is at work: the failure is recorded.
     Job.objects.filter(id=job.id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
-    worker.job_fail(job_id=job.id, code=Code.RETRIES_EXHAUSTED, message="Processing failed.")
+    lease.job_fail(job_id=job.id, code=Code.RETRIES_EXHAUSTED, message="Processing failed.")
     job.refresh_from_db()
     assert job.status == "failed"
     assert job.error_code
@@ -187,7 +189,7 @@ def test_a_failure_reported_late_does_not_fail_the_attempt_that_took_the_job_ove
 
 def _while_embedding(monkeypatch, then: Any) -> None:
     """Run `then()` after the job's text is embedded (the real model), before its write."""
-    real = worker.embeddings.embed
+    real = run.embeddings.embed
 
     def embed_then(texts: list[str]) -> list[list[float]]:
         vectors = real(texts)
@@ -200,7 +202,7 @@ def _while_embedding(monkeypatch, then: Any) -> None:
                 connection.close()
         return vectors
 
-    monkeypatch.setattr(worker.embeddings, "embed", embed_then)
+    monkeypatch.setattr(run.embeddings, "embed", embed_then)
 
 
 @pytest.mark.parametrize("long", [False, True], ids=["short save", "long save"])

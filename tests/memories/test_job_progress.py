@@ -10,10 +10,10 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.caller import ALL_SCOPES, Caller
 from memories.models import Job
-from memories.pipeline.worker import PROGRESS_BATCH, job_process
 from memories.representations import job_dict
 from memories.services.documents import document_ingest
 from memories.services.memories import remember
+from memories.worker.run import PROGRESS_BATCH, job_process
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +25,7 @@ _WRITTEN = re.compile(r'\\*"stage\\*": \\*"(\w+)\\*", \\*"done\\*": (\d+), \\*"t
 
 def _progress_writes(queries: list[dict[str, str]]) -> list[dict[str, int | str]]:
     """The progress values the worker wrote, in order, read from its UPDATE statements
-    (memories.pipeline.worker._progress_write)."""
+    (memories.worker.run._progress_write)."""
     written: list[dict[str, int | str]] = []
     for query in queries:
         sql = query["sql"]

@@ -17,8 +17,8 @@ from rest_framework.test import APIClient
 
 from accounts.caller import ALL_SCOPES, Actor, Caller
 from accounts.models import User
+from memories.as_of import world_start
 from memories.models import AuditEvent, Memory, Relation
-from memories.selectors.as_of import world_start
 from memories.services.account import account_delete
 from memories.services.purge import PURGE_COUNTS
 from memories.services.relations import relation_record
@@ -83,7 +83,7 @@ def test_it_clears_orphaned_entities_and_writes_hard_delete_rows_in_one_place_on
     assert _lines_matching(hard_delete_rows, allowed=allowed) == []
     # The receipt is built by one function.
     receipt_keys = re.compile(r"[\"']audit_event_id[\"']\s*:")
-    assert _lines_matching(receipt_keys, allowed=("memories/representations.py",)) == []
+    assert _lines_matching(receipt_keys, allowed=("memories/wire.py",)) == []
 
 
 RECEIPT_KEYS = {"target_type", "target_id", "reason", "purged", "audit_event_id", "purged_at"}

@@ -16,12 +16,12 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import User
+from memories.as_of import current_q
 from memories.errors import AppError
 from memories.models import Entity, Evidence, Memory, Relation, Source, Space
 from memories.open_query.catalogue import SCHEMA, VIEWS
 from memories.open_query.guard import query_check
 from memories.open_query.saved import SAVED
-from memories.selectors.as_of import current_q
 from memories.selectors.open_query import query_run
 from memories.services.spaces import space_create_default
 

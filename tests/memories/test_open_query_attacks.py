@@ -35,10 +35,10 @@ from mcp_gateway.tools import call_tool
 from memories.errors import AppError
 from memories.models import Entity, Evidence, Memory, Source, Space
 from memories.open_query.guard import CheckedQuery, query_check
-from memories.pipeline.worker import OWNER_WRITE_LOCK, owner_write_keys
 from memories.selectors import open_query
 from memories.selectors.open_query import query_connection_params, query_run
 from memories.services.spaces import space_create_default
+from memories.worker.store import OWNER_WRITE_LOCK, owner_write_keys
 from tests.helpers import READ, error_of, pat_client, superuser_params
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -85,9 +85,9 @@ def test_the_exact_ranking_finds_the_hits_the_index_walk_finds(alice, monkeypatc
 
 def test_the_world_start_index_follows_the_clock_rule():
     # The index that serves `at` must spell the start exactly as the clock rule does, or the
-    # planner cannot use it (memories.selectors.as_of.MEMORY_START).
+    # planner cannot use it (memories.as_of.MEMORY_START).
+    from memories.as_of import MEMORY_START
     from memories.models import Memory
-    from memories.selectors.as_of import MEMORY_START
 
     index = next(i for i in Memory._meta.indexes if i.name == "memory_world_start")
     start = index.expressions[-1]

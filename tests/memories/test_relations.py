@@ -13,7 +13,7 @@ import pytest
 from accounts.caller import ALL_SCOPES, Caller
 from memories import embeddings
 from memories.models import Relation
-from memories.selectors import evidence
+from memories.retrieval import evidence
 from memories.services.relations import relation_record
 from memories.services.spaces import space_create_default
 

@@ -103,7 +103,7 @@ class TestDedupeAndEvidence:
         assert memory.agent is not None and memory.agent.name == "Claude"
 
     def test_running_the_same_job_again_adds_nothing(self, alice):
-        from memories.pipeline.worker import job_process
+        from memories.worker.run import job_process
 
         job = _remember(pat_client(alice), "My favourite colour is green.")
         before = (Memory.objects.count(), Evidence.objects.count())

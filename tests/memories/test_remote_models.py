@@ -15,8 +15,8 @@ import pytest
 
 from accounts.caller import ALL_SCOPES, Caller
 from memories.models import Memory
-from memories.pipeline.worker import job_process
 from memories.services.memories import remember
+from memories.worker.run import job_process
 from tests.fake_openai import fake_openai_server
 
 pytestmark = pytest.mark.django_db

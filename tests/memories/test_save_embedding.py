@@ -14,8 +14,8 @@ from accounts.caller import ALL_SCOPES, Caller
 from memories import embeddings
 from memories.models import Job, Memory
 from memories.pipeline.extract import extract, extract_contents
-from memories.pipeline.worker import job_process
 from memories.services.memories import remember
+from memories.worker.run import job_process
 
 # Notes as people and agents save them: one statement or several, a conversation's turns, a date
 # stated at the start, a tags line, lists, stray spaces, a question, Markdown, text with no words.

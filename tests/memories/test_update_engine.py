@@ -9,6 +9,8 @@ bad as keeping a stale one, so both must be high.
 
 from __future__ import annotations
 
+import os
+from collections import defaultdict
 from dataclasses import dataclass
 
 import pytest
@@ -18,6 +20,9 @@ from memories.models import Evidence, Job, Memory
 from memories.services.account import user_sign_up
 from tests.helpers import pat_client, wait_for_job
 from tests.memories.update_cases import CASES, Case
+from tests.memories.update_cases_40 import BATCH_40A, BATCH_40B, BATCH_40C
+
+ALL_CASES: tuple[Case, ...] = (*CASES, *BATCH_40A, *BATCH_40B, *BATCH_40C)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker")]
 
@@ -44,7 +49,10 @@ def _run(case: Case, index: int) -> Outcome:
     user: User = user_sign_up(email=f"case{index}@example.com", password="correct horse battery staple")
     client = pat_client(user)
     jobs = [_remember(client, text) for text in case.earlier]
-    first = Memory.objects.get(job=jobs[0])
+    # The first statement's memory: a note of several statements is several memories, the first
+    # of them is the one the case is about.
+    first = Memory.objects.filter(job=jobs[0]).order_by("span_start", "recorded_at", "id").first()
+    assert first is not None, case
     later_job = _remember(client, case.later)
     created = list(Memory.objects.filter(job=later_job))
     first.refresh_from_db()
@@ -58,7 +66,7 @@ def _run(case: Case, index: int) -> Outcome:
         actual = "update"
     else:
         actual = "add"
-    others = Memory.objects.filter(job__in=jobs[1:], superseded_by__in=created).count()
+    others = Memory.objects.filter(job__in=jobs, superseded_by__in=created).exclude(id=first.id).count()
     expected = case.others_superseded
     return Outcome(case, actual, max(others - expected, 0), max(expected - others, 0))
 
@@ -72,9 +80,31 @@ def _rates(outcomes: list[Outcome], label: str) -> tuple[float, float, int, int]
     return precision, recall, len(made), len(wanted)
 
 
+def _by(outcomes: list[Outcome], key: str) -> list[str]:
+    """ "40a: 51/59" per batch (or per class): how many cases came out as expected."""
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for outcome in outcomes:
+        groups[getattr(outcome.case, key)].append(outcome)
+    return [
+        f"  {key} {name or '-'}: {sum(_right(o) for o in group)}/{len(group)}"
+        for name, group in sorted(groups.items())
+    ]
+
+
+def _right(outcome: Outcome) -> bool:
+    return outcome.actual == outcome.case.expect and not outcome.collateral and not outcome.missed_others
+
+
+def _selected() -> tuple[Case, ...]:
+    # UPDATE_CASES_BATCH=40a scores one batch alone (how a new batch is scored blind); the thresholds
+    # are asserted on whatever ran, so a selection that misses them fails like the whole suite would.
+    wanted = os.environ.get("UPDATE_CASES_BATCH", "")
+    return tuple(c for c in ALL_CASES if not wanted or c.batch in wanted.split(","))
+
+
 def test_the_update_engine_supersedes_and_deduplicates_with_high_precision_and_recall(capsys):
-    outcomes = [_run(case, index) for index, case in enumerate(CASES)]
-    wrong = [o for o in outcomes if o.actual != o.case.expect or o.collateral or o.missed_others]
+    outcomes = [_run(case, index) for index, case in enumerate(_selected())]
+    wrong = [o for o in outcomes if not _right(o)]
     collateral = sum(o.collateral for o in outcomes)
     missed_others = sum(o.missed_others for o in outcomes)
     sup = _rates(outcomes, "update")
@@ -88,7 +118,12 @@ def test_the_update_engine_supersedes_and_deduplicates_with_high_precision_and_r
         f"supersession: precision {sup_precision:.3f} recall {sup_recall:.3f} "
         f"(made {sup[2]}, expected {sup[3]}; others: {collateral} wrong, {missed_others} missed)",
         f"deduplication: precision {dup[0]:.3f} recall {dup[1]:.3f} (made {dup[2]}, expected {dup[3]})",
-        *(f"  MISS {o.case.name}: expected {o.case.expect}, got {o.actual}" for o in wrong),
+        *_by(outcomes, "batch"),
+        *_by(outcomes, "cls"),
+        *(
+            f"  MISS [{o.case.batch} {o.case.cls}] {o.case.name}: expected {o.case.expect}, got {o.actual}"
+            for o in wrong
+        ),
         *(
             f"  COLLATERAL {o.case.name}: {o.collateral} other statement(s) superseded"
             for o in outcomes
@@ -97,6 +132,7 @@ def test_the_update_engine_supersedes_and_deduplicates_with_high_precision_and_r
     ]
     with capsys.disabled():
         print("\n" + "\n".join(report))
-    assert len(outcomes) >= 80
+    if not os.environ.get("UPDATE_CASES_BATCH"):
+        assert len(outcomes) >= 300
     assert sup_precision >= 0.95 and sup_recall >= 0.9, report
     assert dup[0] >= 0.95 and dup[1] >= 0.9, report

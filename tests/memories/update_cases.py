@@ -26,6 +26,9 @@ class Case:
     expect: str  # update | same | add
     # How many of the other earlier statements the later one must supersede (usually none).
     others_superseded: int = 0
+    # Which set the case came in (each scored blind on the code of its day) and what it tests.
+    batch: str = "12"
+    cls: str = ""
 
 
 def _c(name: str, earlier: str | tuple[str, ...], later: str, expect: str, others: int = 0) -> Case:

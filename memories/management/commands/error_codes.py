@@ -4,7 +4,6 @@ it there (between the markers), so the docs cannot drift from `memories.errors`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -35,7 +34,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--write", action="store_true", help="rewrite the table in docs/api.md")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
         if not options["write"]:
             self.stdout.write(markdown_table(), ending="")
             return

@@ -7,8 +7,6 @@ role and says whether it is only a reader of the views, as the open query checks
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -27,7 +25,7 @@ class Command(BaseCommand):
         group.add_argument("--sql", action="store_true", help="print the administrator's SQL")
         group.add_argument("--check", action="store_true", help="check the query role")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
         if options["sql"]:
             service = str(settings.DATABASES["default"].get("USER") or "")
             if not service:

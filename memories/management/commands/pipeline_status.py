@@ -12,7 +12,7 @@ from memories.models import Job
 from memories.selectors.jobs import pipeline_summary
 
 
-def _row(job: Job) -> dict[str, Any]:
+def _row(job: Job) -> dict[str, object]:
     return {
         "id": str(job.id),
         "owner": job.owner.email,
@@ -43,7 +43,7 @@ class Command(BaseCommand):
         )
         stuck = [_row(j) for j in summary.stuck]
         failures = [_row(j) for j in summary.recent_failures]
-        report: dict[str, Any] = {
+        report: dict[str, object] = {
             "counts": summary.counts,
             "oldest_queued_seconds": round(age) if age is not None else None,
             "stuck": stuck,

@@ -32,7 +32,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser, SystemCheckError
 from django.db import OperationalError, connections
 
-from config.cli import ServiceConfigError
+from config.boundary import ServiceConfigError
 
 STOP_GRACE_SECONDS = 15
 READY_TIMEOUT_SECONDS = 300
@@ -187,7 +187,7 @@ class Command(BaseCommand):
     def _supervise(self, children: dict[str, subprocess.Popen[bytes]], url: str) -> None:
         stopping = False
 
-        def on_signal(signum: int, frame: Any) -> None:
+        def on_signal(signum: int, frame: object) -> None:
             nonlocal stopping
             stopping = True
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import getpass
 import sys
-from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -21,7 +20,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--email", required=True)
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
         if sys.stdin.isatty():
             password = getpass.getpass("Password: ")
             if getpass.getpass("Password (again): ") != password:

@@ -12,8 +12,7 @@ from django.db.models.functions import Length, Substr
 from django.utils import timezone
 
 from accounts.models import PersonalAccessToken, User
-from memories.models import Evidence, Memory, Relation, Source, Space
-from memories.selectors.as_of import (
+from memories.as_of import (
     CURRENT,
     CURRENT_VIEW,
     View,
@@ -22,7 +21,8 @@ from memories.selectors.as_of import (
     recorded_by_q,
     status_of,
 )
-from memories.selectors.evidence.common import (
+from memories.models import Evidence, Memory, Relation, Source, Space
+from memories.retrieval.evidence.common import (
     CLAIM_FACT_POOL,
     CLAIM_FACTS_MAX,
     FACT_REF_CHARS,
@@ -37,19 +37,21 @@ from memories.selectors.evidence.common import (
     _forgotten_match,
     _negative,
     _pending,
-    relation_text,
 )
-from memories.selectors.evidence.facts import _attach_counts, _matching_facts
+from memories.retrieval.evidence.facts import _attach_counts, _matching_facts
 from memories.selectors.memories import SOURCE_EXCERPT_CHARS
+from memories.wire import relation_text
 
 # --- claims ---------------------------------------------------------------------------------------
 
 
-def _history(*, owner: User, facts: list[Fact], view: View) -> tuple[dict[Any, int], dict[Any, int]]:
+def _history(
+    *, owner: User, facts: list[Fact], view: View
+) -> tuple[dict[uuid.UUID, int], dict[uuid.UUID, int]]:
     """Rank of every memory and relation a claim may be about: the matched facts and, transitively,
     what they superseded (which inherits the rank of the fact that replaced it)."""
-    memory_rank: dict[Any, int] = {}
-    relation_rank: dict[Any, int] = {}
+    memory_rank: dict[uuid.UUID, int] = {}
+    relation_rank: dict[uuid.UUID, int] = {}
     for rank, fact in enumerate(facts):
         target = memory_rank if fact.memory is not None else relation_rank
         target.setdefault(fact.id, rank)
@@ -63,7 +65,7 @@ def _history(*, owner: User, facts: list[Fact], view: View) -> tuple[dict[Any, i
     return memory_rank, relation_rank
 
 
-def _walk_back(rows: QuerySet[Any, tuple[Any, Any]], ranks: dict[Any, int]) -> None:
+def _walk_back(rows: QuerySet[Any, tuple[Any, Any]], ranks: dict[uuid.UUID, int]) -> None:
     # One query per generation: a fact may have replaced several older ones.
     frontier = dict(ranks)
     for _ in range(HISTORY_STEPS):
@@ -101,10 +103,10 @@ def _claimant(source: Source, token_names: dict[str, str]) -> tuple[str, str | N
 
 
 def _fact_refs(
-    *, owner: User, memory_ids: set[Any], relation_ids: set[Any], now: datetime
-) -> dict[Any, FactRef]:
+    *, owner: User, memory_ids: set[uuid.UUID], relation_ids: set[uuid.UUID], now: datetime
+) -> dict[uuid.UUID, FactRef]:
     """How the listed facts read in a claim (content cut to FACT_REF_CHARS)."""
-    refs: dict[Any, FactRef] = {}
+    refs: dict[uuid.UUID, FactRef] = {}
     memory_rows = (
         Memory.objects.filter(active_q(), owner=owner, id__in=memory_ids)
         .annotate(short=Substr("content", 1, FACT_REF_CHARS))
@@ -131,7 +133,7 @@ def _claims(
     links = _evidence(owner=owner, space=space, view=view).filter(
         Q(memory_id__in=list(memory_rank)) | Q(relation_id__in=list(relation_rank))
     )
-    source_rank: dict[Any, int] = {}
+    source_rank: dict[uuid.UUID, int] = {}
     for source_id, memory_id, relation_id in links.values_list("source_id", "memory_id", "relation_id"):
         rank = memory_rank[memory_id] if memory_id is not None else relation_rank[relation_id]
         source_rank[source_id] = min(rank, source_rank.get(source_id, rank))
@@ -162,8 +164,8 @@ def _claims(
     # Forgotten memories a chosen source said (by evidence, or as the source it was derived from):
     # never listed, and their text is kept out of the excerpt.
     said = {memory_id for _, memory_id, _, _ in evidence if memory_id is not None}
-    forgotten: dict[Any, list[str]] = {}
-    suppressed: dict[Any, str] = {}
+    forgotten: dict[uuid.UUID, list[str]] = {}
+    suppressed: dict[uuid.UUID, str] = {}
     for memory_id, source_id, content in Memory.objects.filter(
         Q(id__in=said) | Q(source_id__in=chosen), owner=owner, status=Memory.Status.SUPPRESSED
     ).values_list("id", "source_id", "content"):
@@ -220,9 +222,9 @@ def _uuids(values: Iterable[str]) -> list[uuid.UUID]:
     return parsed
 
 
-def _excerpts(*, owner: User, claims: list[Claim], forgotten: dict[Any, list[str]]) -> None:
+def _excerpts(*, owner: User, claims: list[Claim], forgotten: dict[uuid.UUID, list[str]]) -> None:
     """Bounded excerpts: never of a purged source, never showing a suppressed memory's text."""
-    wide: dict[Any, str] = {}
+    wide: dict[uuid.UUID, str] = {}
     needs_redaction = [c.source.id for c in claims if c.source.id in forgotten and c.source.purged_at is None]
     if needs_redaction:
         wide = dict(

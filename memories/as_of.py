@@ -221,7 +221,7 @@ def held_sql_params(view: View, *, now: datetime) -> dict[str, Any]:
     return {"as_of_now": now, "as_of_at": view.at, "as_of_known_at": view.known_at}
 
 
-def world_start(row: Any) -> datetime:
+def world_start(row: object) -> datetime:
     """When a row starts to hold in the world: the first of `MEMORY_START` (or `RELATION_START`) it has."""
     for name in MEMORY_START:
         value = getattr(row, name, None)
@@ -230,7 +230,7 @@ def world_start(row: Any) -> datetime:
     raise ValueError("a row without recorded_at has no world start")
 
 
-def world_start_latest(row: Any) -> datetime:
+def world_start_latest(row: object) -> datetime:
     """The latest the row's world start can be: `starts_by` when the text named a period, else the start."""
     return getattr(row, "starts_by", None) or world_start(row)
 

@@ -8,10 +8,10 @@ from django.db.models import Case, CharField, Count, F, Func, IntegerField, Q, V
 from django.utils import timezone
 
 from accounts.models import User
+from memories.as_of import CURRENT_VIEW, relation_visible
 from memories.models import Entity, Memory, Relation, Space
 from memories.pipeline.language import STOP_WORDS, fold
-from memories.selectors.as_of import CURRENT_VIEW, relation_visible
-from memories.selectors.evidence.common import (
+from memories.retrieval.evidence.common import (
     ENTITY_REASONS,
     ENTITY_SCAN,
     MAX_ENTITY_WORDS,

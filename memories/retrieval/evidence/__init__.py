@@ -15,8 +15,8 @@ Every function is keyword-only, takes the owner and the space explicitly, and wr
 
 from __future__ import annotations
 
-from memories.selectors.evidence.claims import claim_search, evidence_search
-from memories.selectors.evidence.common import (
+from memories.retrieval.evidence.claims import claim_search, evidence_search
+from memories.retrieval.evidence.common import (
     ENTITY_REASONS,
     NEGATIVE_CODES,
     Claim,
@@ -27,10 +27,9 @@ from memories.selectors.evidence.common import (
     FactRef,
     Negative,
     evidence_view,
-    relation_text,
 )
-from memories.selectors.evidence.entities import entity_resolve
-from memories.selectors.evidence.facts import fact_search
+from memories.retrieval.evidence.entities import entity_resolve
+from memories.retrieval.evidence.facts import fact_search
 
 __all__ = [
     "ENTITY_REASONS",
@@ -47,5 +46,4 @@ __all__ = [
     "evidence_search",
     "evidence_view",
     "fact_search",
-    "relation_text",
 ]

@@ -15,9 +15,9 @@ from django.contrib.postgres.search import SearchQuery
 from pgvector.django import CosineDistance
 
 from accounts.models import User
+from memories.as_of import View, active_q, held_q, recorded_by_q
 from memories.models import FTS_CONFIG, Entity, Memory, Relation, Source, Space
 from memories.retrieval.recall import query_words
-from memories.selectors.as_of import View, active_q, held_q, recorded_by_q
 from memories.selectors.jobs import pending_saves
 
 # A recalled memory counts as matching the query when it shares a word with it (full text, 'english'
@@ -164,11 +164,6 @@ class EvidenceResult:
 
 
 # --- helpers --------------------------------------------------------------------------------------
-
-
-def relation_text(relation: Relation) -> str:
-    """A relation as a fact reads: "Alice lives_in Berlin"."""
-    return f"{relation.subject.name} {relation.type} {relation.object.name}"
 
 
 def _words(text: str) -> list[str]:

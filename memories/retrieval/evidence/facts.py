@@ -12,11 +12,9 @@ from django.utils import timezone
 
 from accounts.models import User
 from memories import embeddings
+from memories.as_of import CURRENT_VIEW, View, relation_visible
 from memories.models import Evidence, Memory, Relation, Source, Space
-from memories.retrieval.recall import RecallRequest, memory_recall
-from memories.retrieval.rows import SOURCE_REF_FIELDS
-from memories.selectors.as_of import CURRENT_VIEW, View, relation_visible
-from memories.selectors.evidence.common import (
+from memories.retrieval.evidence.common import (
     MIN_SIMILARITY,
     RELATION_ENTITY_MIN_SCORE,
     EvidenceResult,
@@ -27,7 +25,9 @@ from memories.selectors.evidence.common import (
     _pending,
     _text_query,
 )
-from memories.selectors.evidence.entities import _entity_matches
+from memories.retrieval.evidence.entities import _entity_matches
+from memories.retrieval.recall import RecallRequest, memory_recall
+from memories.retrieval.rows import SOURCE_REF_FIELDS
 
 # --- facts ----------------------------------------------------------------------------------------
 

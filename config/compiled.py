@@ -32,7 +32,7 @@ class CompiledQuery:
     # (column, the field's converters, its expression): what the ORM applies to a value read.
     converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...] = ()
 
-    def params(self, **values: Any) -> list[Any]:
+    def params(self, **values: object) -> list[Any]:
         """The statement's parameters with `values` in their slots (every slot must be given)."""
         if values.keys() != self.slots.keys():
             raise TypeError(f"expected values for {sorted(self.slots)}, got {sorted(values)}")
@@ -43,7 +43,7 @@ class CompiledQuery:
         return params
 
 
-def compile_once(build: Callable[..., QuerySet[Any]], **samples: Any) -> CompiledQuery:
+def compile_once(build: Callable[..., QuerySet[Any]], **samples: object) -> CompiledQuery:
     """Compile `build(**samples)` (a `values_list` queryset) to SQL, with a slot for each sample.
 
     Each sample must be a value of its field's type that no constant of the queryset equals (a fresh
@@ -76,7 +76,7 @@ def compile_once(build: Callable[..., QuerySet[Any]], **samples: Any) -> Compile
     return CompiledQuery(sql=sql, template=tuple(params), slots=slots, converters=converters)
 
 
-def compiled_rows(query: CompiledQuery, **values: Any) -> list[tuple[Any, ...]]:
+def compiled_rows(query: CompiledQuery, **values: object) -> list[tuple[Any, ...]]:
     """The rows of `query` run with `values`, each value as the ORM would have read it."""
     with connection.cursor() as cursor:
         cursor.execute(query.sql, query.params(**values))

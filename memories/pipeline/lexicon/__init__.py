@@ -1,0 +1,182 @@
+"""The cue words of the update engine, one data file per language (`en.json`, `de.json`, ...).
+
+A file holds what a statement's frame is read with in that language: its stop words (which also tell
+the languages apart), first-person words, possessives and relatives, the cues of a change, a
+correction, an addition, an ending ("quit", "nicht mehr", "dejé de"), a denial, a hypothetical or a
+report, the words that open a new statement inside a note ("btw", "oh and"), the words of the
+everyday relations (where one lives, works, earns), the elided words ("j'"), and the words a value
+is typed by (months, weekdays, units, currencies). Regular expression fragments are matched as
+whole words, case-insensitively. The code reads them here and nowhere else: a new language is a
+new file, not new code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+
+import snowballstemmer
+
+_HERE = Path(__file__).resolve().parent
+ENGLISH = "en"
+_WORD_RE = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
+# Snowball's name for each language a file exists for.
+_STEMMERS = {"en": "english", "de": "german", "es": "spanish", "fr": "french"}
+
+
+def _alternation(fragments: list[str]) -> re.Pattern[str]:
+    if not fragments:
+        return re.compile(r"(?!x)x")  # matches nothing
+    return re.compile(r"(?<![\w'\u2019])(?:" + "|".join(fragments) + r")(?![\w'\u2019])", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """One language's cues, compiled."""
+
+    code: str
+    stop: frozenset[str]
+    self_words: frozenset[str]
+    possessive: frozenset[str]
+    kin: dict[str, str]
+    # "siblings" -> {"brother", "sister"}; "family" -> {"*"} (any relative).
+    kin_groups: dict[str, frozenset[str]]
+    cues: frozenset[str]
+    strong_cue: re.Pattern[str]
+    negation: re.Pattern[str]
+    idioms: re.Pattern[str]
+    against: re.Pattern[str]
+    tentative: re.Pattern[str]
+    reported: re.Pattern[str]
+    change: re.Pattern[str]
+    additive: re.Pattern[str]
+    ending: re.Pattern[str]
+    # Words elided onto the next ("j'habite" is "habite" said by "je").
+    elided: frozenset[str]
+    opener: re.Pattern[str]
+    # word -> the relation it names ("salary", "earn" -> "pay"); the same relation whatever the verb.
+    relations: dict[str, str]
+    place_preps: frozenset[str]
+    months: frozenset[str]
+    weekdays: frozenset[str]
+    units: frozenset[str]
+    currencies: frozenset[str]
+    number_words: dict[str, str]
+    # "next month", "yesterday": when, not what; left out of a statement's frame.
+    time_words: frozenset[str]
+    # "so", "and", "but": a comma and one of these before a new subject ("..., so my manager is Ben")
+    # join two statements.
+    joiners: frozenset[str]
+    # Verbs of relations that hold many values at once (likes, pets, languages, places visited):
+    # another name beside them is more, not a change.
+    many: frozenset[str]
+
+    def stem(self, word: str) -> str:
+        """The word's Snowball stem in this language."""
+        return _stem(self.code, word)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.lower().split())
+
+
+@cache
+def lexicon(code: str) -> Lexicon:
+    """The lexicon of one language (by its ISO 639-1 code)."""
+    data = json.loads((_HERE / f"{code}.json").read_text(encoding="utf-8"))
+    relations = {word.lower(): name for name, words in data["relations"].items() for word in words.split()}
+    # Word lists and pattern lists by their field (and the file's key where the two differ).
+    words = {field: _words(data[field]) for field in _WORD_FIELDS}
+    patterns = {field: _alternation(data[_KEYS.get(field, field)]) for field in _PATTERN_FIELDS}
+    return Lexicon(
+        code=code,
+        self_words=_words(data["self"]),
+        kin={word.lower(): who for word, who in data["kin"].items()},
+        kin_groups={word.lower(): _words(who) for word, who in data["kin_groups"].items()},
+        opener=re.compile(
+            r"^\s*(?:" + "|".join(data["opener"]) + r")(?![\w'\u2019])[\s,:!.-]*", re.IGNORECASE
+        ),
+        relations=relations,
+        number_words=dict(data["number_words"]),
+        **words,  # type: ignore[arg-type]
+        **patterns,  # type: ignore[arg-type]
+    )
+
+
+_WORD_FIELDS = (
+    "stop",
+    "possessive",
+    "cues",
+    "elided",
+    "place_preps",
+    "months",
+    "weekdays",
+    "units",
+    "currencies",
+    "time_words",
+    "joiners",
+    "many",
+)
+_PATTERN_FIELDS = (
+    "strong_cue", "negation", "idioms", "against", "tentative", "reported", "change", "additive", "ending",
+)  # fmt: skip
+_KEYS = {"strong_cue": "strong_cues"}
+
+
+@cache
+def languages() -> list[str]:
+    """The codes of the languages with a lexicon file, English first."""
+    codes = sorted(path.stem for path in _HERE.glob("*.json"))
+    return [ENGLISH, *(code for code in codes if code != ENGLISH)]
+
+
+# The share of a text's words that must be another language's stop words (and more of them than
+# English ones) for the text to be read in that language: short notes carry few of them.
+_MIN_FOREIGN_STOPS = 1
+
+
+@lru_cache(maxsize=8192)
+def detect(text: str) -> str:
+    """The language a statement is most likely in, by its stop words and relatives; English when
+    nothing says otherwise (the model and the other rules are English first)."""
+    words = [w.lower() for w in _WORD_RE.findall(text)]
+    if not words:
+        return ENGLISH
+    scores: dict[str, int] = {}
+    for code in languages():
+        lex = lexicon(code)
+        known = _known(code)
+        # Its cues count too: "Bajé a 75 kilos" has no stop word of its own.
+        cues = len(lex.change.findall(text)) + len(lex.strong_cue.findall(text))
+        scores[code] = sum(1 for w in words if w in known) + cues
+    best = max(scores, key=lambda code: (scores[code], code == ENGLISH))
+    if best != ENGLISH and scores[best] >= _MIN_FOREIGN_STOPS and scores[best] > scores[ENGLISH]:
+        return best
+    return ENGLISH
+
+
+@cache
+def _known(code: str) -> frozenset[str]:
+    # The words that tell a language: its stop words, first-person words, relatives and relations.
+    lex = lexicon(code)
+    return lex.stop | lex.self_words | frozenset(lex.kin) | frozenset(lex.relations)
+
+
+# A Snowball stemmer keeps the word it is stemming on itself (memories.pipeline.language.stem says
+# why that matters): one per language per thread.
+_stemmers = threading.local()
+
+
+@lru_cache(maxsize=16384)
+def _stem(code: str, word: str) -> str:
+    stemmers: dict[str, Any] = getattr(_stemmers, "by_code", None) or {}
+    _stemmers.by_code = stemmers
+    stemmer = stemmers.get(code)
+    if stemmer is None:
+        stemmer = stemmers[code] = snowballstemmer.stemmer(_STEMMERS.get(code, "english"))
+    return str(stemmer.stemWord(word))

@@ -175,7 +175,7 @@ _NAME_TOKEN_RE = re.compile(r"[^\W_]+(?:['\u2019.-][^\W_]+)*")
 
 @dataclass(frozen=True)
 class RecallRequest:
-    """What to look for and the filters. The clocks are those of `memories.selectors.as_of`:
+    """What to look for and the filters. The clocks are those of `memories.as_of`:
     `at=None` is the current view; `known_at` limits it to what the service had recorded by then
     (asked explicitly, as the evidence profile does)."""
 
@@ -355,7 +355,7 @@ def _filters(request: RecallRequest, alias: str = "m") -> str:
     """The WHERE clause every part of the statement shares. Values travel as parameters only."""
     clauses = [
         _space_filter(alias),
-        # The clocks: current, or what held at `at` (memories.selectors.as_of, the rule every
+        # The clocks: current, or what held at `at` (memories.as_of, the rule every
         # reader shares); with include_history, everything that had started by then.
         (started_sql if request.include_history else held_sql)(request.view, alias=alias),
     ]
@@ -391,7 +391,7 @@ EXACT_VECTOR_ROWS = 10_000
 def _ranks_vectors_exactly(request: RecallRequest, params: dict[str, Any]) -> bool:
     """Whether the request's filters are selective enough to rank the rows they keep exactly."""
     narrowed = request.kinds or request.tags or request.session_id is not None
-    # `known_at` comes with `at` (memories.selectors.as_of.View).
+    # `known_at` comes with `at` (memories.as_of.View).
     if not (narrowed or request.at is not None):
         return False
     with connection.cursor() as cursor:

@@ -30,7 +30,7 @@ _NAMES = [f.attname for f in _FIELDS]
 
 _Application = Memory._meta.get_field("agent").related_model
 
-# The source's metadata a hit or a fact names (`representations.source_ref`), its id first: never
+# The source's metadata a hit or a fact names (`memories.wire.source_ref`), its id first: never
 # its text.
 # In the model's field order, which `Model.from_db` reads a partial row in.
 SOURCE_REF_FIELDS = tuple(
@@ -87,7 +87,7 @@ def memory_from_row(row: Sequence[Any], *, space: Space) -> Memory:
     agent_name, *source_values = row[len(_NAMES) : len(_NAMES) + len(SOURCE_REF_FIELDS)]
     entity_rows, evidence_count, image_source_id = row[len(_NAMES) + len(SOURCE_REF_FIELDS) :]
     memory._state.fields_cache["space"] = space
-    # What `representations.source_ref` names (the rest of the row is deferred: never its text).
+    # What `memories.wire.source_ref` names (the rest of the row is deferred: never its text).
     memory._state.fields_cache["source"] = (
         Source.from_db(connection.alias, list(SOURCE_REF_FIELDS), [memory.source_id, *source_values])
         if memory.source_id is not None

@@ -75,6 +75,14 @@ class Lexicon:
     # Verbs of relations that hold many values at once (likes, pets, languages, places visited):
     # another name beside them is more, not a change.
     many: frozenset[str]
+    # The words for the speaker as a subject ("ich", "je", "j'"): what a split compound carries to its
+    # second fact, always in the sentence's own language.
+    subjects: frozenset[str] = frozenset()
+    # How a verb said by the speaker ends ("juego", "toco"; "spiele", "lese"): a lowercase word after
+    # "y" / "und" / "et" ending so, like the first clause's verb, opens a second fact.
+    verb_endings: frozenset[str] = frozenset()
+    # German writes nouns with a capital: a lowercase word after "und" is no noun.
+    nouns_capitalised: bool = False
 
     def stem(self, word: str) -> str:
         """The word's Snowball stem in this language."""
@@ -103,6 +111,7 @@ def lexicon(code: str) -> Lexicon:
         ),
         relations=relations,
         number_words=dict(data["number_words"]),
+        nouns_capitalised=bool(data["nouns_capitalised"]),
         **words,  # type: ignore[arg-type]
         **patterns,  # type: ignore[arg-type]
     )
@@ -121,6 +130,8 @@ _WORD_FIELDS = (
     "time_words",
     "joiners",
     "many",
+    "subjects",
+    "verb_endings",
 )
 _PATTERN_FIELDS = (
     "strong_cue", "negation", "idioms", "against", "tentative", "reported", "change", "additive", "ending",

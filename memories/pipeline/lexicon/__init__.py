@@ -56,6 +56,9 @@ class Lexicon:
     change: re.Pattern[str]
     additive: re.Pattern[str]
     ending: re.Pattern[str]
+    # "the rent stays the same", "bleibt gleich", "sigue igual", "reste le même": the value holds;
+    # such a statement confirms what is held and never replaces it.
+    continuity: re.Pattern[str]
     # Words elided onto the next ("j'habite" is "habite" said by "je").
     elided: frozenset[str]
     opener: re.Pattern[str]
@@ -135,6 +138,7 @@ _WORD_FIELDS = (
 )
 _PATTERN_FIELDS = (
     "strong_cue", "negation", "idioms", "against", "tentative", "reported", "change", "additive", "ending",
+    "continuity",
 )  # fmt: skip
 _KEYS = {"strong_cue": "strong_cues"}
 

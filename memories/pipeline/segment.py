@@ -98,7 +98,8 @@ def segment_spans(text: str) -> list[Piece]:
     conjunction, or a two-word reaction) stays with it, unless an opener ("Also", "Btw", "Oh and")
     makes it a statement of its own; a sentence splits further at a semicolon, at a comma and joiner
     before a new subject, and between the facts of a compound ("I live in X and work at Y", the
-    second keeping the subject: "I work at Y"). A list item is a statement of its own, prefixed
+    second keeping the subject in the sentence's own words: "I work at Y", "Ich arbeite bei Y"; a
+    subject-less "Juego al tenis y pinto" gives "pinto ..."). A list item is a statement of its own, prefixed
     with the line that introduces it ("Shopping list:"); a heading is not a statement but the context of
     the items under it, and so is a note's title (a first short line without punctuation, followed by
     paragraphs). Spans never overlap and follow the text's order.
@@ -293,18 +294,30 @@ def _statements(text: str, start: int, end: int) -> list[Piece]:
 _MIN_CLAUSE_WORDS = 2
 _SEMICOLON_RE = re.compile(r"\s*;\s+")
 # "I live in Lisbon and work at Fieldnote": one subject, two facts. The second clause keeps the
-# subject ("I work at Fieldnote") so that it is read, superseded and found on its own.
-_COMPOUND_RE = re.compile(
-    r"^(?P<subject>(?:i|we|ich|wir|je|j['\u2019]|nous)\s*)?(?P<first>\S.*?),?\s+(?:and|und|et|y)\s+"
-    r"(?P<second>(?P<verb>[^\W\d_]+)\s+\S.*)$",
-    re.IGNORECASE | re.DOTALL,
-)
+# subject ("I work at Fieldnote") so that it is read, superseded and found on its own. The subject is
+# one of the sentence's own language's words for the speaker (`Lexicon.subjects`), said in full
+# ("Ich " never reads as "I" + "ch"), so a split never writes a word the person did not say.
 _ELIDED = {"j'": "Je", "j\u2019": "Je"}
+
+
+@functools.cache
+def _compound_re(code: str) -> re.Pattern[str]:
+    lex = lexicon(code)
+    full = [
+        re.escape(w) + r"\s+" for w in sorted(lex.subjects, key=len, reverse=True) if w[-1:] not in "'\u2019"
+    ]
+    elided = [re.escape(w[:-1]) + "['\u2019]" for w in lex.subjects if w[-1:] in "'\u2019"]
+    subject = "|".join(elided + full) or r"(?!x)x"
+    return re.compile(
+        rf"^(?P<subject>{subject})?(?P<first>\S.*?),?\s+(?:and|und|et|y)\s+(?P<second>(?P<verb>[^\W\d_]+)\s+\S.*)$",
+        re.IGNORECASE | re.DOTALL,
+    )
 
 
 def _clauses(text: str, start: int, end: int) -> list[Piece]:
     """One sentence as its statements: clauses after a semicolon, and the second fact of a compound
-    ("... and work at Y") whose verb names a relation or a change in the sentence's language."""
+    ("... and work at Y") whose verb names a relation or a change in the sentence's language, or is
+    a second verb of the speaker ("Juego al tenis y pinto los domingos", `_second_verb`)."""
     spans: list[tuple[int, int]] = []
     cursor = start
     lex = lexicon(detect(text[start:end]))
@@ -339,13 +352,13 @@ def _boundary_re(code: str) -> re.Pattern[str]:
 
 def _compound(text: str, start: int, end: int) -> list[Piece]:
     clause = text[start:end]
-    match = _COMPOUND_RE.match(clause)
+    lex = lexicon(detect(clause))
+    match = _compound_re(lex.code).match(clause)
     if match is None:
         return [Piece(clause, start, end)]
-    lex = lexicon(detect(clause))
     verb = match.group("verb").lower()
     names_fact = verb in lex.relations or bool(lex.change.fullmatch(verb))
-    if not names_fact or len(_WORD_RE.findall(match.group("first"))) < 2:
+    if not (names_fact or _second_verb(lex, match)) or len(_WORD_RE.findall(match.group("first"))) < 2:
         return [Piece(clause, start, end)]
     first_end = start + match.end("first")
     second_start = start + match.start("second")
@@ -356,6 +369,34 @@ def _compound(text: str, start: int, end: int) -> list[Piece]:
         Piece(text[start:first_end], start, first_end),
         Piece(f"{subject} {second}" if subject else second, second_start, end),
     ]
+
+
+def _second_verb(lex: Lexicon, match: re.Match[str]) -> bool:
+    """Whether the word after the joiner is a second verb of the speaker, in a language whose verbs
+    say who acts ("Juego al tenis y pinto los domingos", "Ich lese Krimis und spiele Schach"): it
+    ends as a verb of the speaker does, and so does the first clause's verb; it is lowercase and no
+    function word; and what follows it opens an object (an article, a preposition), unless the
+    language writes its nouns with a capital, when a lowercase word is no noun. "Compro pan y queso
+    fresco" and "Me gustan el té y el café" stay one statement."""
+    if not lex.verb_endings:
+        return False
+    word = match.group("verb")
+    lead = _WORD_RE.findall(match.group("first"))[0].lower()
+    words = _WORD_RE.findall(match.group("second"))
+    after = words[1].lower() if len(words) > 1 else ""
+    function_word = word.lower() in lex.stop | lex.self_words | lex.possessive
+    return (
+        word.islower()
+        and not function_word
+        and _ends_as_verb(lex, word.lower())
+        and _ends_as_verb(lex, lead)
+        and (lex.nouns_capitalised or after in lex.stop)
+    )
+
+
+def _ends_as_verb(lex: Lexicon, word: str) -> bool:
+    # A stem before the ending: "o" alone, or "yo", is no verb.
+    return any(word.endswith(ending) and len(word) > len(ending) + 1 for ending in lex.verb_endings)
 
 
 def _opens_statement(sentence: str) -> bool:

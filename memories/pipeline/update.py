@@ -121,6 +121,9 @@ class Frame:
     ending: bool = False
     # The stems of its cue, change and ending words ("quit", "cancelled", "switched").
     event_words: frozenset[str] = frozenset()
+    # "my rent stays the same", "sigue igual": the statement says a value holds (the lexicon's
+    # continuity cues); it confirms, never replaces.
+    continuity: bool = False
 
 
 # People a statement can be about ("my sister likes tea" is about the sister, not the speaker).
@@ -332,6 +335,7 @@ def frame_of(text: str) -> Frame:
         masked=frame_text,
         ending=ending,
         event_words=event_words,
+        continuity=bool(lex.continuity.search(body)),
     )
 
 
@@ -526,6 +530,14 @@ def _difference(left: frozenset[str], right: frozenset[str]) -> set[str]:
     return {word for word in left if not any(_same_word(word, other) for other in right)}
 
 
+def _no_new_value(new: Frame, old: Frame) -> bool:
+    # Replacing a prior that names a value with a statement that names none would leave the value
+    # current nowhere: hiding a true fact is worse than keeping two. Unless the statement says it
+    # changes, corrects or ends something: "I moved", "not anymore" carry no value and still end it.
+    says_change = new.cue or new.strong_cue or new.change or new.ending or new.negated or new.rejected
+    return bool(old.values) and not new.values and not new.typed and not says_change
+
+
 def judge(
     new: Frame,
     old: Frame,
@@ -537,9 +549,20 @@ def judge(
     frame_similarity: float | None = None,
 ) -> Verdict:
     """How `new` (just said) relates to `old` (held now), given how close they are in meaning
-    (`similarity`) and how close their frames are, values masked (`frame_similarity`, when known)."""
+    (`similarity`) and how close their frames are, values masked (`frame_similarity`, when known).
+
+    A change needs a new value: a statement that names no value while the prior names one, and says
+    no change, correction or end ("the rent is fine", "I live in a flat"), never replaces it; it is
+    beside it at most (`_no_new_value`).
+    """
+    replaces = Verdict.ADD if _no_new_value(new, old) else Verdict.UPDATE
     if new.subject != old.subject or new.tentative or old.tentative:
         return Verdict.ADD
+    if new.continuity and not _changed_types(new, old):
+        # "The rent stays the same" after "My rent is $1,800": no new value, and it says the old one
+        # holds. At most evidence for it (it names what it confirms), never its end, whatever its
+        # negation says ("hasn't changed").
+        return Verdict.SAME if similarity >= RELATED and new.words & old.words else Verdict.ADD
     # A correction restates a fact, whatever the tense of its cue ("I got that wrong: it lands at 8").
     # So does one that says what holds now ("so the team is now 14"), whatever else it tells.
     facts = old_kind != EPISODIC and (new_kind != EPISODIC or new.change or new.cue)
@@ -555,7 +578,7 @@ def judge(
         and same_frame(new, old, frame_similarity=frame_similarity)
     ):
         # Another value of one type in the same frame: "Standup is at 10:00" / "... now at 9:30".
-        return Verdict.UPDATE
+        return replaces
     loose = new.strong_cue or new.ending
     if similarity < (LOOSELY_RELATED if loose else RELATED) or not new.words or not old.words:
         # Unrelated, or nothing said to compare (";)", "Bye!").
@@ -566,7 +589,7 @@ def judge(
     rejects_old = any(_same_word(r, w) for r in new.rejected for w in old.words)
     if rejects_old and (shared or similarity >= CORRECTED):
         # "Anne, not Anna": the prior statement said what this one rejects, about the same thing.
-        return Verdict.UPDATE
+        return replaces
     # Two statements are about the same thing only when they differ in a few words: a long turn of
     # chat shares words with many others, and sharing them makes it neither the same nor a change.
     close = len(only_new) <= MAX_DIFFERENT and len(only_old) <= MAX_DIFFERENT
@@ -593,14 +616,14 @@ def judge(
         return Verdict.SAME
     if new.attribute and new.attribute == old.attribute:
         # "My shoe size is 42" / "My shoe size is 43": one attribute, another value.
-        return Verdict.UPDATE
+        return replaces
     if (new.additive and not new.strong_cue) or not close:
         return Verdict.ADD
     numbers_new = {w for w in only_new if any(ch.isdigit() for ch in w)}
     numbers_old = {w for w in only_old if any(ch.isdigit() for ch in w)}
     if numbers_new and numbers_old and only_new == numbers_new and only_old == numbers_old:
         # Everything else the same, another number: "my son is 7" / "my son is 8 now".
-        return Verdict.UPDATE if similarity >= CORRECTED else Verdict.ADD
+        return replaces if similarity >= CORRECTED else Verdict.ADD
     # What the two say in common beyond names and numbers: the relation a confirmation must share.
     relation = shared - new.values - old.values
     if not only_new:
@@ -612,7 +635,7 @@ def judge(
         # more (a name, a number, a second thing) makes it the fuller statement, which replaces it.
         if len(only_new) == 1 and not only_new & new.values and similarity >= REWORDED:
             return Verdict.SAME
-        return Verdict.UPDATE if similarity >= CORRECTED else Verdict.ADD
+        return replaces if similarity >= CORRECTED else Verdict.ADD
     values_differ = bool((only_new | only_old) & (new.values | old.values))
     if relation and not values_differ and similarity >= REWORDED:
         # Other words for the same thing, no name or number different: "I'm based in" / "I live in".
@@ -621,11 +644,11 @@ def judge(
         # Another value, but of another attribute ("my office number" / "my phone number").
         return Verdict.ADD
     if shared & _single_valued_stems():
-        return Verdict.UPDATE
+        return replaces
     if (new.strong_cue or new.change) and (shared or similarity >= CORRECTED):
-        return Verdict.UPDATE
+        return replaces
     if new.cue and shared and similarity >= CORRECTED:
-        return Verdict.UPDATE
+        return replaces
     return Verdict.ADD
 
 

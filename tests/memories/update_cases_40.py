@@ -751,3 +751,29 @@ BATCH_40C: tuple[Case, ...] = (
     _b3("fr:quantity", "poids", "Je pèse 70 kg.", "Je pèse maintenant 66 kg.", "update"),
     _b3("fr:add", "aussi anglais", "Je parle espagnol.", "Je parle aussi anglais.", "add"),
 )
+
+
+_f = _b("40f")
+
+# The outside test's defects (issue 40 follow-up), in phrasings of our own: a statement that says a
+# value is unchanged confirms it ("same"), never replaces it; and a compound of two verb-initial
+# clauses is two facts, so that ending one leaves the other current.
+BATCH_40F: tuple[Case, ...] = (
+    _f("continuity", "membership unchanged", "My gym membership costs $45 a month.",
+       "The gym membership price hasn't changed.", "same"),
+    _f("continuity", "commute unchanged", "My commute takes 40 minutes.", "My commute is unchanged.", "same"),
+    _f("de:continuity", "miete gleich", "Meine Miete beträgt 950 Euro im Monat.", "Die Miete bleibt gleich.",
+       "same"),
+    _f("es:continuity", "alquiler igual", "Mi alquiler es de 700 euros al mes.", "El alquiler sigue igual.",
+       "same"),
+    _f("fr:continuity", "loyer inchangé", "Mon loyer est de 850 euros par mois.", "Le loyer reste le même.",
+       "same"),
+    _f("es:pro-drop", "violin ends, running stays", "Corro por las mañanas y toco el violín.",
+       "Ya no toco el violín.", "add", 1),
+    _f("es:pro-drop", "pool ends, german stays", "Estudio alemán los martes y nado en la piscina.",
+       "Ya no nado en la piscina.", "add", 1),
+    _f("de:pro-drop", "chess ends, reading stays", "Ich lese gern Krimis und spiele Schach im Verein.",
+       "Ich spiele kein Schach mehr.", "add", 1),
+    _f("fr:pro-drop", "piano ends, running stays", "Je cours le matin et joue du piano le soir.",
+       "Je ne joue plus du piano.", "add", 1),
+)  # fmt: skip

@@ -56,6 +56,9 @@ class Lexicon:
     change: re.Pattern[str]
     additive: re.Pattern[str]
     ending: re.Pattern[str]
+    # "the rent stays the same", "bleibt gleich", "sigue igual", "reste le même": the value holds;
+    # such a statement confirms what is held and never replaces it.
+    continuity: re.Pattern[str]
     # Words elided onto the next ("j'habite" is "habite" said by "je").
     elided: frozenset[str]
     opener: re.Pattern[str]
@@ -75,6 +78,14 @@ class Lexicon:
     # Verbs of relations that hold many values at once (likes, pets, languages, places visited):
     # another name beside them is more, not a change.
     many: frozenset[str]
+    # The words for the speaker as a subject ("ich", "je", "j'"): what a split compound carries to its
+    # second fact, always in the sentence's own language.
+    subjects: frozenset[str] = frozenset()
+    # How a verb said by the speaker ends ("juego", "toco"; "spiele", "lese"): a lowercase word after
+    # "y" / "und" / "et" ending so, like the first clause's verb, opens a second fact.
+    verb_endings: frozenset[str] = frozenset()
+    # German writes nouns with a capital: a lowercase word after "und" is no noun.
+    nouns_capitalised: bool = False
 
     def stem(self, word: str) -> str:
         """The word's Snowball stem in this language."""
@@ -103,6 +114,7 @@ def lexicon(code: str) -> Lexicon:
         ),
         relations=relations,
         number_words=dict(data["number_words"]),
+        nouns_capitalised=bool(data["nouns_capitalised"]),
         **words,  # type: ignore[arg-type]
         **patterns,  # type: ignore[arg-type]
     )
@@ -121,9 +133,12 @@ _WORD_FIELDS = (
     "time_words",
     "joiners",
     "many",
+    "subjects",
+    "verb_endings",
 )
 _PATTERN_FIELDS = (
     "strong_cue", "negation", "idioms", "against", "tentative", "reported", "change", "additive", "ending",
+    "continuity",
 )  # fmt: skip
 _KEYS = {"strong_cue": "strong_cues"}
 

@@ -41,8 +41,11 @@ def test_the_worker_reuses_its_connection_across_tasks(alice):
     before = _sessions()
     for day in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"):
         _save(client, f"The bins go out on {day} evening this month.")
-    # One session a task (or more) before; now none, or one should the pool replace its connection.
-    assert _sessions() - before <= 1
+    # One session a task (six, or more) before. Now none from the tasks themselves; the counter is
+    # the whole database's, so up to two others are allowed for: a lease's heartbeat thread (its own
+    # connection, when a save outlives HEARTBEAT_EVERY on a loaded machine) and the pool replacing
+    # its connection. Seen in CI on a busy machine: 2, never more; one per task would be 6.
+    assert _sessions() - before <= 2
 
 
 def test_a_connection_the_database_dropped_is_replaced_before_a_task_uses_it(alice, child_env):

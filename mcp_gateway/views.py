@@ -35,7 +35,7 @@ from memories.api.base import session_actor
 from memories.errors import AppError, Code
 from memories.operations.registry import PROFILES, Profile
 from memories.parsing import JsonTooDeep, json_decode
-from memories.selectors.spaces import grant_space_id, space_default, space_list
+from memories.selectors.spaces import space_granted_or_default, space_list
 from memories.services.spaces import grant_space_choose
 
 if TYPE_CHECKING:
@@ -306,12 +306,9 @@ class ConsentView(oauth_views.AuthorizationView):
 
     def _space(self, application: AbstractApplication | None) -> Space | None:
         """The space the app will use: the one this app's grant switched to, else the default."""
-        user = self.request.user
-        if application is not None:
-            chosen = grant_space_id(user=user, application_id=application.pk)
-            if chosen is not None:
-                return Space.objects.filter(owner=user, id=chosen).first()
-        return space_default(owner=user)
+        return space_granted_or_default(
+            user=self.request.user, application_id=application.pk if application is not None else None
+        )
 
     def _resource(self) -> str:
         return (self.request.GET.get("resource") or self.request.POST.get("resource") or "").rstrip("/")

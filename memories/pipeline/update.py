@@ -517,7 +517,13 @@ def same_frame(new: Frame, old: Frame, *, frame_similarity: float | None) -> boo
         # A correction or a change repeats part of what it changes, or only its value ("no, it lands
         # at 8pm" / "my flight lands at 6pm"; "Bajé a 75 kilos" / "Peso 80 kilos").
         return True
-    return frame_similarity is not None and frame_similarity >= SAME_FRAME
+    if frame_similarity is None or frame_similarity < SAME_FRAME:
+        return False
+    # Close by meaning, but each names something the other does not ("Locker 2 holds my shoes" /
+    # "Locker 0 holds my racket"): two things side by side, unless the new one says it changes or
+    # corrects. A wrong "same" here hides a true fact; a wrong "different" keeps both current.
+    distinct = new.frame_words - old.frame_words and old.frame_words - new.frame_words
+    return not distinct or bool(new.change or new.cue or new.strong_cue)
 
 
 def _same_word(a: str, b: str) -> bool:

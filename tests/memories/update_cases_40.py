@@ -777,3 +777,20 @@ BATCH_40F: tuple[Case, ...] = (
     _f("fr:pro-drop", "piano ends, running stays", "Je cours le matin et joue du piano le soir.",
        "Je ne joue plus du piano.", "add", 1),
 )  # fmt: skip
+
+
+_g = _b("40g")
+
+# Found by CI after the merge (tests/memories/test_batch_ingest.py, "Locker n holds my ..."): a number
+# that labels a thing ("locker 2", "room 12") and a different thing beside it is another thing, never
+# another value of the first; written after the fix, so its figure is not a blind one.
+BATCH_40G: tuple[Case, ...] = (
+    _g("label", "bays side by side", "Bay 3 stores my kayak.", "Bay 5 stores my paddleboard.", "add"),
+    _g("label", "rooms side by side", "Room 12 is where I keep my files.",
+       "Room 14 is where I keep the bikes.", "add"),
+    _g("de:label", "fächer", "Fach 2 enthält meine Steuerunterlagen.",
+       "Fach 4 enthält meine Zeugnisse.", "add"),
+    _g("es:label", "taquillas", "La taquilla 7 guarda mi raqueta.",
+       "La taquilla 9 guarda mis zapatillas.", "add"),
+    _g("label", "a locker that changes", "My locker is number 12.", "My locker is number 15 now.", "update"),
+)  # fmt: skip

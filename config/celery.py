@@ -5,11 +5,14 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import Any
 
 from celery import Celery
 from celery.signals import task_postrun, task_prerun
 from django.conf import settings
 from django.db import close_old_connections
+from kombu.exceptions import ChannelError
+from kombu.exceptions import OperationalError as BrokerError
 
 from config.boundary import settings_load
 
@@ -66,6 +69,27 @@ def _connections_back(sender: object = None, **kwargs: object) -> None:
     if getattr(getattr(sender, "request", None), "is_eager", False):
         return
     close_old_connections()
+
+
+def queue_depth() -> int | None:
+    """How many messages the broker's task queue holds (waiting, not yet taken by a worker), or None
+    when the broker cannot be reached: the recovery sweep compares it with the jobs waiting for a
+    message (memories.selectors.jobs.jobs_to_recover). A passive declare, which every broker answers
+    with the queue's length (the filesystem broker counts its files, Redis its list's length); a
+    queue that does not exist (Redis drops an empty list) holds none."""
+    try:
+        with app.connection_for_read() as connection:
+            connection.ensure_connection(max_retries=2)
+            # A virtual or AMQP channel: kombu's stubs type it as the bare StdChannel.
+            channel: Any
+            with connection.channel() as channel:
+                try:
+                    declared = channel.queue_declare(queue=app.conf.task_default_queue, passive=True)
+                except ChannelError:
+                    return 0
+                return int(declared.message_count)
+    except (BrokerError, OSError):
+        return None
 
 
 def ensure_broker_folders() -> None:

@@ -11,7 +11,7 @@ from django.db import InterfaceError, OperationalError
 
 from accounts.oauth import oauth_housekeeping as oauth_housekeeping_run
 from config import runtime
-from config.celery import app
+from config.celery import app, queue_depth
 from memories.errors import Code
 from memories.outbound import OutboundError
 from memories.selectors.jobs import jobs_to_recover
@@ -81,12 +81,14 @@ def process_job(self: Task, job_id: str) -> None:
 @app.task(name="memories.recover_jobs", ignore_result=True)
 def recover_jobs() -> int:
     """Send the jobs the database says need a worker (memories.selectors.jobs.jobs_to_recover): a
-    publish that failed after its commit, a lost message, an expired lease.
+    publish that failed after its commit, an expired lease, a message the broker provably lost (it
+    holds fewer messages than jobs wait for one), never a job merely waiting its turn.
 
     Celery beat sends it every RECOVERY_INTERVAL_SECONDS (config/celery.py); it runs in a pool
     process like any task.
     """
-    ids = jobs_to_recover()
+    # The broker's count first: a job published after it is not counted against it.
+    ids = jobs_to_recover(waiting=queue_depth())
     for job_id in ids:
         job_enqueue(job_id=job_id)
     if ids:

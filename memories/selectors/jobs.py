@@ -20,6 +20,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, models
 from django.db.models import (
     BooleanField,
     ExpressionWrapper,
+    F,
     Prefetch,
     Q,
     QuerySet,
@@ -418,11 +419,12 @@ class PipelineSummary:
     recent_failures: list[Job]
 
 
-def pipeline_summary(*, failures: int = 10) -> PipelineSummary:
+def pipeline_summary(*, waiting: int | None, failures: int = 10) -> PipelineSummary:
     """Jobs by status, the oldest still queued, the stuck ones and the latest failures.
 
-    Stuck is the recovery sweep's own rule (`jobs_to_recover`: never published, queued too long, or
-    running on an expired lease), so this shows exactly what the next sweep will re-send.
+    Stuck is the recovery sweep's own rule (`jobs_to_recover`: never published, running on an expired
+    lease, or waiting for a message the broker, holding `waiting` messages, provably lost), so this
+    shows what the next sweep will re-send.
     """
     counts = {status: 0 for status in Job.Status.values}
     for row in Job.objects.values("status").annotate(n=models.Count("id")):
@@ -432,7 +434,11 @@ def pipeline_summary(*, failures: int = 10) -> PipelineSummary:
         .order_by("created_at")
         .values_list("created_at", flat=True)
     ).first()
-    stuck = list(Job.objects.filter(id__in=jobs_to_recover()).select_related("owner").order_by("created_at"))
+    stuck = list(
+        Job.objects.filter(id__in=jobs_to_recover(waiting=waiting))
+        .select_related("owner")
+        .order_by("created_at")
+    )
     recent = list(
         Job.objects.filter(status=Job.Status.FAILED)
         .select_related("owner")
@@ -481,21 +487,65 @@ def job_with_source(*, job_id: RowId) -> Job:
 UNPUBLISHED_AFTER = timedelta(seconds=5)
 
 
-# A published job still queued after this long may have lost its message (a broker restarted
-# without persistence, a message left unacknowledged by a connection that died): it is sent again,
-# and marked published again, so a long backlog is sent at most once per this long. A second
-# message is harmless (the claim runs a job once).
+# A published job still waiting for a worker after this long may have lost its message (a broker
+# restarted without persistence, a message taken by a worker killed before it claimed the job): it is
+# sent again when the broker holds fewer messages than there are jobs waiting (jobs_to_recover).
 REPUBLISH_AFTER = timedelta(seconds=30)
 
 
-def jobs_to_recover() -> list[Any]:
-    """Jobs to send to the workers from the database: queued ones whose publish failed after their
-    commit (the outbox), queued ones whose message may be lost, and running ones whose lease expired
-    (the holder died or lost the database)."""
+def _holder_gone() -> Q:
+    # Running on a lease that ran out (its holder died or lost the database), not sent again since:
+    # the message that started it was consumed, so nothing in the broker will take it over. Once sent
+    # (published after the lease's end) it waits for a worker like a queued job (_awaiting). A running
+    # job without a lease (none should be) is sent at most once per REPUBLISH_AFTER.
+    expired = Q(status=Job.Status.RUNNING, lease_expires_at__lte=Now()) & (
+        Q(published_at__isnull=True) | Q(published_at__lte=F("lease_expires_at"))
+    )
+    leaseless = Q(status=Job.Status.RUNNING, lease_expires_at__isnull=True) & (
+        Q(published_at__isnull=True) | Q(published_at__lt=Now() - REPUBLISH_AFTER)
+    )
+    return expired | leaseless
+
+
+def _awaiting() -> Q:
+    # Jobs that should each have one message in the broker: queued and published, or sent again after
+    # their holder's lease ran out.
+    return Q(status=Job.Status.QUEUED, published_at__isnull=False) | Q(
+        status=Job.Status.RUNNING, lease_expires_at__lte=Now(), published_at__gt=F("lease_expires_at")
+    )
+
+
+def jobs_to_recover(*, waiting: int | None) -> list[Any]:
+    """Jobs to send to the workers from the database, so that each job has at most one live message:
+
+    - queued ones whose publish failed after their commit (the outbox), UNPUBLISHED_AFTER on;
+    - running ones whose lease ran out and that were not sent again since (_holder_gone);
+    - of the jobs waiting for a message's delivery (_awaiting), those the broker provably lost:
+      `waiting` is how many messages the broker's task queue holds, read just before this; when
+      fewer than the jobs published before UNPUBLISHED_AFTER ago, at least the difference lost
+      theirs, and that many are sent again, those waiting longest first (past REPUBLISH_AFTER). A job
+      merely waiting its turn in a backlog is never sent again: a backlog no longer multiplies its
+      own messages (issue 44: 45,522 messages for 2,953 jobs). None: the broker could not tell, and
+      no waiting job is sent again this time.
+
+    The count proves how many messages are missing, not whose: a message taken by a worker and
+    not yet run (its prefetch) is not in the queue, so its job may be sent a second time; at most
+    the difference is sent, so the broker never holds more messages than jobs waiting. Messages of
+    jobs a batch already did (memories.worker.lease.job_batch_claim) count as waiting: they only
+    delay a lost job's re-send until the queue has drained that far, and a batch takes that job
+    from the database meanwhile.
+    """
     queued = Job.objects.filter(status=Job.Status.QUEUED)
     unpublished = Q(published_at__isnull=True, created_at__lt=Now() - UNPUBLISHED_AFTER)
-    lost = Q(published_at__lt=Now() - REPUBLISH_AFTER)
-    ids = list(queued.filter(unpublished | lost).values_list("id", flat=True))
-    expired = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=Now())
-    ids += list(Job.objects.filter(status=Job.Status.RUNNING).filter(expired).values_list("id", flat=True))
+    ids = list(queued.filter(unpublished).values_list("id", flat=True))
+    ids += list(Job.objects.filter(_holder_gone()).values_list("id", flat=True))
+    if waiting is None:
+        return ids
+    # Jobs whose message, if the broker has it, was in the queue when `waiting` was read: published
+    # more than UNPUBLISHED_AFTER ago (a save's publish follows its commit within milliseconds).
+    awaiting = Job.objects.filter(_awaiting())
+    missing = awaiting.filter(published_at__lt=Now() - UNPUBLISHED_AFTER).count() - waiting
+    if missing > 0:
+        lost = awaiting.filter(published_at__lt=Now() - REPUBLISH_AFTER).order_by("published_at", "id")
+        ids += list(lost.values_list("id", flat=True)[:missing])
     return ids

@@ -168,8 +168,23 @@ def test_the_sweep_finds_expired_leases_and_unpublished_jobs_only(alice):
     _held_by_another_host(live, lease_left=timedelta(seconds=20))
     expired = _saved(alice, "The chimney is swept in August.")
     _held_by_another_host(expired, lease_left=timedelta(seconds=-1))
+    # Published before it was claimed (40 seconds ago).
+    Job.objects.filter(id=expired.id).update(published_at=now - timedelta(seconds=45))
 
-    assert set(jobs_to_recover()) == {unpublished.id, lost.id, expired.id}
+    # The broker holds no message: the one job published long ago lost its own.
+    assert set(jobs_to_recover(waiting=0)) == {unpublished.id, lost.id, expired.id}
+    # It holds one (the lost job's, or the fresh one's): a job merely waiting its turn is not sent again.
+    assert set(jobs_to_recover(waiting=1)) == {unpublished.id, expired.id}
+    # The broker cannot tell: only what it never had or cannot hand over any more.
+    assert set(jobs_to_recover(waiting=None)) == {unpublished.id, expired.id}
+
+    # Sent again after its lease ran out (published after the lease's end), the expired job waits for
+    # a worker like a queued one: not sent at every sweep while the backlog lasts.
+    Job.objects.filter(id=expired.id).update(published_at=timezone.now() - timedelta(seconds=40))
+    Job.objects.filter(id=expired.id).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
+    assert set(jobs_to_recover(waiting=2)) == {unpublished.id}
+    assert set(jobs_to_recover(waiting=1)) == {unpublished.id, lost.id}
+    assert set(jobs_to_recover(waiting=0)) == {unpublished.id, lost.id, expired.id}
 
 
 def test_a_failure_reported_late_does_not_fail_the_attempt_that_took_the_job_over(alice):

@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
+from config.celery import queue_depth
 from memories.management.operator import as_json
 from memories.models import Job
 from memories.selectors.jobs import pipeline_summary
@@ -37,7 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--failures", type=int, default=10, help="how many recent failures (default 10)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        summary = pipeline_summary(failures=options["failures"])
+        summary = pipeline_summary(waiting=queue_depth(), failures=options["failures"])
         age = (
             (timezone.now() - summary.oldest_queued_at).total_seconds() if summary.oldest_queued_at else None
         )

@@ -505,10 +505,11 @@ CATALOGUE: dict[Code, Entry] = {
         job=True,
     ),
     Code.NOTHING_TO_REMEMBER: Entry(
-        None,
-        "no memory could be derived from the content",
+        422,
+        "the content states nothing: only punctuation, symbols or a speaker's name (refused when"
+        " saved; a job: no memory could be derived from it)",
         "send content that states something in words",
-        response=False,
+        message="The content states nothing to remember: it has no words, or only a speaker's name.",
         job=True,
     ),
     Code.REMOTE_SERVICE_ERROR: Entry(

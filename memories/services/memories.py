@@ -17,6 +17,7 @@ from memories import errors
 from memories.errors import AppError, Code
 from memories.models import AuditEvent, Job, Memory, Source
 from memories.parsing import RowId
+from memories.pipeline.extract import extract_contents
 from memories.services.audit import audit_record
 from memories.services.jobs import job_queue
 from memories.services.purge import memories_purge, purge_record
@@ -81,6 +82,11 @@ def _check_content(content: str) -> str:
             f"content is longer than {settings.REMEMBER_MAX_CHARS} characters.",
             details={"field": "content", "max_length": settings.REMEMBER_MAX_CHARS},
         )
+    # Text the worker's segmenter finds no statement in (punctuation, emoji, "Caroline:") would only
+    # become a failed job: refused now, by the same segmenter. A Markdown note (None) is the
+    # document reader's to split.
+    if extract_contents(content, reference=timezone.now()) == []:
+        raise errors.AppError(Code.NOTHING_TO_REMEMBER, details={"field": "content"})
     return content
 
 

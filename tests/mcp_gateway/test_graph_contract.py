@@ -318,14 +318,13 @@ def test_remember_goes_through_the_update_engine(asgi_server, alice, bob):
     assert theirs["memories"][0]["outcome"] == "created" and theirs["memory_id"] != allergy["memory_id"]
 
 
-def test_a_save_that_stores_nothing_is_an_error_saying_why(asgi_server, alice):
+def test_a_save_that_states_nothing_is_refused_saying_why(asgi_server, alice):
+    # Refused at the save (issue 44), not accepted to fail as a job.
     url, token = graph_url(asgi_server), rpc.pat_token(alice)
     error = err(url, token, "remember", {"content": "...", "category": "context"})
-    assert error["code"] == "save_failed" and error["retryable"] is False
-    assert error["details"]["job_error"]["code"] == "nothing_to_remember"
-    assert error["agent_action"] == error["details"]["job_error"]["agent_action"]
-    job = Job.objects.get(id=error["details"]["job_id"])
-    assert job.owner == alice and job.status == Job.Status.FAILED
+    assert error["code"] == "nothing_to_remember" and error["retryable"] is False
+    assert error["details"] == {"field": "content"} and "words" in error["agent_action"]
+    assert not Job.objects.filter(owner=alice).exists()
     assert not Memory.objects.filter(owner=alice).exists()
 
 

@@ -53,7 +53,7 @@ def test_it_refuses_a_code_the_catalogue_lacks_and_a_job_code_as_a_response():
     with pytest.raises(ValueError):
         AppError("no_such_code", "x")
     with pytest.raises(ValueError, match="job failure code"):
-        AppError(Code.NOTHING_TO_REMEMBER, "x")
+        AppError(Code.SOURCE_MISSING, "x")
     with pytest.raises(ValueError, match="not a job failure code"):
         job_code(Code.SPACE_NOT_FOUND)
     assert job_code(Code.RETRIES_EXHAUSTED) == "retries_exhausted"

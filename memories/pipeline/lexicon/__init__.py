@@ -86,6 +86,12 @@ class Lexicon:
     verb_endings: frozenset[str] = frozenset()
     # German writes nouns with a capital: a lowercase word after "und" is no noun.
     nouns_capitalised: bool = False
+    # "Anne, not Anna", "10 Uhr, nicht 9 Uhr", "el jueves, no el martes": the value a correction
+    # rejects, as each pattern's group `v`.
+    rejected: tuple[re.Pattern[str], ...] = ()
+    # The words a statement points back with ("it", "es", "eso", "ça"): "No, it's 42" names nothing
+    # of its own, so it is about what was said last.
+    pronouns: frozenset[str] = frozenset()
 
     def stem(self, word: str) -> str:
         """The word's Snowball stem in this language."""
@@ -115,6 +121,8 @@ def lexicon(code: str) -> Lexicon:
         relations=relations,
         number_words=dict(data["number_words"]),
         nouns_capitalised=bool(data["nouns_capitalised"]),
+        rejected=tuple(re.compile(pattern, re.IGNORECASE) for pattern in data.get("rejected", ())),
+        pronouns=_words(data.get("pronouns", "")),
         **words,  # type: ignore[arg-type]
         **patterns,  # type: ignore[arg-type]
     )
@@ -173,6 +181,17 @@ def detect(text: str) -> str:
     if best != ENGLISH and scores[best] >= _MIN_FOREIGN_STOPS and scores[best] > scores[ENGLISH]:
         return best
     return ENGLISH
+
+
+@lru_cache(maxsize=4096)
+def is_cue(text: str) -> bool:
+    """Whether a short text is only a cue of some language's lexicon: a correction ("Korrektur",
+    "Corrección", "Wait, no") or an opener ("Btw"), never a speaker's name before a colon."""
+    return any(
+        pattern.fullmatch(text.strip())
+        for code in languages()
+        for pattern in (lexicon(code).strong_cue, lexicon(code).opener)
+    )
 
 
 @cache

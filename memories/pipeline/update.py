@@ -721,9 +721,8 @@ def asks_about_self(text: str) -> bool:
         if token in _EN.possessive or token in lex.possessive:
             if not relatives_named(f"{token} {following}"):
                 return True
-        elif token in {"i", "me", "i'm", "i've", "i\u2019m", "i\u2019ve"} or (
-            lex is not _EN and token in lex.self_words
-        ):
+        elif token.replace("\u2019", "'") in _EN.self_words | lex.self_words:
+            # The speaker's own words are the lexicon's (`lexicon.persons` reads them for recall).
             return True
     return False
 

@@ -92,6 +92,9 @@ class Lexicon:
     # The words a statement points back with ("it", "es", "eso", "ça"): "No, it's 42" names nothing
     # of its own, so it is about what was said last.
     pronouns: frozenset[str] = frozenset()
+    # The words that address the other side ("you", "du", "tú", "vous"); the speaker's own are
+    # `self_words`.
+    addressee: frozenset[str] = frozenset()
 
     def stem(self, word: str) -> str:
         """The word's Snowball stem in this language."""
@@ -123,6 +126,7 @@ def lexicon(code: str) -> Lexicon:
         nouns_capitalised=bool(data["nouns_capitalised"]),
         rejected=tuple(re.compile(pattern, re.IGNORECASE) for pattern in data.get("rejected", ())),
         pronouns=_words(data.get("pronouns", "")),
+        addressee=_words(data.get("addressee", "")),
         **words,  # type: ignore[arg-type]
         **patterns,  # type: ignore[arg-type]
     )
@@ -192,6 +196,23 @@ def is_cue(text: str) -> bool:
         for code in languages()
         for pattern in (lexicon(code).strong_cue, lexicon(code).opener)
     )
+
+
+def persons(text: str) -> tuple[bool, bool]:
+    """(speaks of the speaker, addresses the other side): whether a text has a first-person word ("I",
+    "my", "ich", "mi", "j'") and a second-person one ("you", "du", "tu"), by the words of its
+    language's lexicon and English's (a question in another language often keeps English words)."""
+    code = detect(text)
+    lexes = [lexicon(code)] if code == ENGLISH else [lexicon(code), lexicon(ENGLISH)]
+    tokens: set[str] = set()
+    for word in _WORD_RE.findall(text):
+        lowered = word.lower().replace("\u2019", "'")
+        head, apostrophe, _ = lowered.partition("'")
+        # "j'habite", "t'appelles": the elided pronoun is its own word.
+        tokens.update((lowered, f"{head}'") if apostrophe else (lowered,))
+    first = any(tokens & lex.self_words for lex in lexes)
+    second = any(tokens & lex.addressee for lex in lexes)
+    return first, second
 
 
 @cache

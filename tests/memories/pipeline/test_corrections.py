@@ -10,8 +10,10 @@ from __future__ import annotations
 import pytest
 
 from memories.pipeline.language import split_speaker
+from memories.pipeline.lexicon import persons
 from memories.pipeline.supersede import _several_claims
-from memories.pipeline.update import Verdict, claims, frame_of, judge
+from memories.pipeline.update import Verdict, asks_about_self, claims, frame_of, judge
+from memories.retrieval.recall import asks_about
 
 
 @pytest.mark.parametrize(
@@ -90,3 +92,23 @@ def test_a_correction_over_two_sentences_is_one_claim():
     assert claims("It starts at 6pm.")
     assert not _several_claims("That was wrong. The tasting starts at 6pm.")
     assert _several_claims("I moved to Porto. The tasting starts at 6pm.")
+
+
+@pytest.mark.parametrize(
+    ("question", "first", "second"),
+    [
+        ("Where do I live?", True, False),
+        ("What did you suggest for dinner?", False, True),
+        ("Wo wohne ich?", True, False),
+        ("Wo wohnst du?", False, True),
+        ("¿Dónde vivo yo?", True, False),
+        ("Où est-ce que tu habites?", False, True),
+        ("What did Caroline paint?", False, False),
+    ],
+)
+def test_the_persons_of_a_question_come_from_each_languages_lexicon(question, first, second):
+    # One home for the speaker's and the addressee's words: recall (asks_about) and the answerer
+    # (asks_about_self) both read them there.
+    assert persons(question) == (first, second)
+    assert asks_about(question) == (first, second)
+    assert asks_about_self(question) is first

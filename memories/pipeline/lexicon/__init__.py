@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -95,6 +95,9 @@ class Lexicon:
     # The words that address the other side ("you", "du", "tú", "vous"); the speaker's own are
     # `self_words`.
     addressee: frozenset[str] = frozenset()
+    # Words a question asks for a relation with without naming it ("which city", "what company"):
+    # word -> relation, beside `relations`.
+    asks: dict[str, str] = field(default_factory=dict)
 
     def stem(self, word: str) -> str:
         """The word's Snowball stem in this language."""
@@ -127,6 +130,7 @@ def lexicon(code: str) -> Lexicon:
         rejected=tuple(re.compile(pattern, re.IGNORECASE) for pattern in data.get("rejected", ())),
         pronouns=_words(data.get("pronouns", "")),
         addressee=_words(data.get("addressee", "")),
+        asks={word.lower(): name for name, words in data.get("asks", {}).items() for word in words.split()},
         **words,  # type: ignore[arg-type]
         **patterns,  # type: ignore[arg-type]
     )
@@ -195,6 +199,20 @@ def is_cue(text: str) -> bool:
         pattern.fullmatch(text.strip())
         for code in languages()
         for pattern in (lexicon(code).strong_cue, lexicon(code).opener)
+    )
+
+
+def relations_asked(text: str) -> frozenset[str]:
+    """The relations a question asks about, by the words of its language and English's: "Where do I
+    live?" and "Which city am I in?" -> {"home"}, "What company am I with?" -> {"work"}."""
+    code = detect(text)
+    lexes = [lexicon(code)] if code == ENGLISH else [lexicon(code), lexicon(ENGLISH)]
+    words = [word.lower() for word in _WORD_RE.findall(text)]
+    return frozenset(
+        relation
+        for lex in lexes
+        for word in words
+        if (relation := lex.relations.get(word) or lex.asks.get(word))
     )
 
 

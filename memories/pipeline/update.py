@@ -125,7 +125,8 @@ class Frame:
     # continuity cues); it confirms, never replaces.
     continuity: bool = False
     # "No, it's 42 not 24", "Sorry, I meant Wednesday", "Attends, non, c'est vendredi": a correction
-    # that names a value and nothing it is a value of; it corrects what the person said last.
+    # that names a value and nothing it is a value of, nor a change ("désormais je commence à 9h30"
+    # says one); it corrects what the person said last.
     bare: bool = False
 
 
@@ -310,6 +311,8 @@ def frame_of(text: str) -> Frame:
     frame_text = masked(body)
     frame_words = _frame_words(lex, frame_text, light | subject_words)
     strong_cue = strong or bool(lex.strong_cue.search(said))
+    # "I won't quit" reports no change.
+    change = (bool(lex.change.search(plain)) and not lex.negation.search(plain)) or ending
     return Frame(
         subject=subject,
         words=frozenset(words),
@@ -325,8 +328,7 @@ def frame_of(text: str) -> Frame:
             or _QUESTION_RE.search(body)
         ),
         attribute=_attribute(body, subject_words) if english else "",
-        # "I won't quit" reports no change.
-        change=(bool(lex.change.search(plain)) and not lex.negation.search(plain)) or ending,
+        change=change,
         additive=bool(lex.additive.search(body)),
         typed=tuple(sorted(typed.items())),
         relations=frozenset(relations),
@@ -339,6 +341,7 @@ def frame_of(text: str) -> Frame:
         continuity=bool(lex.continuity.search(body)),
         bare=strong_cue
         and bool(typed)
+        and not change
         and not frame_words - {lex.stem(w) for w in lex.pronouns | _EN.pronouns},
     )
 

@@ -84,6 +84,8 @@ def test_a_bare_correction_of_another_type_replaces_nothing():
 def test_a_statement_naming_what_it_is_about_is_not_bare():
     assert not frame_of("Sorry, the ferry leaves at 10:15.").bare
     assert not frame_of("The ferry leaves at 10:15.").bare
+    # A change verb says what changed, though the cue strips it from the frame.
+    assert not frame_of("Désormais je commence à 9h30.").bare
 
 
 def test_a_correction_over_two_sentences_is_one_claim():

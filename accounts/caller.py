@@ -29,6 +29,12 @@ class Caller:
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes
 
+    @property
+    def in_person(self) -> bool:
+        """The owner themselves (the dashboard, their personal access token), not an app acting for
+        them: only they see what they forgot (issue 40)."""
+        return self.via != "oauth" and self.agent_id is None
+
     def actor(self, request_id: str = "") -> Actor:
         """The caller as the author of a change: its user, acting on their own data, with its agent."""
         return Actor(owner=self.user, user=self.user, agent_id=self.agent_id, request_id=request_id)

@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from accounts.caller import SCOPE_READ
 from memories.api.base import ApiView
 from memories.api.query import StrictQuery
+from memories.errors import AppError, Code
 from memories.services.export import export_begin
 
 # Stream the export in chunks of about this many characters, not one write per record.
@@ -58,6 +59,14 @@ class ExportView(ApiView):
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         StrictQuery(request, ())
+        if not self.caller.in_person:
+            # Everything the account holds includes what its owner forgot (issue 40): theirs alone.
+            raise AppError(
+                Code.FORBIDDEN,
+                "The export is the owner's own: it is served to the dashboard and personal access tokens, "
+                "not to an app acting for them.",
+                agent_action="ask the user to export from the dashboard",
+            )
         lines = export_begin(actor=self.actor)
         chunks = stream_chunks(lines)
         content = stream_chunks_async(chunks) if isinstance(request._request, ASGIRequest) else chunks

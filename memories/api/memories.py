@@ -35,6 +35,7 @@ from memories.api.query import (
     time_range,
     ts_param,
 )
+from memories.errors import AppError, Code
 from memories.limits import QUERY_MAX_LENGTH, TAG_MAX_LENGTH
 from memories.limits import TAGS_MAX as SAVE_TAGS_MAX
 from memories.models import Memory, Source
@@ -123,6 +124,8 @@ class MemoryListView(ApiView):
         recorded_from, recorded_to = time_range(query, "recorded_from", "recorded_to")
         occurred_from, occurred_to = time_range(query, "occurred_from", "occurred_to")
         status = query.choice("status", STATUS_CHOICES) or Memory.Status.ACTIVE
+        if status == Memory.Status.SUPPRESSED and not caller.in_person:
+            raise AppError(Code.FORBIDDEN, FORGOTTEN_OWNER_ONLY, agent_action=FORGOTTEN_AGENT_ACTION)
         page_size = query.integer("page_size", default=PAGE_SIZE_DEFAULT, minimum=1, maximum=PAGE_SIZE_MAX)
         memories = memory_search_list(
             owner=caller.user,
@@ -222,7 +225,16 @@ class MemoryDetailView(ApiView):
         caller = self.caller
         StrictQuery(request, ())
         memory = memory_get(owner=caller.user, memory_id=memory_id)
+        if memory.status == Memory.Status.SUPPRESSED and not caller.in_person:
+            # To an app a forgotten memory is not there at all (issue 40), not even as "forbidden".
+            raise AppError(Code.MEMORY_NOT_FOUND)
         return Response(memory_dict(memory, detail=True))
+
+
+# Section 1 of issue 40: what the owner forgot is theirs alone to see, in the dashboard or with their
+# own personal access token; an app's token (OAuth) never lists it.
+FORGOTTEN_OWNER_ONLY = "Forgotten memories are shown to their owner only, not to an app acting for them."
+FORGOTTEN_AGENT_ACTION = "do not ask for forgotten memories; the owner sees them in the dashboard"
 
 
 TAGS = {

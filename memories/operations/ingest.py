@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import uuid
 from typing import Any
 
@@ -754,6 +755,13 @@ def _requested(caller: Caller, args: dict[str, Any]) -> tuple[list[JobReadiness]
     return items, list(versions)
 
 
+def _without_forgotten(item: JobReadiness) -> JobReadiness:
+    """The readiness an app is told: a memory the owner forgot is named to them only (issue 40), so
+    a save merged into one lists nothing there, not even its id."""
+    merged = tuple(m for m in item.counts.merged if m.state != SUPPRESSED)
+    return dataclasses.replace(item, counts=dataclasses.replace(item.counts, merged=merged))
+
+
 @operation("pipeline_readiness", PROFILES, SCOPE_READ, READ_ONLY, READINESS_INPUT, READINESS_OUTPUT)
 def _pipeline_readiness(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Whether ingested (or remembered) content is ready, for up to 50 version ids (from ingest's
@@ -766,6 +774,8 @@ def _pipeline_readiness(caller: Caller, args: dict[str, Any]) -> dict[str, objec
     require = {**DEFAULT_REQUIRE, **args.get("require", {})}
     # Typed and unique by the validator: the same id in another letter case is a duplicate there.
     items, versions = _requested(caller, args)
+    if not caller.in_person:
+        items = [_without_forgotten(item) for item in items]
     current_space = space_for_caller(caller=caller)
     jobs = [
         _readiness_dict(item, current_space=current_space, require=require, version_id=version)

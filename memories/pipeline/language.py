@@ -17,6 +17,8 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from memories.pipeline.lexicon import is_cue
+
 
 def word_set(words: str) -> frozenset[str]:
     """A set from a block of space-separated words: long word lists stay readable in the source."""
@@ -186,6 +188,8 @@ def is_speaker_name(name: str) -> bool:
     words = name.lower().split()
     if not words or words[0].rstrip(".") in LABEL_WORDS or words[0] in WEEKDAYS or words[0] in MONTHS_FULL:
         return False
+    if is_cue(name):
+        return False  # "Korrektur: ...", "Wait, no: ..." say how, not who
     return " ".join(words) not in KNOWN_LOCATIONS
 
 

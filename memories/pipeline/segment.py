@@ -73,7 +73,8 @@ _WORD_RE = re.compile(r"[\w'\u2019]+")
 class Piece:
     """One segment: its text and where it came from, text_in[start:end].
 
-    `text` is the span itself, except for a conversation turn ("Speaker: " is kept on every chunk of a
+    `text` is the span itself (its first letter made a capital where an opener was dropped), except
+    for a conversation turn ("Speaker: " is kept on every chunk of a
     long turn) and a list item under an introducing line ("Shopping list: milk"), whose text carries
     the context it needs to be read alone.
     """
@@ -117,8 +118,25 @@ def segment_spans(text: str) -> list[Piece]:
     if turns >= 2 or (speakers[first] and not re.search(r"\n[ \t]*\n", text)):
         pieces = _segment_conversation(text, lines, speakers)
     else:
-        pieces = _segment_note(text, 0, len(text))
+        pieces = [_without_opener(piece) for piece in _segment_note(text, 0, len(text))]
     return [piece for piece in pieces if _CONTENT_RE.search(piece.text)]
+
+
+def _without_opener(piece: Piece) -> Piece:
+    """ "Btw, my new number is ..." is stored as "My new number is ...": an opener only says that a
+    statement begins, so the statement starts after it (the source keeps every word). An opener that
+    says more ("Also", "Außerdem": in addition) stays, for the update engine reads it."""
+    code = detect(piece.text)
+    for lex in (lexicon(code), lexicon(ENGLISH)):
+        match = lex.opener.match(piece.text)
+        if match is None or lex.additive.search(match.group()):
+            continue
+        rest = piece.text[match.end() :]
+        if len(_WORD_RE.findall(rest)) < _MIN_STATEMENT_WORDS:
+            return piece
+        # The piece's text is its span here (a labelled item or a carried subject opens otherwise).
+        return Piece(rest[:1].upper() + rest[1:], min(piece.start + match.end(), piece.end), piece.end)
+    return piece
 
 
 def is_conversation(text: str) -> bool:

@@ -28,6 +28,7 @@ from memories.pipeline.update import (
     RELATED,
     Frame,
     Verdict,
+    claims,
     frame_of,
     judge,
     same_frame,
@@ -196,6 +197,11 @@ def judge_priors(
     judged: list[tuple[Memory, Verdict]] = []
     several = _several_claims(candidate.content)
     priors = nearest_prior_rows(owner_id=job.owner_id, space_id=job.space_id, vector=vector)
+    # A bare correction ("Sorry, I meant Wednesday") is about the last thing the person said, however
+    # far in meaning: that statement is judged too, and is the only one it may replace.
+    last = latest_prior_row(job=job, vector=vector) if frame.bare else None
+    if last is not None and all(prior.id != last.id for prior in priors):
+        priors.append(last)
     frames = [frame_of(prior.content) for prior in priors]
     # The frames of the priors related in meaning that the model did not judge.
     undecided = [
@@ -213,6 +219,7 @@ def judge_priors(
             old_kind=prior.kind,
             same_day=same_event_day(candidate, prior),
             frame_similarity=frame_similarity.get(old.masked),
+            latest=last is not None and prior.id == last.id,
         )
         if verdict is not Verdict.ADD and (several or _several_claims(prior.content)):
             # A conversation turn or a paragraph says several things: one of them changing must not
@@ -276,8 +283,24 @@ def _cosine(a: list[float], b: list[float]) -> float:
 @lru_cache(maxsize=4096)
 def _several_claims(text: str) -> bool:
     # Asked of every prior of every new statement; the same priors recur (frame_of says the same).
+    # A sentence that only says a correction follows ("That was wrong.", "Wait, no.") claims nothing:
+    # "That was wrong. It starts at 6pm." is one claim, and may replace what it corrects.
     _, body = split_speaker(text.strip())
-    return len(statement_sentences(body)) > 1
+    return sum(1 for sentence in statement_sentences(body) if claims(sentence)) > 1
+
+
+def latest_prior_row(*, job: Any, vector: list[float]) -> Memory | None:
+    """The current memory of the job's space that its owner said last before this job (with its
+    `distance` to `vector`, as nearest_priors gives it), or None."""
+    return (
+        Memory.objects.filter(owner_id=job.owner_id, space_id=job.space_id, embedding__isnull=False)
+        .filter(memory_visible(now=timezone.now()))
+        .exclude(job_id=job.id)
+        .annotate(distance=CosineDistance("embedding", Value(Vector(vector).to_text())))
+        .only(*_PRIOR_FIELDS)
+        .order_by("-recorded_at", "-id")
+        .first()
+    )
 
 
 def same_event_day(candidate: Any, memory: Memory) -> bool:

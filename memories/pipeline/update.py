@@ -124,6 +124,10 @@ class Frame:
     # "my rent stays the same", "sigue igual": the statement says a value holds (the lexicon's
     # continuity cues); it confirms, never replaces.
     continuity: bool = False
+    # "No, it's 42 not 24", "Sorry, I meant Wednesday", "Attends, non, c'est vendredi": a correction
+    # that names a value and nothing it is a value of, nor a change ("désormais je commence à 9h30"
+    # says one); it corrects what the person said last.
+    bare: bool = False
 
 
 # People a statement can be about ("my sister likes tea" is about the sister, not the speaker).
@@ -157,14 +161,6 @@ STRONG_CUES_RE = _EN.strong_cue
 _QUOTED_RE = re.compile(r"[\"\u201c\u201d\u00ab\u00bb\u201e]")
 _QUESTION_RE = re.compile(r"\?\s*$")
 _FOR_WORDS = {"love": "like", "loves": "like", "enjoy": "like", "enjoys": "like", "adore": "like"}
-# "Anne, not Anna", "not Anna but Anne", "instead of Anna", "rather than Anna": the rejected value.
-_REJECTED_RE = re.compile(
-    r"(?:,\s*|\s+)(?:and\s+)?not\s+(?:in\s+|at\s+|on\s+|the\s+|a\s+|an\s+)?(?P<a>[\w'\u2019-]+(?:\s+\d+)?)"
-    r"(?=\s*(?:[.,;!?)]|$|but\b))"
-    r"|\bnot\s+(?P<b>[\w'\u2019-]+)\s+but\b"
-    r"|\b(?:instead\s+of|rather\s+than)\s+(?:the\s+|a\s+|an\s+)?(?P<c>[\w'\u2019-]+)",
-    re.IGNORECASE,
-)
 _WORD_RE = re.compile(r"[\w'\u2019-]+")
 _SUBJECT_RE = re.compile(
     r"^\s*(?:(?:so|and|but|well|oh|actually|also|btw|ok|okay|now|sorry|yes|no|correction|update)[,:\s]+)*"
@@ -259,12 +255,16 @@ def frame_of(text: str) -> Frame:
     # the rest what, and whom about.
     body = _without_lead(lex, said)
     subject, subject_words = _subject(speaker, body) if english else _subject_in(lex, speaker, body)
+    # "Anne, not Anna", "es ist 10 Uhr, nicht 9 Uhr": the value rejected (each lexicon's patterns).
     rejected = frozenset(
-        stem(w.lower())
-        for m in _REJECTED_RE.finditer(body)
-        for w in (m.group("a") or m.group("b") or m.group("c")).split()
+        lex.stem(w.lower())
+        for pattern in lex.rejected
+        for m in pattern.finditer(body)
+        for w in m.group("v").split()
     )
-    without_rejected = _REJECTED_RE.sub(" ", body)
+    without_rejected = body
+    for pattern in lex.rejected:
+        without_rejected = pattern.sub(" ", without_rejected)
     # "I can't stand cilantro" is one denial of liking it, not two; "I can't wait" is eagerness, and
     # "I won't quit" two denials that affirm: what counts is whether the denials are odd in number.
     against = bool(lex.against.search(without_rejected))
@@ -309,6 +309,10 @@ def frame_of(text: str) -> Frame:
         for w in _WORD_RE.findall(m.group())
     )
     frame_text = masked(body)
+    frame_words = _frame_words(lex, frame_text, light | subject_words)
+    strong_cue = strong or bool(lex.strong_cue.search(said))
+    # "I won't quit" reports no change.
+    change = (bool(lex.change.search(plain)) and not lex.negation.search(plain)) or ending
     return Frame(
         subject=subject,
         words=frozenset(words),
@@ -316,7 +320,7 @@ def frame_of(text: str) -> Frame:
         rejected=rejected,
         negated=negated,
         cue=bool(cue_words) or strong,
-        strong_cue=strong or bool(lex.strong_cue.search(said)),
+        strong_cue=strong_cue,
         tentative=bool(
             lex.tentative.search(body)
             or lex.reported.search(body)
@@ -324,18 +328,21 @@ def frame_of(text: str) -> Frame:
             or _QUESTION_RE.search(body)
         ),
         attribute=_attribute(body, subject_words) if english else "",
-        # "I won't quit" reports no change.
-        change=(bool(lex.change.search(plain)) and not lex.negation.search(plain)) or ending,
+        change=change,
         additive=bool(lex.additive.search(body)),
         typed=tuple(sorted(typed.items())),
         relations=frozenset(relations),
-        frame_words=_frame_words(lex, frame_text, light | subject_words),
+        frame_words=frame_words,
         qualifiers=_qualifiers(lex, frame_text, light),
         many=any(_elided(lex, t.lower()) in lex.many for t in tokens),
         masked=frame_text,
         ending=ending,
         event_words=event_words,
         continuity=bool(lex.continuity.search(body)),
+        bare=strong_cue
+        and bool(typed)
+        and not change
+        and not frame_words - {lex.stem(w) for w in lex.pronouns | _EN.pronouns},
     )
 
 
@@ -513,7 +520,7 @@ def same_frame(new: Frame, old: Frame, *, frame_similarity: float | None) -> boo
         # Another amount in the same unit of something both name, said as a change: "my commute is
         # down to 25 minutes" / "my commute takes 40 minutes".
         return True
-    if (new.strong_cue or new.change) and new.frame_words <= old.frame_words:
+    if (new.strong_cue or new.change) and _within(new.frame_words, old.frame_words):
         # A correction or a change repeats part of what it changes, or only its value ("no, it lands
         # at 8pm" / "my flight lands at 6pm"; "Bajé a 75 kilos" / "Peso 80 kilos").
         return True
@@ -524,6 +531,14 @@ def same_frame(new: Frame, old: Frame, *, frame_similarity: float | None) -> boo
     # corrects. A wrong "same" here hides a true fact; a wrong "different" keeps both current.
     distinct = new.frame_words - old.frame_words and old.frame_words - new.frame_words
     return not distinct or bool(new.change or new.cue or new.strong_cue)
+
+
+def _within(words: frozenset[str], others: frozenset[str]) -> bool:
+    """Whether every word has its own in `others`, the head of a compound counting as the compound
+    ("Termin" in "Zahnarzttermin", "appointment" in "dentist-appointment")."""
+    return all(
+        word in others or (len(word) >= 5 and any(other.endswith(word) for other in others)) for word in words
+    )
 
 
 def _same_word(a: str, b: str) -> bool:
@@ -553,6 +568,7 @@ def judge(
     old_kind: str,
     same_day: bool = True,
     frame_similarity: float | None = None,
+    latest: bool = False,
 ) -> Verdict:
     """How `new` (just said) relates to `old` (held now), given how close they are in meaning
     (`similarity`) and how close their frames are, values masked (`frame_similarity`, when known).
@@ -560,6 +576,10 @@ def judge(
     A change needs a new value: a statement that names no value while the prior names one, and says
     no change, correction or end ("the rent is fine", "I live in a flat"), never replaces it; it is
     beside it at most (`_no_new_value`).
+
+    A bare correction ("No, it's 42", "Sorry, I meant Wednesday") names no attribute, so it can only
+    mean the last thing said: it replaces `old` only when `old` is the person's latest statement
+    (`latest`) and holds another value of a type the correction names.
     """
     replaces = Verdict.ADD if _no_new_value(new, old) else Verdict.UPDATE
     if new.subject != old.subject or new.tentative or old.tentative:
@@ -574,6 +594,12 @@ def judge(
     facts = old_kind != EPISODIC and (new_kind != EPISODIC or new.change or new.cue)
     # "Call Maya on Friday" / "Call Omar on Friday" are two plans; "... on Monday" moves one.
     plans = new_kind == old_kind == FORESIGHT and not (new.change or new.strong_cue)
+    if new.rejected & old.values and facts:
+        # "No, it's 4417 not 4471": it names the prior's very value as the wrong one.
+        return replaces
+    if new.bare and not old.tentative:
+        # Whatever the meaning says (a bare value is close to nothing), it is about the last statement.
+        return replaces if latest and _changed_types(new, old) else Verdict.ADD
     if (
         facts
         and not (plans and not _changed_types(new, old) & _WHEN)
@@ -658,6 +684,14 @@ def judge(
     return Verdict.ADD
 
 
+def claims(sentence: str) -> bool:
+    """Whether a sentence states something of its own: not only a cue that a correction or a new
+    statement follows ("That was wrong.", "Wait, no.", "Btw,")."""
+    _, said = split_speaker(sentence.strip())
+    lex = lexicon(detect(said))
+    return not _only_cues(lex, said)
+
+
 _POSSESSED_RE = re.compile(r"[\w'\u2019-]+")
 
 
@@ -690,9 +724,8 @@ def asks_about_self(text: str) -> bool:
         if token in _EN.possessive or token in lex.possessive:
             if not relatives_named(f"{token} {following}"):
                 return True
-        elif token in {"i", "me", "i'm", "i've", "i\u2019m", "i\u2019ve"} or (
-            lex is not _EN and token in lex.self_words
-        ):
+        elif token.replace("\u2019", "'") in _EN.self_words | lex.self_words:
+            # The speaker's own words are the lexicon's (`lexicon.persons` reads them for recall).
             return True
     return False
 

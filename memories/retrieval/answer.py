@@ -35,6 +35,7 @@ from memories import embeddings
 from memories.models import Memory
 from memories.outbound import OutboundError, post_json
 from memories.pipeline.language import STOP_WORDS, split_sentences, split_speaker
+from memories.pipeline.lexicon import relations_asked
 from memories.pipeline.supersede import said_at
 from memories.pipeline.update import (
     PEOPLE,
@@ -70,6 +71,8 @@ RELEVANT_WITH_OVERLAP = (0.3, 0.34)
 # The top-ranked memory has won on words, meaning and context already; a paraphrase ("I moved to
 # Berlin" for "where do I live?") may then pass on meaning alone with a lower bar.
 RELEVANT_TOP_HIT_COSINE = 0.35
+# A sentence naming the relation the question asks about ranks above one that only sounds alike.
+SLOT_BONUS = 0.5
 EXTRACT_FROM_TOP = 8
 MAX_EXTRACTED_SENTENCES = 3
 
@@ -359,16 +362,21 @@ def extractive_answer(
     vectors = embeddings.embed([question, *(sentence for _, sentence in candidates)])
     question_vector, sentence_vectors = vectors[0], vectors[1:]
     scored: list[tuple[float, int, Hit, str]] = []
+    asked = relations_asked(question)
     for order, ((hit, sentence), vector) in enumerate(zip(candidates, sentence_vectors, strict=True)):
         cosine = _cosine(question_vector, vector)
         share = overlap(question, f"{sentence} {when_of(hit.memory)}")
+        # "I moved to Porto" answers "Where do I live?" and "Which city am I in?" whatever the
+        # words: it names the relation asked about (the lexicon's), and the subject already matches.
+        slot = bool(asked & frame_of(sentence).relations)
         relevant = (
-            cosine >= RELEVANT_COSINE_ALONE
+            slot
+            or cosine >= RELEVANT_COSINE_ALONE
             or (cosine >= RELEVANT_WITH_OVERLAP[0] and share >= RELEVANT_WITH_OVERLAP[1])
             or (hit is hits[0] and cosine >= RELEVANT_TOP_HIT_COSINE)
         )
         if relevant:
-            scored.append((cosine + 0.5 * share, order, hit, sentence))
+            scored.append((cosine + 0.5 * share + SLOT_BONUS * slot, order, hit, sentence))
     if not scored:
         return _no_evidence(model, usage, checks)
     best = sorted(scored, key=lambda row: (-row[0], row[1]))[:MAX_EXTRACTED_SENTENCES]

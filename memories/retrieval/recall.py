@@ -42,6 +42,7 @@ from memories import embeddings
 from memories.as_of import View, active_sql, held_sql, held_sql_params, started_sql
 from memories.models import FTS_CONFIG, Memory, Space
 from memories.pipeline.language import REQUEST_WORDS, ROLE_SPEAKERS, STOP_WORDS, USER_ROLES, fold, stem
+from memories.pipeline.lexicon import persons
 from memories.pipeline.timeparse import resolve_times
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
 from memories.selectors.jobs import PENDING_SAVES_SQL
@@ -283,14 +284,6 @@ _ASKS_WHEN_RE = re.compile(
 )
 
 
-# Who a question is about, by its pronouns: the person asking (first person: "I", "I'm", "my") or
-# the agent it asks (second person).
-_FIRST_PERSON_RE = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.IGNORECASE)
-
-
-_SECOND_PERSON_RE = re.compile(r"\b(?:you|your|yours|yourself)\b", re.IGNORECASE)
-
-
 # Speakers that are the agent's side of a conversation ("Assistant: ..."); the person's are USER_ROLES.
 AGENT_ROLES = tuple(sorted(ROLE_SPEAKERS - USER_ROLES - {"system"}))
 
@@ -298,7 +291,7 @@ AGENT_ROLES = tuple(sorted(ROLE_SPEAKERS - USER_ROLES - {"system"}))
 def asks_about(query: str) -> tuple[bool, bool]:
     """(about the person, about the agent): whether the query speaks in the first person ("Where
     do I live?") and in the second ("What did you suggest?")."""
-    return _FIRST_PERSON_RE.search(query) is not None, _SECOND_PERSON_RE.search(query) is not None
+    return persons(query)
 
 
 # Questions about how things stand now, or about a total up to now.

@@ -64,3 +64,21 @@ def test_each_fact_of_a_compound_statement_is_its_own_memory(alice, note, kept):
     contents = list(rows.values_list("content", flat=True))
     assert len(contents) == 2, contents
     assert kept in contents[1] and kept not in contents[0], contents
+
+
+def test_a_newcomer_is_answered_about_home_work_and_partner(alice):
+    # Section 0 as a user says it: two notes and a partner, then the everyday questions, over REST.
+    client = pat_client(alice)
+    _save(client, "I live in Lisbon and work as a product designer at Fieldnote.")
+    _save(client, "I moved to Porto last month; the commute to Fieldnote is now by train.")
+    _save(client, "My partner Sam is a nurse at the city hospital.")
+    for question, expected, never in (
+        ("Where do I live?", "Porto", "Lisbon"),
+        ("Which city am I in?", "Porto", "Lisbon"),
+        ("Where do I work?", "Fieldnote", "Lisbon"),
+        ("What is my job?", "product designer", "nurse"),
+        ("Who is my partner?", "Sam", "Fieldnote"),
+    ):
+        answer = _answer(client, question)["answer"]
+        assert answer != NO_EVIDENCE and expected in answer, (question, answer)
+        assert never not in answer.split("before that")[0], (question, answer)

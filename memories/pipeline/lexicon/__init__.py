@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,18 @@ class Lexicon:
     verb_endings: frozenset[str] = frozenset()
     # German writes nouns with a capital: a lowercase word after "und" is no noun.
     nouns_capitalised: bool = False
+    # "Anne, not Anna", "10 Uhr, nicht 9 Uhr", "el jueves, no el martes": the value a correction
+    # rejects, as each pattern's group `v`.
+    rejected: tuple[re.Pattern[str], ...] = ()
+    # The words a statement points back with ("it", "es", "eso", "ça"): "No, it's 42" names nothing
+    # of its own, so it is about what was said last.
+    pronouns: frozenset[str] = frozenset()
+    # The words that address the other side ("you", "du", "tú", "vous"); the speaker's own are
+    # `self_words`.
+    addressee: frozenset[str] = frozenset()
+    # Words a question asks for a relation with without naming it ("which city", "what company"):
+    # word -> relation, beside `relations`.
+    asks: dict[str, str] = field(default_factory=dict)
 
     def stem(self, word: str) -> str:
         """The word's Snowball stem in this language."""
@@ -115,6 +127,10 @@ def lexicon(code: str) -> Lexicon:
         relations=relations,
         number_words=dict(data["number_words"]),
         nouns_capitalised=bool(data["nouns_capitalised"]),
+        rejected=tuple(re.compile(pattern, re.IGNORECASE) for pattern in data.get("rejected", ())),
+        pronouns=_words(data.get("pronouns", "")),
+        addressee=_words(data.get("addressee", "")),
+        asks={word.lower(): name for name, words in data.get("asks", {}).items() for word in words.split()},
         **words,  # type: ignore[arg-type]
         **patterns,  # type: ignore[arg-type]
     )
@@ -173,6 +189,48 @@ def detect(text: str) -> str:
     if best != ENGLISH and scores[best] >= _MIN_FOREIGN_STOPS and scores[best] > scores[ENGLISH]:
         return best
     return ENGLISH
+
+
+@lru_cache(maxsize=4096)
+def is_cue(text: str) -> bool:
+    """Whether a short text is only a cue of some language's lexicon: a correction ("Korrektur",
+    "Corrección", "Wait, no") or an opener ("Btw"), never a speaker's name before a colon."""
+    return any(
+        pattern.fullmatch(text.strip())
+        for code in languages()
+        for pattern in (lexicon(code).strong_cue, lexicon(code).opener)
+    )
+
+
+def relations_asked(text: str) -> frozenset[str]:
+    """The relations a question asks about, by the words of its language and English's: "Where do I
+    live?" and "Which city am I in?" -> {"home"}, "What company am I with?" -> {"work"}."""
+    code = detect(text)
+    lexes = [lexicon(code)] if code == ENGLISH else [lexicon(code), lexicon(ENGLISH)]
+    words = [word.lower() for word in _WORD_RE.findall(text)]
+    return frozenset(
+        relation
+        for lex in lexes
+        for word in words
+        if (relation := lex.relations.get(word) or lex.asks.get(word))
+    )
+
+
+def persons(text: str) -> tuple[bool, bool]:
+    """(speaks of the speaker, addresses the other side): whether a text has a first-person word ("I",
+    "my", "ich", "mi", "j'") and a second-person one ("you", "du", "tu"), by the words of its
+    language's lexicon and English's (a question in another language often keeps English words)."""
+    code = detect(text)
+    lexes = [lexicon(code)] if code == ENGLISH else [lexicon(code), lexicon(ENGLISH)]
+    tokens: set[str] = set()
+    for word in _WORD_RE.findall(text):
+        lowered = word.lower().replace("\u2019", "'")
+        head, apostrophe, _ = lowered.partition("'")
+        # "j'habite", "t'appelles": the elided pronoun is its own word.
+        tokens.update((lowered, f"{head}'") if apostrophe else (lowered,))
+    first = any(tokens & lex.self_words for lex in lexes)
+    second = any(tokens & lex.addressee for lex in lexes)
+    return first, second
 
 
 @cache

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memories.pipeline.lexicon import detect, languages
-from memories.pipeline.segment import segment
+from memories.pipeline.segment import segment, segment_spans
 from memories.pipeline.values import masked, values_of
 
 
@@ -81,8 +81,14 @@ def test_each_language_with_a_lexicon_is_listed_english_first():
         ("Olga got promoted, so my manager is Ben now.", ["Olga got promoted", "my manager is Ben now."]),
         (
             "Back from the coast! Btw my new number is 555-0199. The recital is on Friday.",
-            ["Back from the coast!", "Btw my new number is 555-0199.", "The recital is on Friday."],
+            ["Back from the coast!", "My new number is 555-0199.", "The recital is on Friday."],
         ),
+        # An opener that only says a statement begins is dropped; one that says "in addition" stays.
+        ("Oh and my dentist is Dr. Park.", ["My dentist is Dr. Park."]),
+        ("Übrigens, ich wohne jetzt in Köln.", ["Ich wohne jetzt in Köln."]),
+        ("Por cierto, mi número nuevo es 612 345 678.", ["Mi número nuevo es 612 345 678."]),
+        ("Au fait, je travaille chez Renault maintenant.", ["Je travaille chez Renault maintenant."]),
+        ("Also, I have a cat named Miso.", ["Also, I have a cat named Miso."]),
         # A sentence that leans on the one before stays with it.
         (
             "I went to the store and bought milk. It was hot.",
@@ -92,3 +98,10 @@ def test_each_language_with_a_lexicon_is_listed_english_first():
 )
 def test_a_note_splits_into_its_statements(note, statements):
     assert segment(note) == statements
+
+
+def test_a_dropped_opener_leaves_the_span_on_the_statement_and_the_source_whole():
+    note = "Back from the coast! Btw my new number is 555-0199."
+    piece = segment_spans(note)[1]
+    assert piece.text == "My new number is 555-0199."
+    assert note[piece.start : piece.end] == "my new number is 555-0199."

@@ -33,6 +33,7 @@ import argparse
 import ast
 import hashlib
 import json
+import re
 import shutil
 import statistics
 import sys
@@ -162,6 +163,42 @@ class Score:
     # knowledge-update: whether the newest evidence session's best turn ranks above every older
     # evidence session's (None: the evidence lies in one session, nothing to order)
     newest_first: bool | None
+    # knowledge-update: whether the evidence session that holds the answer ranks first. Not always
+    # the newest: "Where did I initially keep ...?", "in the first three months" ask for the older
+    # value. None: one evidence session, or the answer's words do not single one out.
+    answer_first: bool | None = None
+
+
+_ANSWER_WORD_RE = re.compile(r"[a-z0-9]+")
+
+
+_ANSWER_STOP = frozenset({"a", "an", "the", "in", "on", "of", "my", "i", "to", "and", "at", "is", "it"})
+
+
+def answer_session(question: Question) -> str | None:
+    """The evidence session whose evidence turns hold the most of the answer's words (a strict best;
+    None when two tie or the evidence is one session)."""
+    words = {
+        w for w in _ANSWER_WORD_RE.findall(str(question.data["answer"]).lower()) if w not in _ANSWER_STOP
+    }
+    said: dict[str, set[str]] = defaultdict(set)
+    for turn in question.conversation.turns:
+        if turn.dia_id in question.data["evidence"]:
+            said[question.turn_session[turn.dia_id]] |= set(_ANSWER_WORD_RE.findall(turn.content.lower()))
+    if len(said) < 2 or not words:
+        return None
+    shares = sorted(((len(words & found) / len(words), s) for s, found in said.items()), reverse=True)
+    return shares[0][1] if shares[0][0] > shares[1][0] else None
+
+
+def _ranks_first(turns: list[str], question: Question, sessions: list[str], target: str) -> bool:
+    """Whether `target`'s best evidence turn ranks above every other evidence session's."""
+    evidence = set(question.data["evidence"])
+    rank = {s: len(turns) for s in sessions}
+    for position, turn in enumerate(turns):
+        if turn in evidence and rank[question.turn_session[turn]] == len(turns):
+            rank[question.turn_session[turn]] = position
+    return rank[target] < len(turns) and all(rank[target] < rank[s] for s in sessions if s != target)
 
 
 def score(question: Question, turns: list[str]) -> Score:
@@ -172,19 +209,17 @@ def score(question: Question, turns: list[str]) -> Score:
     for k in KS:
         found = {question.turn_session.get(t) for t in turns[:k]}
         session_recall[k] = len(answer_sessions & found) / len(answer_sessions) if answer_sessions else 0.0
-    newest_first = None
+    newest_first = answer_first = None
     if question.type == "knowledge-update":
         evidence_sessions = sorted(
             {question.turn_session[t] for t in evidence}, key=lambda s: question.session_date[s]
         )
         if len(evidence_sessions) >= 2:
-            rank = {s: len(turns) for s in evidence_sessions}
-            for position, turn in enumerate(turns):
-                if turn in evidence and rank[question.turn_session[turn]] == len(turns):
-                    rank[question.turn_session[turn]] = position
-            newest = rank[evidence_sessions[-1]]
-            newest_first = newest < len(turns) and all(newest < rank[s] for s in evidence_sessions[:-1])
-    return Score(question, turn_recall, session_recall, newest_first)
+            newest_first = _ranks_first(turns, question, evidence_sessions, evidence_sessions[-1])
+            target = answer_session(question)
+            if target is not None:
+                answer_first = _ranks_first(turns, question, evidence_sessions, target)
+    return Score(question, turn_recall, session_recall, newest_first, answer_first)
 
 
 def ask(client: httpx.Client, question: Question, token: str, top_k: int, latencies: list[float]) -> Score:
@@ -208,7 +243,7 @@ def report(
     scores: list[Score], latencies: list[float], *, how: str = "HTTP, query embedding included"
 ) -> None:
     print(f"{'type':<28}{'n':>4}" + "".join(f"{'turn@' + str(k):>9}" for k in KS), end="")
-    print("".join(f"{'sess@' + str(k):>9}" for k in KS) + f"{'newest first':>14}")
+    print("".join(f"{'sess@' + str(k):>9}" for k in KS) + f"{'newest first':>14}{'answer first':>14}")
     for label in (*TYPES, "overall"):
         chosen = [s for s in scores if label in ("overall", s.question.type)]
         if not chosen:
@@ -218,6 +253,8 @@ def report(
         line += "".join(f"{statistics.mean(s.session[k] for s in chosen):>9.3f}" for k in KS)
         ordered = [s.newest_first for s in chosen if s.newest_first is not None]
         line += f"{f'{sum(ordered)}/{len(ordered)}':>14}" if ordered else f"{'':>14}"
+        answered = [s.answer_first for s in chosen if s.answer_first is not None]
+        line += f"{f'{sum(answered)}/{len(answered)}':>14}" if answered else ""
         print(line)
     if not latencies:
         return
@@ -354,7 +391,7 @@ def main() -> None:
             json.dumps(
                 [
                     {"id": s.question.id, "type": s.question.type, "turn": s.turn, "session": s.session}
-                    | {"newest_first": s.newest_first}
+                    | {"newest_first": s.newest_first, "answer_first": s.answer_first}
                     for s in scores
                 ],
                 indent=1,

@@ -105,6 +105,9 @@ class Knobs:
     # saves reach the caller. 1 turns it off.
     sibling_share: float = 0.5
     time_boost: float = 0.2
+    # "<n> weeks ago" names a point said roughly: its window is centred on it and grows with the unit
+    # (query_periods). Off: the window of any other phrase, the rule before December 2026.
+    centred_ago: bool = True
     # A memory with no world time of its own ("I love the new pottery studio": no episode, no
     # validity) counts for a period the query names when it was said in it (its `stated_at`, the
     # save's date): "What did I talk about last Saturday?" is about what was said that day.
@@ -153,11 +156,12 @@ class Knobs:
     # stay under 0.17. 0.2 on the everyday slot questions (benchmarks/slots.py: found in the top 5
     # 0.71 -> 0.82, answered alone 0.89 -> 0.96; 0.25 gave 0.79, 0.93). Only with `own_boost` on.
     own_floor: float = 0.2
-    # A strong hit (one of the `restated_from_top` best) said again later in another save, as close
-    # in meaning as `restated_similarity` (the same claim with a new value: "I've used my Fitbit for 6
-    # months" and, months later, "for 9 months now"), is an older state of one thing and ranks at
-    # `restated_share` of its score; for a question about an earlier state (`asks_then`: "initially",
-    # "at first") the later one does. 1 turns it off.
+    # A strong hit (one of the `restated_from_top` best) of the person's own (as for `own_boost`) said
+    # again later in another of their saves, as close in meaning as `restated_similarity` (the same
+    # claim with a new value: "I've used my Fitbit for 6 months" and, months later, "for 9 months
+    # now"), is an older state of one thing and ranks at `restated_share` of its score; for a
+    # question about an earlier state (`asks_then`: "initially", "at first") the later one does.
+    # 1 turns it off: LongMemEval had too few questions to choose it on (docs/retrieval.md).
     restated_share: float = 1.0
     restated_similarity: float = 0.8
     restated_from_top: int = 30
@@ -382,12 +386,12 @@ _AGO_SLACK = {
 }
 
 
-def _period(phrase: str, moment: datetime) -> tuple[datetime, datetime]:
+def _period(phrase: str, moment: datetime, *, centred_ago: bool = True) -> tuple[datetime, datetime]:
     """The span a resolved time phrase stands for: its day, week, month or year; around the moment
-    for "... ago"."""
+    for "... ago" (`centred_ago`; off: as any other phrase, the rule before December 2026)."""
     lowered = phrase.lower()
     ago = _AGO_RE.search(lowered)
-    if ago:
+    if ago and centred_ago:
         slack = _AGO_SLACK[ago.group(1)]
         return moment - slack, moment + slack
     if "week" in lowered or "weekend" in lowered:
@@ -401,13 +405,15 @@ def _period(phrase: str, moment: datetime) -> tuple[datetime, datetime]:
     return moment - timedelta(days=1), moment + timedelta(days=1)
 
 
-def query_periods(query: str, *, reference: datetime) -> list[tuple[datetime, datetime]]:
+def query_periods(
+    query: str, *, reference: datetime, centred_ago: bool = True
+) -> list[tuple[datetime, datetime]]:
     """World-time periods the query names ("last week", "in May 2023"), resolved at `reference`."""
     try:
         found = resolve_times(query, reference=reference)
     except ValueError:
         return []
-    return [_period(phrase, moment) for phrase, moment in found][:4]
+    return [_period(phrase, moment, centred_ago=centred_ago) for phrase, moment in found][:4]
 
 
 def _vector_literal(vector: Sequence[float]) -> str:
@@ -965,7 +971,7 @@ def _recall(
             query_vector if query_vector is not None else embeddings.embed_query(request.query)
         )
     text_given = not vector_soon.done()
-    periods = query_periods(request.query, reference=at)
+    periods = query_periods(request.query, reference=at, centred_ago=knobs.centred_ago)
     params = _params(owner=owner, space=space, request=request, knobs=knobs, periods=periods, now=now)
     sql = _statement(
         request,

@@ -484,6 +484,13 @@ class TestQueryParsing:
         assert days("What did I buy 10 days ago?") == [("2023-04-27", "2023-04-29")]
         assert days("What did I mention four weeks ago?") == [("2023-04-06", "2023-04-14")]
         assert days("What charity event did I join a month ago?") == [("2023-03-29", "2023-04-18")]
+        # Off, "a month ago" ran up to the question's date.
+        before = query_periods(
+            "What charity event did I join a month ago?", reference=reference, centred_ago=False
+        )
+        assert [(start.date().isoformat(), end.date().isoformat()) for start, end in before] == [
+            ("2023-04-07", "2023-05-10")
+        ]
 
     def test_questions_asking_for_a_time_are_told_apart(self):
         asking = [

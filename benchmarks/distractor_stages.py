@@ -166,6 +166,14 @@ def cmd_score(args: argparse.Namespace) -> None:
         )
 
 
+def cmd_loo(args: argparse.Namespace) -> None:
+    """The leave-one-conversation-out table of `benchmarks/locomo.py --loo` on the stored folder:
+    no REST run first, so a knob is checked on unseen conversations in minutes."""
+    from benchmarks.locomo import leave_one_out
+
+    leave_one_out(_prepared(args), args.loo_knobs)
+
+
 def _stage_sql(knobs: Any, request: Any) -> str:
     from memories.retrieval.recall import _statement
 
@@ -294,13 +302,16 @@ def cmd_diagnose(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=["load", "clean", "crowd", "diagnose", "score"])
+    parser.add_argument("step", choices=["load", "clean", "crowd", "diagnose", "score", "loo"])
     parser.add_argument("--dir", type=Path, required=True)
     parser.add_argument("--conversations", nargs="+", default=["26"])
     parser.add_argument("--distractors", type=int, default=20000)
     parser.add_argument("--knob", action="append", help="name=value, a Knobs field to change")
     parser.add_argument(
         "--variant", action="append", help="score: comma-separated name=value knobs, one row each"
+    )
+    parser.add_argument(
+        "--loo-knobs", nargs="*", help="loo: only these knobs (default: every knob of the grid)"
     )
     args = parser.parse_args()
     # Started in the background, a process inherits SIGINT ignored; the service is stopped with it.
@@ -311,7 +322,14 @@ def main() -> None:
         return
     _service.use_service_database(args.dir)
     started = time.perf_counter()
-    {"clean": cmd_clean, "crowd": cmd_crowd, "diagnose": cmd_diagnose, "score": cmd_score}[args.step](args)
+    steps = {
+        "clean": cmd_clean,
+        "crowd": cmd_crowd,
+        "diagnose": cmd_diagnose,
+        "score": cmd_score,
+        "loo": cmd_loo,
+    }
+    steps[args.step](args)
     print(f"({time.perf_counter() - started:.0f} s)")
 
 

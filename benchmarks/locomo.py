@@ -250,6 +250,12 @@ LOO_GRID: dict[str, tuple[float, ...]] = {
     "context_from_top": (10, 30, 60),
     "context_decay": (0.0, 0.3, 0.5, 0.7),
     "semantic_floor": (0.2, 0.3, 0.4),
+    # Issue 41's, chosen on LongMemEval; LoCoMo checks they carry over (or do no harm).
+    "own_boost": (0.0, 0.3, 0.6, 1.0),
+    "own_floor": (0.1, 0.2, 0.3),
+    "sibling_share": (0.25, 0.5, 1.0),
+    "recency_boost": (0.0, 0.3, 0.6),
+    "restated_share": (0.5, 0.7, 1.0),
 }
 
 

@@ -96,11 +96,19 @@ class Knobs:
     # speaker is read off the save (the source), so every statement of a long turn carries it, not
     # only its first. 0 turns it off.
     own_boost: float = 0.6
+    # Whether the "you" of a request made to the agent ("Can you suggest ...", "What do you think?")
+    # makes the question one about the agent. False: such a question is about the person's taste
+    # and plans, and only the person's words get `own_boost`; LongMemEval's preference questions
+    # (docs/retrieval.md).
+    requests_ask_agent: bool = False
     # The n-th memory of one save in the ranking counts sibling_share^(n-1) of its score: a long
     # turn split into a dozen statements fills the top k with one turn otherwise, and fewer distinct
     # saves reach the caller. 1 turns it off.
     sibling_share: float = 0.5
     time_boost: float = 0.2
+    # "<n> weeks ago" names a point said roughly: its window is centred on it and grows with the unit
+    # (query_periods). Off: the window of any other phrase, the rule before December 2026.
+    centred_ago: bool = True
     # A memory with no world time of its own ("I love the new pottery studio": no episode, no
     # validity) counts for a period the query names when it was said in it (its `stated_at`, the
     # save's date): "What did I talk about last Saturday?" is about what was said that day.
@@ -149,6 +157,15 @@ class Knobs:
     # stay under 0.17. 0.2 on the everyday slot questions (benchmarks/slots.py: found in the top 5
     # 0.71 -> 0.82, answered alone 0.89 -> 0.96; 0.25 gave 0.79, 0.93). Only with `own_boost` on.
     own_floor: float = 0.2
+    # A strong hit (one of the `restated_from_top` best) of the person's own (as for `own_boost`) said
+    # again later in another of their saves, as close in meaning as `restated_similarity` (the same
+    # claim with a new value: "I've used my Fitbit for 6 months" and, months later, "for 9 months
+    # now"), is an older state of one thing and ranks at `restated_share` of its score; for a
+    # question about an earlier state (`asks_then`: "initially", "at first") the later one does.
+    # 1 turns it off: LongMemEval had too few questions to choose it on (docs/retrieval.md).
+    restated_share: float = 1.0
+    restated_similarity: float = 0.8
+    restated_from_top: int = 30
     # With include_history, a row that no longer holds ranks at this share of its score, so what holds
     # now comes first.
     history_share: float = 0.5
@@ -288,10 +305,32 @@ _ASKS_WHEN_RE = re.compile(
 AGENT_ROLES = tuple(sorted(ROLE_SPEAKERS - USER_ROLES - {"system"}))
 
 
-def asks_about(query: str) -> tuple[bool, bool]:
+# The second person of a request made to the agent ("Can you suggest ...", "What do you think?",
+# "Do you have any tips ..."): it asks the agent to do something now, it does not ask about what the
+# agent said. "Can you recommend a show for me tonight?" is about the person's taste.
+_REQUEST_TO_AGENT_RE = re.compile(
+    r"\b(?:(?:can|could|would|will)\s+you|if\s+you\s+(?:can|could|would)|do\s+you\s+(?:think|have|know)"
+    r"|what\s+do\s+you\s+(?:think|suggest|recommend)|thank\s+you|you\s+know)\b",
+    re.IGNORECASE,
+)
+
+
+# A question about the conversation with the agent: "remind me", "our previous chat".
+_ABOUT_THE_CONVERSATION_RE = re.compile(
+    r"\bremind\s+me\b|\bour\s+(?:\w+\s+)?(?:conversation|chat|discussion|talk)s?\b", re.IGNORECASE
+)
+
+
+def asks_about(query: str, *, requests_ask_agent: bool = False) -> tuple[bool, bool]:
     """(about the person, about the agent): whether the query speaks in the first person ("Where
-    do I live?") and in the second ("What did you suggest?")."""
-    return persons(query)
+    do I live?") and about the agent: the second person outside a request made to it ("What did
+    you suggest?", not "Can you suggest ...?"), or the conversation with it ("remind me").
+    The persons' words are the lexicon's (`persons`); `requests_ask_agent` counts a request's "you"
+    too (the rule before December 2026)."""
+    about_person, _ = persons(query)
+    unrequested = query if requests_ask_agent else _REQUEST_TO_AGENT_RE.sub(" ", query)
+    _, addressed = persons(unrequested)
+    return about_person, addressed or _ABOUT_THE_CONVERSATION_RE.search(query) is not None
 
 
 # Questions about how things stand now, or about a total up to now.
@@ -307,14 +346,46 @@ def asks_now(query: str) -> bool:
     return _ASKS_NOW_RE.search(query) is not None
 
 
+# Questions about an earlier state of something that changed since.
+_ASKS_THEN_RE = re.compile(
+    r"\b(?:initially|originally|at\s+first|at\s+the\s+(?:start|beginning)|in\s+the\s+beginning|previously"
+    r"|formerly|used\s+to|did\s+\w+\s+use\s+to|earlier|in\s+the\s+first\s+(?:\w+\s+)?(?:days?|weeks?|months?|years?))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_then(query: str) -> bool:
+    """Whether the query asks about an earlier state ("Where did I initially keep ...", "at first",
+    "in the first three months")."""
+    return _ASKS_THEN_RE.search(query) is not None
+
+
 def asks_when(query: str) -> bool:
     """Whether the query asks for a time ("When did ...", "How long ago ...", "What year ...")."""
     return _ASKS_WHEN_RE.search(query) is not None
 
 
-def _period(phrase: str, moment: datetime) -> tuple[datetime, datetime]:
-    """The span a resolved time phrase stands for: its day, week, month or year."""
+# "<n> <unit>s ago" is a point in time, said roughly: the window is centred on it and grows with the
+# unit ("10 days ago" the day either side, "four weeks ago" half a week, "a month ago" ten days).
+_AGO_RE = re.compile(r"\b(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
+
+
+_AGO_SLACK = {
+    "day": timedelta(days=1),
+    "week": timedelta(days=4),
+    "month": timedelta(days=10),
+    "year": timedelta(days=60),
+}
+
+
+def _period(phrase: str, moment: datetime, *, centred_ago: bool = True) -> tuple[datetime, datetime]:
+    """The span a resolved time phrase stands for: its day, week, month or year; around the moment
+    for "... ago" (`centred_ago`; off: as any other phrase, the rule before December 2026)."""
     lowered = phrase.lower()
+    ago = _AGO_RE.search(lowered)
+    if ago and centred_ago:
+        slack = _AGO_SLACK[ago.group(1)]
+        return moment - slack, moment + slack
     if "week" in lowered or "weekend" in lowered:
         return moment - timedelta(days=1), moment + timedelta(days=8)
     if re.search(r"\byear\b|^(?:in |during )?(?:19|20)\d{2}$", lowered):
@@ -326,13 +397,15 @@ def _period(phrase: str, moment: datetime) -> tuple[datetime, datetime]:
     return moment - timedelta(days=1), moment + timedelta(days=1)
 
 
-def query_periods(query: str, *, reference: datetime) -> list[tuple[datetime, datetime]]:
+def query_periods(
+    query: str, *, reference: datetime, centred_ago: bool = True
+) -> list[tuple[datetime, datetime]]:
     """World-time periods the query names ("last week", "in May 2023"), resolved at `reference`."""
     try:
         found = resolve_times(query, reference=reference)
     except ValueError:
         return []
-    return [_period(phrase, moment) for phrase, moment in found][:4]
+    return [_period(phrase, moment, centred_ago=centred_ago) for phrase, moment in found][:4]
 
 
 def _vector_literal(vector: Sequence[float]) -> str:
@@ -544,7 +617,9 @@ candidate_rows AS MATERIALIZED (
            (%(asks_when)s AND c.names_time) AS dated,
            {held_now} AS held,
            -- 0 for the candidate said first, 1 for the one said last.
-           percent_rank() OVER (ORDER BY coalesce(c.stated_at, c.recorded_at), c.id) AS newness
+           percent_rank() OVER (ORDER BY coalesce(c.stated_at, c.recorded_at), c.id) AS newness,
+           coalesce(c.stated_at, c.recorded_at) AS said,
+           coalesce(c.source_id, c.id) AS save
     FROM memories_memory c
     JOIN candidates USING (id)
     -- The save's speaker (lower-cased, '' for none): every statement of a turn was said by it.
@@ -571,8 +646,8 @@ text_scores AS (
     FROM candidate_rows r, avgdl
 ),
 best AS (SELECT greatest(max(bm25), 1e-9) AS bm25 FROM text_scores),
-scored AS MATERIALIZED (
-    SELECT s.id,
+boosted AS MATERIALIZED (
+    SELECT s.id, s.said, s.save, s.own,
            (%(rrf_share)s * s.rrf * (%(rrf_k)s + 1) / 2
             + (1 - %(rrf_share)s) * (s.cosine + %(text_weight)s * s.bm25 / best.bm25))
            * (CASE WHEN s.spoken THEN 1 + %(speaker_boost)s ELSE 1 END)
@@ -585,6 +660,28 @@ scored AS MATERIALIZED (
     -- The relevance floor: a word in common, or a close enough meaning.
     WHERE s.idf_sum > 0
        OR s.cosine >= (CASE WHEN s.own THEN %(own_floor)s ELSE %(semantic_floor)s END)
+),
+restated_top AS MATERIALIZED (
+    SELECT b.id, b.said, b.save, m.embedding
+    FROM (SELECT * FROM boosted ORDER BY base DESC, id LIMIT %(restated_from_top)s) b
+    JOIN memories_memory m ON m.id = b.id
+    WHERE b.own
+),
+restated AS (
+    -- What the person said, asked about in the first person, and said again later in another save
+    -- (the same claim, close in meaning: "I've used my Fitbit for 6 months" and, months later, "...
+    -- for 9 months now") is the older state of one thing of theirs: it ranks at `restated_share`
+    -- behind the newer. A question about an earlier state ("initially", "at first") turns it
+    -- round: the later restatement ranks behind. Not for what others said in a chat: two people
+    -- saying alike things is a conversation, not an update.
+    SELECT DISTINCT a.id
+    FROM restated_top a JOIN restated_top b ON a.save <> b.save
+    WHERE (CASE WHEN %(asks_then)s THEN b.said < a.said ELSE b.said > a.said END)
+      AND 1 - (a.embedding <=> b.embedding) >= %(restated_similarity)s
+),
+scored AS MATERIALIZED (
+    SELECT b.id, b.base * (CASE WHEN r.id IS NULL THEN 1 ELSE %(restated_share)s END) AS base
+    FROM boosted b LEFT JOIN restated r USING (id)
 ),"""  # noqa: S608
     sql += """
 context_sources AS (
@@ -726,7 +823,7 @@ def _params(
 ) -> dict[str, Any]:
     """The parameters of `_statement` for one recall, but the query's vector (`qvec`), which
     recall adds once the model has it."""
-    first_person, second_person = asks_about(request.query)
+    first_person, second_person = asks_about(request.query, requests_ask_agent=knobs.requests_ask_agent)
     return {
         "owner": owner.pk,
         "space": space.pk,
@@ -779,6 +876,11 @@ def _params(
         "semantic_floor": knobs.semantic_floor,
         "own_floor": knobs.own_floor,
         "history_share": knobs.history_share,
+        "restated_share": knobs.restated_share,
+        "restated_similarity": knobs.restated_similarity,
+        # 0 when off: the self-join then has nothing to compare.
+        "restated_from_top": knobs.restated_from_top if knobs.restated_share < 1 else 0,
+        "asks_then": asks_then(request.query),
     }
 
 
@@ -861,7 +963,7 @@ def _recall(
             query_vector if query_vector is not None else embeddings.embed_query(request.query)
         )
     text_given = not vector_soon.done()
-    periods = query_periods(request.query, reference=at)
+    periods = query_periods(request.query, reference=at, centred_ago=knobs.centred_ago)
     params = _params(owner=owner, space=space, request=request, knobs=knobs, periods=periods, now=now)
     sql = _statement(
         request,

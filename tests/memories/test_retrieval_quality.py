@@ -421,7 +421,8 @@ class TestWhoAndWhichSave:
         # ... while one about the conversation with it is, request or not.
         assert asks_about("Can you remind me of the restaurant you recommended?") == (True, True)
         assert asks_about("I was wondering if you could remind me of the brand.") == (True, True)
-        assert asks_about("Going back to our previous chat: which venue was last?") == (False, True)
+        # "our" is the person's first person too (the lexicon's persons: we, us, our).
+        assert asks_about("Going back to our previous chat: which venue was last?") == (True, True)
 
     def test_questions_about_now_are_told_apart(self):
         for query in (

@@ -301,11 +301,16 @@ def start_live_server(
 
 
 def stop_live_server(server: LiveServer) -> None:
-    server.proc.terminate()
+    stop_process(server.proc)
+
+
+def stop_process(proc: subprocess.Popen[str], timeout: float = 20) -> None:
+    """SIGTERM, and SIGKILL if it has not exited within `timeout` seconds."""
+    proc.terminate()
     try:
-        server.proc.wait(timeout=20)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        server.proc.kill()
+        proc.kill()
 
 
 @pytest.fixture(scope="session")

@@ -754,7 +754,15 @@ def _requested(caller: Caller, args: dict[str, Any]) -> tuple[list[JobReadiness]
     return items, list(versions)
 
 
-@operation("pipeline_readiness", PROFILES, SCOPE_READ, READ_ONLY, READINESS_INPUT, READINESS_OUTPUT)
+@operation(
+    "pipeline_readiness",
+    PROFILES,
+    SCOPE_READ,
+    READ_ONLY,
+    READINESS_INPUT,
+    READINESS_OUTPUT,
+    primary_reads=True,
+)
 def _pipeline_readiness(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Whether ingested (or remembered) content is ready, for up to 50 version ids (from ingest's
     `pipeline.poll_with`) or job ids: `ready` when every one meets the required stages (`require`:

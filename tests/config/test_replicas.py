@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.db import OperationalError, transaction
-from django.test import override_settings
 
 from accounts.models import User
 from config import replicas
@@ -27,15 +26,6 @@ def routed() -> Iterator[str]:
     token = replicas._route.set("replica_1")
     yield "replica_1"
     replicas._route.reset(token)
-
-
-@pytest.fixture
-def standby_named_default() -> Iterator[None]:
-    """Replicas configured, the one 'replica' being the test database itself: a primary, no standby."""
-    replicas._replicas.clear()
-    with override_settings(DATABASE_REPLICA_ALIASES=["default"]):
-        yield
-    replicas._replicas.clear()
 
 
 class TestPositions:

@@ -265,13 +265,14 @@ def copy_memories(cursor: Any, *, owner_id: int, space_id: Any, items: Iterable[
     with cursor.cursor.copy(
         "COPY memories_source (id, owner_id, space_id, origin, content, content_hash, session_id,"
         " source_kind, source_ref, version, versioning_mode, filename, media_type, size_bytes,"
-        " refers_to, recorded_at, claimant, source_text, title, image_name) FROM STDIN"
+        " refers_to, recorded_at, claimant, source_text, title, image_name, source_version_ref)"
+        " FROM STDIN"
     ) as copy:
         for source_id, item in sources:
             digest = hashlib.sha256(item.text.encode()).hexdigest()
             copy.write_row(
                 (source_id, owner_id, space_id, "rest", item.text, digest, item.session_id, "", "", 1,
-                 "snapshot", "", "", len(item.text), None, item.saved, "user", "", "", "")
+                 "snapshot", "", "", len(item.text), None, item.saved, "user", "", "", "", "")
             )  # fmt: skip
     with cursor.cursor.copy(
         "COPY memories_entity (id, owner_id, space_id, name, normalized_name, type, aliases,"

@@ -258,12 +258,13 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
             with cursor.cursor.copy(
                 "COPY memories_source (id, owner_id, space_id, origin, content, content_hash, session_id,"
                 " source_kind, source_ref, version, versioning_mode, filename, media_type, size_bytes,"
-                " refers_to, recorded_at, claimant, source_text, title, image_name) FROM STDIN"
+                " refers_to, recorded_at, claimant, source_text, title, image_name, source_version_ref)"
+                " FROM STDIN"
             ) as copy:
                 for source_id, content, session, saved_at in sources:
                     copy.write_row(
                         (source_id, user.pk, space.pk, "rest", content, "-", session, "", "", 1, "snapshot",
-                         "", "", len(content), saved_at, saved_at, "user", "", "", "")
+                         "", "", len(content), saved_at, saved_at, "user", "", "", "", "")
                     )  # fmt: skip
             with cursor.cursor.copy(
                 "COPY memories_entity (id, owner_id, space_id, name, normalized_name, type, aliases,"
@@ -303,7 +304,16 @@ def prewarm(cursor: Any) -> None:
     """Read the memory table and its indexes into PostgreSQL's cache, as a service that has been
     answering for a while has them (and as autoprewarm restores them after a restart): measured
     right after a bulk load, the first recalls would otherwise be page reads from the OS cache."""
-    cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+    import psycopg
+    from django.db import connection
+
+    from config.embedded_pg import ensure_running
+
+    # The service logs in without superuser rights, which creating an extension needs: the cluster's
+    # superuser creates it (in the service's database), as an administrator would.
+    server = ensure_running(Path(str(connection.settings_dict["PGDATA"])))
+    with psycopg.connect(server.conninfo(str(connection.settings_dict["NAME"])), autocommit=True) as admin:
+        admin.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
     cursor.execute(
         "SELECT sum(pg_prewarm(c.oid)) FROM pg_class c"
         " WHERE c.oid = 'memories_memory'::regclass"

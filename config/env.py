@@ -157,25 +157,25 @@ def env_secret(name: str, *, required: bool, keep_in: Path) -> str:
     return value
 
 
-def database_from_url(url: str) -> dict[str, object]:
+def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict[str, object]:
     """Django DATABASES entry from postgres://user:password@host:port/name?options."""
     from urllib.parse import parse_qsl, unquote
 
     parts = urlsplit(url)
     if parts.scheme not in ("postgres", "postgresql"):
         raise ImproperlyConfigured(
-            f"DATABASE_URL must start with postgresql:// (got {parts.scheme or 'nothing'}://); "
+            f"{name} must start with postgresql:// (got {parts.scheme or 'nothing'}://); "
             "Deep Recall needs PostgreSQL 15+ with pgvector"
         )
     name = unquote(parts.path.lstrip("/"))
     if not name:
-        raise ImproperlyConfigured("DATABASE_URL has no database name; add /NAME after the host")
+        raise ImproperlyConfigured(f"{name} has no database name; add /NAME after the host")
     options = dict(parse_qsl(parts.query))
     host = options.pop("host", None) or unquote(parts.hostname or "")
     try:
         port = parts.port
     except ValueError:
-        raise ImproperlyConfigured("DATABASE_URL has a port that is not a number") from None
+        raise ImproperlyConfigured(f"{name} has a port that is not a number") from None
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": name,

@@ -94,6 +94,28 @@ if DATABASE_POOL_MAX:
     _options["pool"] = {"min_size": 1, "max_size": DATABASE_POOL_MAX, "timeout": 10}
     DATABASES["default"]["OPTIONS"] = _options
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+
+# Streaming replicas of DATABASE_URL's server that serve reads of the memory store (recall, answer,
+# lists, the dashboard's pages): config/replicas.py says which reads, and when the primary serves
+# them instead (read-your-writes, a replica down or lagging). Without any, no router is installed.
+DATABASE_REPLICA_MAX_LAG_SECONDS = env_int("DATABASE_REPLICA_MAX_LAG_SECONDS", 10, minimum=1, maximum=3600)
+DATABASE_REPLICA_ALIASES: list[str] = []
+for _number, _url in enumerate(env_list("DATABASE_REPLICA_URLS", []), start=1):
+    _replica = database_from_url(_url, name="DATABASE_REPLICA_URLS")
+    # A short wait for a connection: a replica that is down is skipped, not waited for.
+    _replica_options: dict[str, object] = {**_replica["OPTIONS"], "connect_timeout": 2}  # type: ignore[dict-item]
+    if DATABASE_POOL_MAX:
+        _replica_options["pool"] = {"min_size": 0, "max_size": DATABASE_POOL_MAX, "timeout": 2}
+    _replica.update(
+        OPTIONS=_replica_options,
+        CONN_MAX_AGE=0,
+        CONN_HEALTH_CHECKS=True,
+        # The test runner makes no database of its own for a replica: it reads the primary's.
+        TEST={"MIRROR": "default"},
+    )
+    DATABASES[f"replica_{_number}"] = _replica
+    DATABASE_REPLICA_ALIASES.append(f"replica_{_number}")
+DATABASE_ROUTERS = ["config.replicas.ReplicaRouter"] if DATABASE_REPLICA_ALIASES else []
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- applications ---------------------------------------------------------------------
@@ -131,6 +153,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+
+if DATABASE_REPLICA_ALIASES:
+    # Last, so that its view step runs after CSRF's: the dashboard's GET pages read on a replica.
+    MIDDLEWARE.append("memories.dashboard.replicas.ReplicaReadsMiddleware")
 
 ROOT_URLCONF = "config.urls"
 ASGI_APPLICATION = "config.asgi.application"

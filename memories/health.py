@@ -7,7 +7,9 @@
   and answer need neither, and a save is stored (its job queued) either way, so a worker outage
   must not take every web node out of the load balancer.
 - the report (`GET /healthz`): readiness as above, plus the broker and every worker, each reported
-  truthfully (how many answered, which known ones did not) without deciding the status code.
+  truthfully (how many answered, which known ones did not) without deciding the status code; and,
+  when read replicas are configured, each by name with its state (ok, lagging, down) and lag: a
+  replica that is down or lagging only sends reads to the primary, so it does not decide `ready`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from config import replicas
 from memories import embeddings
 
 logger = logging.getLogger(__name__)
@@ -157,4 +160,22 @@ def health_report() -> dict[str, Any]:
         "worker": worker,
         "embeddings": report["checks"]["embeddings"],
     }
+    if replicas.configured():
+        report["checks"]["replicas"] = _check_replicas()
     return report
+
+
+def _check_replicas() -> dict[str, Any]:
+    states = replicas.replica_states()
+    serving = [s["alias"] for s in states if s["state"] == "ok"]
+    unhealthy = {s["alias"]: s["state"] for s in states if s["state"] != "ok"}
+    return {
+        "state": "ok"
+        if not unhealthy
+        else "degraded: reads of "
+        + ", ".join(f"{alias} ({state})" for alias, state in unhealthy.items())
+        + " go to the primary",
+        "serving": serving,
+        "replicas": states,
+        "max_lag_seconds": settings.DATABASE_REPLICA_MAX_LAG_SECONDS,
+    }

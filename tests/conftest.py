@@ -301,11 +301,16 @@ def start_live_server(
 
 
 def stop_live_server(server: LiveServer) -> None:
-    server.proc.terminate()
+    stop_process(server.proc)
+
+
+def stop_process(proc: subprocess.Popen[str], timeout: float = 20) -> None:
+    """SIGTERM, and SIGKILL if it has not exited within `timeout` seconds."""
+    proc.terminate()
     try:
-        server.proc.wait(timeout=20)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        server.proc.kill()
+        proc.kill()
 
 
 @pytest.fixture(scope="session")
@@ -339,3 +344,17 @@ def installed_wheel(tmp_path_factory) -> Path:
     (wheel,) = wheels.glob("deeprecall-*.whl")
     subprocess.run([*pip, "install", "--no-deps", "--target", str(site), str(wheel)], check=True, timeout=300)
     return site
+
+
+@pytest.fixture
+def standby_named_default() -> Iterator[None]:
+    """Read replicas configured, the one 'replica' being the test database itself: a primary, not a
+    standby, so it never serves reads (config/replicas.py)."""
+    from django.test import override_settings
+
+    from config import replicas
+
+    replicas._replicas.clear()
+    with override_settings(DATABASE_REPLICA_ALIASES=["default"]):
+        yield
+    replicas._replicas.clear()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping
+from contextvars import Token
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -37,7 +38,8 @@ from accounts.authentication import (
     require_scope,
     rest_challenge,
 )
-from accounts.caller import ALL_SCOPES, Actor, Caller
+from accounts.caller import ALL_SCOPES, SCOPE_READ, SCOPE_WRITE, Actor, Caller
+from config import replicas
 from memories import errors
 from memories.errors import AppError, Code
 from memories.operations.validation import bad_character
@@ -50,6 +52,8 @@ REQUEST_ID_HEADER = "X-Request-ID"
 # HEAD is answered by get and needs get's scope; OPTIONS is DRF's description of the view
 # (name, media types), which holds nothing of anyone's.
 SCOPED_METHODS = ("get", "post", "put", "patch", "delete")
+# The methods whose handlers only read (a replica may serve them, and they record no write).
+_READS = frozenset({"GET", "HEAD"})
 
 # A scope known only from the request: called with the URL's keyword arguments.
 ScopeOfRequest = Callable[..., str]
@@ -219,8 +223,13 @@ class ApiView(APIView):
     permission_classes: list[Any] = []
     scopes: ClassVar[Mapping[str, str | ScopeOfRequest]] = {}
     session_only: ClassVar[bool] = False
+    # GETs that show a caller their own recent writes (a job's status) read on the primary, never a
+    # replica; config/replicas.py says why and which reads do go to a replica.
+    primary_reads: ClassVar[bool] = False
     # Set by check_permissions before the handler runs.
     caller: Caller
+    scope: str = ""
+    _route: Token[str | None] | None = None
 
     def check_permissions(self, request: Request) -> None:
         super().check_permissions(request)
@@ -241,6 +250,7 @@ class ApiView(APIView):
         if scope not in ALL_SCOPES:
             raise ImproperlyConfigured(f"{type(self).__name__} needs the unknown scope {scope!r}")
         require_scope(caller, scope)
+        self.scope = scope
         if self.session_only and caller.via != "session":
             # A token that could manage tokens would let a leaked read-only one escalate itself.
             raise AppError(
@@ -271,10 +281,29 @@ class ApiView(APIView):
                 "The request contains a NUL character or an unpaired surrogate.",
                 agent_action="remove control characters and send valid Unicode text",
             )
+        if request.method in _READS and self.scope == SCOPE_READ and not self.primary_reads:
+            self._route = replicas.route_enter(self.caller.user.pk)
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if replicas.route_failed(exc):
+            # The replica failed under a read: the same read again, on the primary.
+            handler = getattr(self, (self.request.method or "get").lower())
+            try:
+                response: Response = handler(self.request, *self.args, **self.kwargs)
+            except Exception as again:
+                return super().handle_exception(again)
+            return response
+        return super().handle_exception(exc)
 
     def finalize_response(self, request: Request, response: Any, *args: object, **kwargs: object) -> Any:
+        replicas.route_leave(self._route)
+        self._route = None
         response = super().finalize_response(request, response, *args, **kwargs)
         response[REQUEST_ID_HEADER] = request_id_of(request)
+        written = request.method not in _READS and self.scope == SCOPE_WRITE
+        if (written or (self.primary_reads and self.scope == SCOPE_READ)) and response.status_code < 400:
+            # Made or saw its own writes on the primary: the caller's next reads see at least this much.
+            replicas.writes_seen(self.caller.user.pk)
         return response
 
 

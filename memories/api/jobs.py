@@ -26,6 +26,7 @@ from memories.selectors.jobs import job_get, job_list, job_memory_list
 
 
 class JobListView(ApiView):
+    primary_reads = True
     scopes = {"get": SCOPE_READ}
 
     @extend_schema(
@@ -48,6 +49,7 @@ class JobListView(ApiView):
 
 
 class JobDetailView(ApiView):
+    primary_reads = True
     scopes = {"get": SCOPE_READ}
 
     @extend_schema(

@@ -762,7 +762,15 @@ def _without_forgotten(item: JobReadiness) -> JobReadiness:
     return dataclasses.replace(item, counts=dataclasses.replace(item.counts, merged=merged))
 
 
-@operation("pipeline_readiness", PROFILES, SCOPE_READ, READ_ONLY, READINESS_INPUT, READINESS_OUTPUT)
+@operation(
+    "pipeline_readiness",
+    PROFILES,
+    SCOPE_READ,
+    READ_ONLY,
+    READINESS_INPUT,
+    READINESS_OUTPUT,
+    primary_reads=True,
+)
 def _pipeline_readiness(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Whether ingested (or remembered) content is ready, for up to 50 version ids (from ingest's
     `pipeline.poll_with`) or job ids: `ready` when every one meets the required stages (`require`:

@@ -196,7 +196,7 @@ RULES = [
 ]
 
 
-@operation("query_space", PROFILES, SCOPE_READ, READ_ONLY, obj({}), SPACE_OUTPUT)
+@operation("query_space", PROFILES, SCOPE_READ, READ_ONLY, obj({}), SPACE_OUTPUT, primary_reads=True)
 def _query_space(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Discover the open query: the read-only views of the current space (memories, entities, memory_entities,
     relations, sources, evidence) with their columns, the caps on rows, bytes and time, the SQL functions
@@ -229,7 +229,7 @@ VIEW_OUTPUT = obj(
 )
 
 
-@operation("describe_view", PROFILES, SCOPE_READ, READ_ONLY, VIEW_INPUT, VIEW_OUTPUT)
+@operation("describe_view", PROFILES, SCOPE_READ, READ_ONLY, VIEW_INPUT, VIEW_OUTPUT, primary_reads=True)
 def _describe_view(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Describe one view of the open query: what a row is, and each column's name, PostgreSQL type and meaning
     (the clocks included). Returns no data.
@@ -252,7 +252,9 @@ VALIDATE_OUTPUT = obj(
 )
 
 
-@operation("validate_query", PROFILES, SCOPE_READ, READ_ONLY, VALIDATE_INPUT, VALIDATE_OUTPUT)
+@operation(
+    "validate_query", PROFILES, SCOPE_READ, READ_ONLY, VALIDATE_INPUT, VALIDATE_OUTPUT, primary_reads=True
+)
 def _validate_query(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Check a select statement without running it: whether the open query accepts it (else a query_rejected
     error with details.reason) and PostgreSQL can plan it (else query_failed), the columns it would return
@@ -281,7 +283,7 @@ def _validate_query(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
 QUERY_INPUT = obj({"sql": SQL, "params": PARAMS, "limit": LIMIT}, required=["sql"])
 
 
-@operation("query", PROFILES, SCOPE_READ, READ_ONLY, QUERY_INPUT, QUERY_RESULT)
+@operation("query", PROFILES, SCOPE_READ, READ_ONLY, QUERY_INPUT, QUERY_RESULT, primary_reads=True)
 def _query(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Run one read-only select statement over the open query's views of the current space and get
     QueryResult/v1 rows: grade exploratory_tabular, the columns, the rows, the caps, what was dropped and
@@ -295,7 +297,7 @@ def _query(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
 LIST_OUTPUT = obj({"saved_queries": {"type": "array", "items": obj({}, closed=False)}}, required=ALL)
 
 
-@operation("list_saved_queries", PROFILES, SCOPE_READ, READ_ONLY, obj({}), LIST_OUTPUT)
+@operation("list_saved_queries", PROFILES, SCOPE_READ, READ_ONLY, obj({}), LIST_OUTPUT, primary_reads=True)
 def _list_saved_queries(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """List the saved queries (examples.*): each one's name, title, what it answers and its parameters'
     schema. Run one with run_saved_query; they are not tools of their own. Returns no data.
@@ -317,7 +319,9 @@ DESCRIBE_OUTPUT = obj(
 )
 
 
-@operation("describe_saved_query", PROFILES, SCOPE_READ, READ_ONLY, NAME_INPUT, DESCRIBE_OUTPUT)
+@operation(
+    "describe_saved_query", PROFILES, SCOPE_READ, READ_ONLY, NAME_INPUT, DESCRIBE_OUTPUT, primary_reads=True
+)
 def _describe_saved_query(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Show one saved query: what it answers, the schema of its parameters, and its SQL (a starting point for
     a query of your own). Returns no data.
@@ -340,7 +344,7 @@ RUN_INPUT = obj(
 )
 
 
-@operation("run_saved_query", PROFILES, SCOPE_READ, READ_ONLY, RUN_INPUT, QUERY_RESULT)
+@operation("run_saved_query", PROFILES, SCOPE_READ, READ_ONLY, RUN_INPUT, QUERY_RESULT, primary_reads=True)
 def _run_saved_query(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """Run a saved query (examples.*, see list_saved_queries) with its parameters by name, over the current
     space, and get QueryResult/v1 rows with caps, drops and the snapshot time.

@@ -14,6 +14,7 @@ from typing import Any
 
 from accounts.authentication import require_scope
 from accounts.caller import ALL_SCOPES, SCOPE_READ, Caller
+from config import replicas
 from memories.errors import AppError, Code
 from memories.operations.schemas import portable, result_or_error
 from memories.operations.validation import check_schema, validate_arguments
@@ -192,6 +193,9 @@ class Operation:
     # registry name stays unique, for REST and the CLI.
     tool: str = ""
     name_error: ErrorNamer | None = None
+    # Read-only, yet read on the primary (config/replicas.py): it shows a caller their own recent
+    # writes (a job's progress), or runs the open query, whose scope lives on the primary's session.
+    primary_reads: bool = False
 
     @property
     def tool_name(self) -> str:
@@ -233,6 +237,7 @@ def operation(
     output_schema: dict[str, Any],
     tool: str = "",
     name_error: ErrorNamer | None = None,
+    primary_reads: bool = False,
     **doc_values: object,
 ) -> Callable[[Handler], Handler]:
     """Register the decorated handler as the operation `name` (offered to MCP as `tool`, when
@@ -243,8 +248,12 @@ def operation(
         description = " ".join(inspect.cleandoc(handler.__doc__ or "").split())
         described = description.format(**doc_values) if doc_values else description
         schemas = (input_schema, output_schema)
-        extra = (tool, name_error)
-        register(Operation(name, described, *schemas, scope, handler, profiles, annotations, *extra))
+        register(
+            Operation(
+                name, described, *schemas, scope, handler, profiles, annotations,
+                tool=tool, name_error=name_error, primary_reads=primary_reads,
+            )
+        )  # fmt: skip
         return handler
 
     return register_handler
@@ -380,4 +389,10 @@ def run(name: str, caller: Caller, arguments: object) -> dict[str, Any]:
         if operation.name_error is None:
             raise
         raise operation.name_error(refused) from None
-    return operation.handler(caller, validated)
+    if operation.annotations.get("readOnlyHint") and not operation.primary_reads:
+        return replicas.replica_reads(caller.user.pk, lambda: operation.handler(caller, validated))
+    result = operation.handler(caller, validated)
+    # A write, or a read on the primary that showed the caller their own writes: their next reads
+    # see at least this much (no-op without replicas).
+    replicas.writes_seen(caller.user.pk)
+    return result

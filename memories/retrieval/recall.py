@@ -34,10 +34,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection
+from django.db import connections
 from django.utils import timezone
 
 from accounts.models import User
+from config.replicas import read_alias
 from memories import embeddings
 from memories.as_of import View, active_sql, held_sql, held_sql_params, started_sql
 from memories.models import FTS_CONFIG, Memory, Space
@@ -460,7 +461,7 @@ def _ranks_vectors_exactly(request: RecallRequest, params: dict[str, Any]) -> bo
     # `known_at` comes with `at` (memories.as_of.View).
     if not (narrowed or request.at is not None):
         return False
-    with connection.cursor() as cursor:
+    with connections[read_alias()].cursor() as cursor:
         # Only the estimate: EXPLAIN without ANALYZE plans the filter and runs nothing (~0.3 ms).
         cursor.execute(
             f"EXPLAIN (FORMAT JSON) SELECT 1 FROM memories_memory m WHERE {_filters(request)}",  # noqa: S608
@@ -974,7 +975,7 @@ def _recall(
     )
     ef_search = max(knobs.ef_search, params["vector_pool"], knobs.expansion_pool)
     pending = None
-    with connection.cursor() as cursor:
+    with connections[read_alias()].cursor() as cursor:
         # The pending saves are counted before anything retrieval reads: under READ COMMITTED each
         # statement has its own snapshot, and a save that finished in between is then counted as
         # pending and maybe found (harmless: "may not be in it yet"), never missed while the

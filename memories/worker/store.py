@@ -12,9 +12,10 @@ import uuid
 from collections.abc import Iterable
 from datetime import datetime
 
-from django.db import DEFAULT_DB_ALIAS, connection
+from django.db import DEFAULT_DB_ALIAS, connection, transaction
 from django.utils import timezone
 
+from config import replicas
 from config.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories.as_of import active_q
 from memories.errors import Code
@@ -134,6 +135,9 @@ def job_write(
     job.progress = {"stage": "done", "done": total, "total": total}
     with connection.cursor() as cursor:
         cursor.execute(_SUCCEEDED_SQL, [job.status, job.finished_at, json.dumps(job.progress), job.id])
+    if replicas.configured():
+        # Once committed, the owner's next reads wait for a replica that has replayed these rows.
+        transaction.on_commit(functools.partial(replicas.writes_seen, job.owner_id))
 
 
 # A job's last write, sent as written (every save ends with it; building the UPDATE cost more CPU

@@ -31,7 +31,7 @@ import psutil
 import pytest
 
 from memories.management.commands.up import worker_command
-from tests.conftest import ROOT, LiveServer, start_live_server, stop_live_server
+from tests.conftest import ROOT, LiveServer, start_live_server, stop_live_server, stop_process
 from tests.redis_server import RedisServer, free_port
 
 pytestmark = [pytest.mark.slow]
@@ -94,6 +94,14 @@ class Postgres:
         self._ctl("restart")
 
 
+def server_base(prefix: str) -> Path:
+    """A new folder for PostgreSQL data folders that the server's own user reaches (pytest's folders
+    are private to root)."""
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    base.chmod(0o755)
+    return base
+
+
 @dataclass
 class Deployment:
     postgres: Postgres
@@ -133,34 +141,55 @@ def _django(env: dict[str, str], code: str) -> str:
     return done.stdout.strip()
 
 
-@pytest.fixture(scope="module")
-def deployment(tmp_path_factory) -> Iterator[Deployment]:
-    folder = tmp_path_factory.mktemp("faults")
-    # The server's own user must reach its data folder: pytest's folders are private to root.
-    pg_base = Path(tempfile.mkdtemp(prefix="deeprecall-faults-pg-"))
-    pg_base.chmod(0o755)
-    postgres = Postgres(pg_base / "data")
-    postgres.init()
-    redis = RedisServer(folder / "redis", appendonly=True)
-    redis.start()
+def migrated_env(folder: Path, **values: str) -> dict[str, str]:
+    """The child processes' environment: this one without its database, broker and Celery settings,
+    plus `values` (DATABASE_URL at least), the schema migrated on that database."""
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("DEEPRECALL_BROKER", "DATABASE_URL", "CELERY_"))
+        if not key.startswith(("DEEPRECALL_BROKER", "DATABASE_", "CELERY_"))
     }
     env.update(
-        DATABASE_URL=postgres.url,
-        CELERY_BROKER_URL=redis.url,
         PYTHONUNBUFFERED="1",
         RATE_LIMIT_SAVE="off",
         RATE_LIMIT_UPLOAD="off",
         DEEPRECALL_IMAGES_DIR=str(folder / "images"),
+        **values,
     )
     subprocess.run(
         [sys.executable, "-m", "django", "migrate", "--noinput"],
         cwd=ROOT, env={**env, "DJANGO_SETTINGS_MODULE": "config.settings"}, check=True,
         capture_output=True, timeout=600,
     )  # fmt: skip
+    return env
+
+
+def start_webs(webs: list[LiveServer], env: dict[str, str], folder: Path) -> None:
+    """Two web processes, appended to `webs` as each answers (so a failed start stops the first)."""
+    for n in (1, 2):
+        # Each process loads the embedding model before it answers: slow on a busy machine.
+        webs.append(start_live_server(env, folder, name=f"web{n}", timeout=240))
+
+
+def stop_children(webs: list[LiveServer], processes: list[subprocess.Popen[str]]) -> None:
+    """Stop the web processes and the other children (workers, beat) that still run."""
+    for server in webs:
+        if server.proc.poll() is None:
+            stop_live_server(server)
+    for proc in processes:
+        if proc.poll() is None:
+            stop_process(proc)
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory) -> Iterator[Deployment]:
+    folder = tmp_path_factory.mktemp("faults")
+    pg_base = server_base("deeprecall-faults-pg-")
+    postgres = Postgres(pg_base / "data")
+    postgres.init()
+    redis = RedisServer(folder / "redis", appendonly=True)
+    redis.start()
+    env = migrated_env(folder, DATABASE_URL=postgres.url, CELERY_BROKER_URL=redis.url)
     found = Deployment(postgres=postgres, redis=redis, env=env, folder=folder)
     try:
         found.workers = [_worker(found, "w1"), _worker(found, "w2")]
@@ -168,21 +197,10 @@ def deployment(tmp_path_factory) -> Iterator[Deployment]:
         found.beat = found.spawn(
             [sys.executable, "-m", "celery", "-A", "config", "beat", "-s", schedule], "beat"
         )
-        for n in (1, 2):
-            # Each process loads the embedding model before it answers: slow on a busy machine.
-            found.webs.append(start_live_server(env, folder, name=f"web{n}", timeout=240))
+        start_webs(found.webs, env, folder)
         yield found
     finally:
-        for server in found.webs:
-            if server.proc.poll() is None:
-                stop_live_server(server)
-        for proc in [*found.workers, *([found.beat] if found.beat else [])]:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+        stop_children(found.webs, [*found.workers, *([found.beat] if found.beat else [])])
         redis.stop()
         postgres.stop()
         shutil.rmtree(pg_base, ignore_errors=True)

@@ -258,12 +258,13 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
             with cursor.cursor.copy(
                 "COPY memories_source (id, owner_id, space_id, origin, content, content_hash, session_id,"
                 " source_kind, source_ref, version, versioning_mode, filename, media_type, size_bytes,"
-                " refers_to, recorded_at, claimant, source_text, title, image_name) FROM STDIN"
+                " refers_to, recorded_at, claimant, source_text, title, image_name, source_version_ref)"
+                " FROM STDIN"
             ) as copy:
                 for source_id, content, session, saved_at in sources:
                     copy.write_row(
                         (source_id, user.pk, space.pk, "rest", content, "-", session, "", "", 1, "snapshot",
-                         "", "", len(content), saved_at, saved_at, "user", "", "", "")
+                         "", "", len(content), saved_at, saved_at, "user", "", "", "", "")
                     )  # fmt: skip
             with cursor.cursor.copy(
                 "COPY memories_entity (id, owner_id, space_id, name, normalized_name, type, aliases,"
@@ -283,10 +284,10 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
                 for row in memories:
                     copy.write_row(row)
             with cursor.cursor.copy(
-                "COPY memories_memory_entities (memory_id, entity_id) FROM STDIN"
+                "COPY memories_memory_entities (owner_id, memory_id, entity_id) FROM STDIN"
             ) as copy:
                 for link in links:
-                    copy.write_row(link)
+                    copy.write_row((user.pk, *link))
             print(f"  loaded {count} memories for {user.email}", flush=True)
         print("  building the HNSW and GIN indexes ...", flush=True)
         cursor.execute("SET maintenance_work_mem = '1GB'")

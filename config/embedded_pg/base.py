@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db.backends.postgresql import base
+from config.postgres import base
 
 from config.embedded_pg import EmbeddedPostgresError, ensure_running
 

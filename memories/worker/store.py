@@ -18,7 +18,7 @@ from django.utils import timezone
 from config.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories.as_of import active_q
 from memories.errors import Code
-from memories.models import Entity, Evidence, Job, Memory, Source
+from memories.models import Entity, Evidence, Job, Memory, MemoryEntity, Source
 from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.extract import Candidate
@@ -235,7 +235,7 @@ def _store(
     # The memory, its evidence and its entity links: one message (rows_insert), after the entities
     # are found or made (their rows locked, in key order, until the job commits).
     links = [
-        Memory.entities.through(memory_id=memory.id, entity_id=entity.id)
+        MemoryEntity(owner_id=job.owner_id, memory_id=memory.id, entity_id=entity.id)
         for entity in _entities_recorded(job=job, entities=[*candidate.entities, *stated])
     ]
     rows_insert(memory, Evidence(owner_id=job.owner_id, memory=memory, source=source), *links)
@@ -291,8 +291,15 @@ def _confirm(*, job: Job, source: Source, memory: Memory, entities: list[tuple[s
 def _link_entities(*, job: Job, memory: Memory, entities: list[tuple[str, str]]) -> None:
     linked = _entities_recorded(job=job, entities=entities)
     if linked:
-        # One INSERT for the memory's links (a link already there is skipped, as add() does).
-        memory.entities.add(*linked)
+        # One INSERT for the memory's links, with their owner (a link already there is skipped, as
+        # add() does, without add()'s read of the links first, which named no owner).
+        MemoryEntity.objects.bulk_create(
+            [
+                MemoryEntity(owner_id=job.owner_id, memory_id=memory.id, entity_id=entity.id)
+                for entity in linked
+            ],
+            ignore_conflicts=True,
+        )
 
 
 def _entities_recorded(*, job: Job, entities: list[tuple[str, str]]) -> list[Entity]:

@@ -304,7 +304,16 @@ def prewarm(cursor: Any) -> None:
     """Read the memory table and its indexes into PostgreSQL's cache, as a service that has been
     answering for a while has them (and as autoprewarm restores them after a restart): measured
     right after a bulk load, the first recalls would otherwise be page reads from the OS cache."""
-    cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+    # The service logs in as a plain user; an extension is the embedded server's superuser's to make.
+    import psycopg
+    from django.db import connection
+
+    from config.embedded_pg import SUPERUSER
+
+    params = connection.get_connection_params()
+    admin = {key: params[key] for key in ("host", "port", "dbname") if key in params}
+    with psycopg.connect(**admin, user=SUPERUSER, autocommit=True) as superuser:
+        superuser.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
     cursor.execute(
         "SELECT sum(pg_prewarm(c.oid)) FROM pg_class c"
         " WHERE c.oid = 'memories_memory'::regclass"

@@ -20,6 +20,8 @@ from django.db import DEFAULT_DB_ALIAS, connection, models
 from django.db.models import (
     BooleanField,
     ExpressionWrapper,
+    F,
+    FilteredRelation,
     Prefetch,
     Q,
     QuerySet,
@@ -432,7 +434,8 @@ def pipeline_summary(*, failures: int = 10) -> PipelineSummary:
         .order_by("created_at")
         .values_list("created_at", flat=True)
     ).first()
-    stuck = list(Job.objects.filter(id__in=jobs_to_recover()).select_related("owner").order_by("created_at"))
+    stuck_ids = [job_id for job_id, _owner_id in jobs_to_recover()]
+    stuck = list(Job.objects.filter(id__in=stuck_ids).select_related("owner").order_by("created_at"))
     recent = list(
         Job.objects.filter(status=Job.Status.FAILED)
         .select_related("owner")
@@ -451,18 +454,23 @@ def _job_read() -> CompiledQuery:
     # A job with its source, in one read compiled once: every job a worker runs starts with it
     # (config.compiled).
     return compile_once(
-        lambda job_id: Job.objects.filter(id=job_id).values_list(
-            *_JOB_FIELDS, *(f"source__{name}" for name in _SOURCE_FIELDS)
+        lambda owner_id, job_id: (
+            Job.objects.filter(owner_id=owner_id, id=job_id)
+            .annotate(held_source=FilteredRelation("source", condition=Q(source__owner_id=F("owner_id"))))
+            .values_list(*_JOB_FIELDS, *(f"held_source__{name}" for name in _SOURCE_FIELDS))
         ),
+        owner_id=uuid.uuid4(),
         job_id=uuid.uuid4(),
     )
 
 
-def job_with_source(*, job_id: RowId) -> Job:
+def job_with_source(*, job_id: RowId, owner_id: RowId) -> Job:
     """The job the worker runs, its source (None when deleted) and its owner as a bare id (the rules
     ask which names the owner's space knows: memories.worker.run); raises Job.DoesNotExist when the
     job is gone."""
-    rows = compiled_rows(_job_read(), job_id=Job._meta.pk.to_python(job_id))
+    rows = compiled_rows(
+        _job_read(), owner_id=Job._meta.pk.to_python(owner_id), job_id=Job._meta.pk.to_python(job_id)
+    )
     if not rows:
         raise Job.DoesNotExist(f"job {job_id} does not exist")
     row, width = rows[0], len(_JOB_FIELDS)
@@ -488,14 +496,15 @@ UNPUBLISHED_AFTER = timedelta(seconds=5)
 REPUBLISH_AFTER = timedelta(seconds=30)
 
 
-def jobs_to_recover() -> list[Any]:
-    """Jobs to send to the workers from the database: queued ones whose publish failed after their
-    commit (the outbox), queued ones whose message may be lost, and running ones whose lease expired
-    (the holder died or lost the database)."""
+def jobs_to_recover() -> list[tuple[Any, Any]]:
+    """Jobs to send to the workers from the database, as (id, owner id): queued ones whose publish
+    failed after their commit (the outbox), queued ones whose message may be lost, and running ones
+    whose lease expired (the holder died or lost the database). One read of every owner's jobs (on
+    Citus, each shard answers for its owners in parallel); each job is then sent with its owner."""
     queued = Job.objects.filter(status=Job.Status.QUEUED)
     unpublished = Q(published_at__isnull=True, created_at__lt=Now() - UNPUBLISHED_AFTER)
     lost = Q(published_at__lt=Now() - REPUBLISH_AFTER)
-    ids = list(queued.filter(unpublished | lost).values_list("id", flat=True))
+    ids = list(queued.filter(unpublished | lost).values_list("id", "owner_id"))
     expired = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=Now())
-    ids += list(Job.objects.filter(status=Job.Status.RUNNING).filter(expired).values_list("id", flat=True))
+    ids += list(Job.objects.filter(status=Job.Status.RUNNING).filter(expired).values_list("id", "owner_id"))
     return ids

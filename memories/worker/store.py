@@ -111,7 +111,7 @@ def job_write(
     # and the next statement must not take the first one's new row for it.
     revised, refused = _revision_target(job)
     if refused:
-        lease.job_fail(job_id=job.id, code=Code.MEMORY_NOT_CURRENT, message=refused)
+        lease.job_fail(job_id=job.id, owner_id=job.owner_id, code=Code.MEMORY_NOT_CURRENT, message=refused)
         return
     stored = [
         _store(
@@ -133,14 +133,16 @@ def job_write(
     job.lease_expires_at = None
     job.progress = {"stage": "done", "done": total, "total": total}
     with connection.cursor() as cursor:
-        cursor.execute(_SUCCEEDED_SQL, [job.status, job.finished_at, json.dumps(job.progress), job.id])
+        cursor.execute(
+            _SUCCEEDED_SQL, [job.status, job.finished_at, json.dumps(job.progress), job.owner_id, job.id]
+        )
 
 
 # A job's last write, sent as written (every save ends with it; building the UPDATE cost more CPU
 # than the database spends on it, as _PROGRESS_SQL says).
 _SUCCEEDED_SQL = f"""UPDATE {Job._meta.db_table} SET status = %s, finished_at = %s, error_code = '',
     error_message = '', lease_expires_at = NULL, progress = %s::jsonb
-WHERE id = %s"""  # noqa: S608 - the table's name only
+WHERE owner_id = %s AND id = %s"""  # noqa: S608 - the table's name only
 
 
 # One owner's writes run one at a time, whichever process runs them, a lone job's and a batch's:

@@ -169,7 +169,7 @@ def test_the_sweep_finds_expired_leases_and_unpublished_jobs_only(alice):
     expired = _saved(alice, "The chimney is swept in August.")
     _held_by_another_host(expired, lease_left=timedelta(seconds=-1))
 
-    assert set(jobs_to_recover()) == {unpublished.id, lost.id, expired.id}
+    assert set(jobs_to_recover()) == {(job.id, alice.pk) for job in (unpublished, lost, expired)}
 
 
 def test_a_failure_reported_late_does_not_fail_the_attempt_that_took_the_job_over(alice):

@@ -55,7 +55,7 @@ def alice_memories(alice, bob, no_worker_broker):
     # Bob saves too: a statement that forgot the owner would find his rows beside Alice's.
     _saved(bob, pat_client(bob), ["Bob lives in Oslo."])
     for job_id in _saved(alice, pat_client(alice), ["I live in Lisbon.", "My sister Ana works at Acme."]):
-        job_process(job_id=job_id)
+        job_process(job_id=job_id, owner_id=alice.pk)
     return alice
 
 
@@ -70,7 +70,7 @@ def test_it_saves_with_one_owner(alice, no_worker_broker):
 def test_it_runs_a_batch_of_saves_with_one_owner(alice, no_worker_broker):
     ids = _saved(alice, pat_client(alice), ["I keep bees.", "My brother Tom is a nurse.", "I moved to Faro."])
     with CaptureQueriesContext(connection) as captured:
-        job_process(job_id=ids[0])
+        job_process(job_id=ids[0], owner_id=alice.pk)  # as the job's message carries it
     assert set(Job.objects.filter(owner=alice).values_list("status", flat=True)) == {"succeeded"}
     _check(captured, alice.pk)
 

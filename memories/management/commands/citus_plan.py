@@ -22,4 +22,6 @@ class Command(BaseCommand):
         for line in citus_plan():
             self.stdout.write(line)
         self.stdout.write("-- Left on the coordinator (local tables): " + ", ".join(sorted(LOCAL_TABLES)))
-        self.stdout.write("-- Copied to every node (reference tables): " + ", ".join(sorted(REFERENCE_TABLES)))
+        self.stdout.write(
+            "-- Copied to every node (reference tables): " + ", ".join(sorted(REFERENCE_TABLES))
+        )

@@ -289,9 +289,11 @@ def copy_memories(cursor: Any, *, owner_id: int, space_id: Any, items: Iterable[
     ) as copy:
         for row in memories:
             copy.write_row(row)
-    with cursor.cursor.copy("COPY memories_memory_entities (memory_id, entity_id) FROM STDIN") as copy:
+    with cursor.cursor.copy(
+        "COPY memories_memory_entities (owner_id, memory_id, entity_id) FROM STDIN"
+    ) as copy:
         for link in links:
-            copy.write_row(link)
+            copy.write_row((owner_id, *link))
     return len(memories)
 
 

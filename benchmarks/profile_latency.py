@@ -367,7 +367,11 @@ def load(
         ("memories_source", SOURCE_COLUMNS, rows.sources),
         ("memories_entity", ENTITY_COLUMNS, entities),
         ("memories_memory", MEMORY_COLUMNS, rows.memories),
-        ("memories_memory_entities", "memory_id, entity_id", rows.links),
+        (
+            "memories_memory_entities",
+            "owner_id, memory_id, entity_id",
+            [(rows.owner, *link) for link in rows.links],
+        ),
         ("memories_relation", RELATION_COLUMNS, rows.relations),
         ("memories_evidence", EVIDENCE_COLUMNS, rows.evidence),
     ]

@@ -284,10 +284,10 @@ def load(*, owners: list[tuple[Any, int]], bases: list[Base], rng: random.Random
                 for row in memories:
                     copy.write_row(row)
             with cursor.cursor.copy(
-                "COPY memories_memory_entities (memory_id, entity_id) FROM STDIN"
+                "COPY memories_memory_entities (owner_id, memory_id, entity_id) FROM STDIN"
             ) as copy:
                 for link in links:
-                    copy.write_row(link)
+                    copy.write_row((user.pk, *link))
             print(f"  loaded {count} memories for {user.email}", flush=True)
         print("  building the HNSW and GIN indexes ...", flush=True)
         cursor.execute("SET maintenance_work_mem = '1GB'")

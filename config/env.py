@@ -177,7 +177,7 @@ def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict[str, obje
     except ValueError:
         raise ImproperlyConfigured(f"{name} has a port that is not a number") from None
     return {
-        "ENGINE": "django.db.backends.postgresql",
+        "ENGINE": "config.postgres",
         "NAME": name,
         "USER": unquote(parts.username or ""),
         "PASSWORD": unquote(parts.password or ""),

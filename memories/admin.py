@@ -72,7 +72,6 @@ class MemoryAdmin(admin.ModelAdmin):
     list_filter = ("kind", "status", "pinned", "recorded_at", "superseded_at")
     search_fields = ("content", "owner__email", "tags")
     raw_id_fields = ("owner", "space", "source", "job", "agent", "superseded_by")
-    filter_horizontal = ("entities",)
     date_hierarchy = "recorded_at"
     # `embedding` is excluded on purpose: 384 floats help nobody and slow the page.
     exclude = ("embedding",)

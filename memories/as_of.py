@@ -43,7 +43,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from memories.models import Memory, Relation
+from memories.models import Memory, MemoryEntity, Relation
 
 CURRENT = "current"
 SUPERSEDED = "superseded"
@@ -158,10 +158,17 @@ def entity_visible() -> Q:
     memory that mentions it is suppressed and no relation links it), whose name would repeat what
     the person asked to forget. The open query's `entities` view and the evidence profile's
     `resolve_entity` hide them too."""
-    links = Memory.entities.through.objects.filter(entity_id=OuterRef("pk"))
-    related = Relation.objects.filter(Q(subject_id=OuterRef("pk")) | Q(object_id=OuterRef("pk")))
+    # Each with the entity's owner: a statement held to one owner stays so (docs/scale.md).
+    links = MemoryEntity.objects.filter(
+        owner_id=OuterRef("owner_id"), entity_id=OuterRef("pk"), memory__owner_id=OuterRef("owner_id")
+    )
+    related = Relation.objects.filter(owner_id=OuterRef("owner_id")).filter(
+        Q(subject_id=OuterRef("pk")) | Q(object_id=OuterRef("pk"))
+    )
     active = active_q(prefix="memory__")
-    return Q(~Exists(links.exclude(active))) | Q(Exists(links.filter(active))) | Q(Exists(related))
+    # ~active, not exclude(active): exclude() reads the memories again in a subquery of its own,
+    # which would hold them to no owner.
+    return Q(~Exists(links.filter(~active))) | Q(Exists(links.filter(active))) | Q(Exists(related))
 
 
 def relation_visible(view: View = CURRENT_VIEW, *, prefix: str = "", now: datetime | None = None) -> Q:

@@ -12,6 +12,7 @@ No business logic lives here: writes are in services.py, reads in selectors.py.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -31,7 +32,21 @@ FTS_CONFIG = "english"
 OAUTH_APPLICATION_MODEL = settings.OAUTH2_PROVIDER_APPLICATION_MODEL
 
 
-class Space(models.Model):
+class HeldToOwner(models.Model):
+    """A tenant row's `save()` updates it by owner and id, not by id alone: with the owner in the
+    statement, a database sharded by owner sends it to the owner's shard only (docs/scale.md)."""
+
+    owner_id: uuid.UUID
+
+    class Meta:
+        abstract = True
+
+    # Django's private hook of save(), whose arguments differ between versions: passed on as they come.
+    def _do_update(self, base_qs: models.QuerySet[Any], *args: Any, **kwargs: Any) -> Any:
+        return super()._do_update(base_qs.filter(owner_id=self.owner_id), *args, **kwargs)
+
+
+class Space(HeldToOwner):
     """A separate memory of one owner (work, personal, a project)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -54,7 +69,7 @@ class Space(models.Model):
         return self.name
 
 
-class Source(models.Model):
+class Source(HeldToOwner):
     """Immutable testimony: exactly what was saved, by whom, when. Never edited.
 
     One write is allowed after creation: an uploaded document arrives as `raw` bytes with an empty
@@ -76,7 +91,7 @@ class Source(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="sources")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="sources", db_constraint=False)
     agent = models.ForeignKey(
         OAUTH_APPLICATION_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -153,7 +168,7 @@ class Source(models.Model):
 DOCUMENT_NAMESPACE = uuid.UUID("6f1d2a7c-3b0e-5c58-9a41-2d7e0c9b8f13")
 
 
-class Entity(models.Model):
+class Entity(HeldToOwner):
     """Something the memories mention: a person, organisation, place, product, concept."""
 
     class Type(models.TextChoices):
@@ -169,7 +184,7 @@ class Entity(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="entities")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="entities", db_constraint=False)
     name = models.CharField(max_length=200)
     # `normalize_entity_name`: folded, without a possessive, a leading "the" or a legal form ("Acme
     # Corp" is "acme"). The key that links mentions: one entity per key in a space.
@@ -185,7 +200,9 @@ class Entity(models.Model):
         ordering = ["name"]
         verbose_name_plural = "entities"
         constraints = [
-            models.UniqueConstraint(fields=["space", "normalized_name"], name="entity_unique_name_per_space"),
+            models.UniqueConstraint(
+                fields=["owner", "space", "normalized_name"], name="entity_unique_name_per_space"
+            ),
         ]
         indexes = [models.Index(fields=["owner", "normalized_name"], name="entity_owner_name")]
 
@@ -193,7 +210,7 @@ class Entity(models.Model):
         return f"{self.name} ({self.type})"
 
 
-class Job(models.Model):
+class Job(HeldToOwner):
     """One unit of asynchronous work: queued -> running -> succeeded | failed."""
 
     class Kind(models.TextChoices):
@@ -209,11 +226,13 @@ class Job(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="jobs")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="jobs", db_constraint=False)
     agent = models.ForeignKey(
         OAUTH_APPLICATION_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs")
+    source = models.ForeignKey(
+        Source, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs", db_constraint=False
+    )
     kind = models.CharField(max_length=20, choices=Kind.choices)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     attempts = models.PositiveIntegerField(default=0)
@@ -248,7 +267,7 @@ class Job(models.Model):
         return f"{self.kind} {self.status} {self.id}"
 
 
-class Memory(models.Model):
+class Memory(HeldToOwner):
     """One retrievable unit derived from a Source."""
 
     class Kind(models.TextChoices):
@@ -289,11 +308,13 @@ class Memory(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="memories")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="memories", db_constraint=False)
     source = models.ForeignKey(
-        Source, null=True, blank=True, on_delete=models.SET_NULL, related_name="memories"
+        Source, null=True, blank=True, on_delete=models.SET_NULL, related_name="memories", db_constraint=False
     )
-    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="memories")
+    job = models.ForeignKey(
+        Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="memories", db_constraint=False
+    )
     agent = models.ForeignKey(
         OAUTH_APPLICATION_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -309,7 +330,7 @@ class Memory(models.Model):
     slot = models.CharField(max_length=200, blank=True)
     slot_value = models.CharField(max_length=200, blank=True)
     tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
-    entities = models.ManyToManyField(Entity, blank=True, related_name="memories")
+    entities = models.ManyToManyField(Entity, blank=True, related_name="memories", through="MemoryEntity")
     embedding = VectorField(dimensions=embeddings.DIMENSIONS, null=True, blank=True)
     # Maintained by PostgreSQL itself, so a purge of `content` also purges it.
     search_vector = models.GeneratedField(
@@ -350,7 +371,12 @@ class Memory(models.Model):
     recorded_at = models.DateTimeField(default=timezone.now)
     superseded_at = models.DateTimeField(null=True, blank=True)
     superseded_by = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="supersedes",
+        db_constraint=False,
     )
 
     class Meta:
@@ -410,7 +436,30 @@ class Memory(models.Model):
         return f"{self.kind}: {self.content[:60]}"
 
 
-class Relation(models.Model):
+class MemoryEntity(HeldToOwner):
+    """A memory's link to an entity it mentions: the table of `Memory.entities`, with the owner in it,
+    so that a link lives on its owner's shard beside the two rows it joins (docs/scale.md). Write
+    links with their owner (`MemoryEntity(owner_id=..., ...)` or `add(..., through_defaults=...)`)."""
+
+    # No index of its own: the primary key (owner_id, id) leads with it.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+
+    class Meta:
+        # The table Django made for the field before it had a model (migration 0029).
+        db_table = "memories_memory_entities"
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "memory", "entity"], name="memory_entity_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} mentions {self.entity_id}"
+
+
+class Relation(HeldToOwner):
     """A typed, directed link between two entities, with its clocks."""
 
     class Type(models.TextChoices):
@@ -428,9 +477,11 @@ class Relation(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="relations")
-    subject = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="outgoing")
-    object = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="incoming")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="relations", db_constraint=False)
+    subject = models.ForeignKey(
+        Entity, on_delete=models.CASCADE, related_name="outgoing", db_constraint=False
+    )
+    object = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="incoming", db_constraint=False)
     type = models.CharField(max_length=20, choices=Type.choices)
     # The embedding of its sentence ("Alice lives in Berlin"), so that the evidence tools rank it
     # against memories without running the model per request. Null for rows made before it existed.
@@ -440,7 +491,12 @@ class Relation(models.Model):
     recorded_at = models.DateTimeField(default=timezone.now)
     superseded_at = models.DateTimeField(null=True, blank=True)
     superseded_by = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="supersedes",
+        db_constraint=False,
     )
     # Retired by an agent's `invalidate` (services.relations.relation_invalidate): it stopped holding
     # then (superseded_at, with no successor) and is kept as history with the reason in words;
@@ -463,7 +519,7 @@ class Relation(models.Model):
         return f"{self.subject.name} {self.type.replace('_', ' ')} {self.object.name}"
 
 
-class Evidence(models.Model):
+class Evidence(HeldToOwner):
     """A Source that supports or contradicts a Memory or a Relation."""
 
     class Stance(models.TextChoices):
@@ -472,12 +528,17 @@ class Evidence(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="evidence")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="evidence", db_constraint=False)
     memory = models.ForeignKey(
-        Memory, null=True, blank=True, on_delete=models.CASCADE, related_name="evidence"
+        Memory, null=True, blank=True, on_delete=models.CASCADE, related_name="evidence", db_constraint=False
     )
     relation = models.ForeignKey(
-        Relation, null=True, blank=True, on_delete=models.CASCADE, related_name="evidence"
+        Relation,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="evidence",
+        db_constraint=False,
     )
     stance = models.CharField(max_length=20, choices=Stance.choices, default=Stance.SUPPORTS)
     recorded_at = models.DateTimeField(default=timezone.now)
@@ -493,12 +554,12 @@ class Evidence(models.Model):
             ),
             # One row per (claim, source, stance): the count is of distinct sources.
             models.UniqueConstraint(
-                fields=["memory", "source", "stance"],
+                fields=["owner", "memory", "source", "stance"],
                 condition=Q(memory__isnull=False),
                 name="evidence_unique_memory_source",
             ),
             models.UniqueConstraint(
-                fields=["relation", "source", "stance"],
+                fields=["owner", "relation", "source", "stance"],
                 condition=Q(relation__isnull=False),
                 name="evidence_unique_relation_source",
             ),
@@ -508,7 +569,7 @@ class Evidence(models.Model):
         return f"{self.source_id} {self.stance} {self.memory_id or self.relation_id}"
 
 
-class GrantSpace(models.Model):
+class GrantSpace(HeldToOwner):
     """The space one grant (an OAuth agent of a user, or a personal token) reads and writes.
 
     MCP is served statelessly, so graph `switch_agent` stores the choice here and every
@@ -525,7 +586,7 @@ class GrantSpace(models.Model):
         "accounts.PersonalAccessToken", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
     # Deleting the space deletes the choice: the grant falls back to the default space.
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

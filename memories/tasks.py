@@ -33,7 +33,7 @@ class JobTask(Task):
         code = Code.RETRIES_EXHAUSTED if isinstance(exc, TransientError) else Code.INTERNAL_ERROR
         logger.error("job %s failed: %s", job_id, exc.__class__.__name__, exc_info=exc)
         try:
-            job_fail(job_id=job_id, code=code, message=FAILED_MESSAGE)
+            job_fail(job_id=job_id, owner_id=kwargs.get("owner_id"), code=code, message=FAILED_MESSAGE)
         except Exception:
             logger.exception("could not record the failure of job %s", job_id)
 
@@ -50,9 +50,10 @@ class JobTask(Task):
     retry_jitter=True,
     max_retries=5,
 )
-def process_job(self: Task, job_id: str) -> None:
+def process_job(self: Task, job_id: str, owner_id: str | None = None) -> None:
+    # owner_id: messages sent before it travelled with the job carry none (the job's row then says).
     try:
-        job_process(job_id=job_id)
+        job_process(job_id=job_id, owner_id=owner_id)
     except LeaseHeld as held:
         if held.batched:
             # A short save another process holds, most likely in a batch it took from the queue
@@ -73,6 +74,7 @@ def process_job(self: Task, job_id: str) -> None:
         logger.error("job %s: remote service error: %s", job_id, exc)
         job_fail(
             job_id=job_id,
+            owner_id=owner_id,
             code=Code.REMOTE_SERVICE_ERROR,
             message="A model service this deployment uses refused the request; the operator has been told.",
         )
@@ -87,10 +89,11 @@ def recover_jobs() -> int:
     Celery beat sends it every RECOVERY_INTERVAL_SECONDS (config/celery.py); it runs in a pool
     process like any task.
     """
-    # The broker's count first: a job published after it is not counted against it.
+    # The broker's count first: a job published after it is not counted against it. One read across
+    # owners (on Citus, every shard at once), then each job on its owner's own.
     ids = jobs_to_recover(waiting=queue_depth())
-    for job_id in ids:
-        job_enqueue(job_id=job_id)
+    for job_id, owner_id in ids:
+        job_enqueue(job_id=job_id, owner_id=owner_id)
     if ids:
         logger.info("re-sent %d jobs", len(ids))
     return len(ids)

@@ -133,3 +133,13 @@ def superuser_params() -> dict[str, Any]:
         if key not in ("cursor_factory", "context", "prepare_threshold", "pool")
     }
     return {**params, "user": SUPERUSER}
+
+
+def link(memory: Any, *entities: Any) -> None:
+    """Link `memory` to `entities`, with its owner on each link (the link table's shard key)."""
+    from memories.models import MemoryEntity
+
+    MemoryEntity.objects.bulk_create(
+        [MemoryEntity(owner_id=memory.owner_id, memory_id=memory.id, entity_id=e.id) for e in entities],
+        ignore_conflicts=True,
+    )

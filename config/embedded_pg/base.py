@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db.backends.postgresql import base
 
 from config.embedded_pg import EmbeddedPostgresError, ensure_running
+from config.postgres import base
 
 
 class DatabaseWrapper(base.DatabaseWrapper):

@@ -260,8 +260,14 @@ def resolve(question: str, hits: Sequence[Hit]) -> Resolved:
     by_said = sorted(kept, key=lambda hit: said_at(hit.memory), reverse=True)
     frames = {hit.memory.id: frame_of(hit.memory.content) for hit in kept}
     # Hits are loaded without their vectors; one query brings them for the pairs to judge.
-    vectors: dict[Any, Sequence[float] | None] = dict(
-        Memory.objects.filter(id__in=[hit.memory.id for hit in kept]).values_list("id", "embedding")
+    vectors: dict[Any, Sequence[float] | None] = (
+        dict(
+            Memory.objects.filter(
+                owner_id=kept[0].memory.owner_id, id__in=[hit.memory.id for hit in kept]
+            ).values_list("id", "embedding")
+        )
+        if kept
+        else {}
     )
     replaced: set[Any] = set()
     for index, newer in enumerate(by_said):

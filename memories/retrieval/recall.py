@@ -625,7 +625,8 @@ candidate_rows AS MATERIALIZED (
     JOIN candidates USING (id)
     -- The save's speaker (lower-cased, '' for none): every statement of a turn was said by it.
     LEFT JOIN LATERAL (
-        SELECT left(src.content, 61) AS head FROM memories_source src WHERE src.id = c.source_id
+        SELECT left(src.content, 61) AS head FROM memories_source src
+        WHERE src.owner_id = %(owner)s AND src.id = c.source_id
     ) said ON true
     CROSS JOIN LATERAL (SELECT coalesce(said.head, left(c.content, 61)) AS head) h
     -- With `period_said`, a memory with no world time of its own is placed when it was said.
@@ -689,8 +690,8 @@ context_sources AS (
     SELECT a.id, a.base, m.recorded_at, m.source_id, s.recorded_at AS saved_at,
            s.session_id AS source_session, s.agent_id AS source_agent
     FROM (SELECT * FROM scored ORDER BY base DESC, id LIMIT %(context_from_top)s) a
-    JOIN memories_memory m ON m.id = a.id
-    JOIN memories_source s ON s.id = m.source_id
+    JOIN memories_memory m ON m.owner_id = %(owner)s AND m.id = a.id
+    JOIN memories_source s ON s.owner_id = %(owner)s AND s.id = m.source_id
 ),
 context AS (
     -- The memories said right after a top hit in the same conversation (its own source's later
@@ -702,7 +703,8 @@ context AS (
         SELECT x.id, row_number() OVER (ORDER BY x.saved, x.said, x.id) AS step
         FROM (
             SELECT m2.id, cs.saved_at AS saved, m2.recorded_at AS said FROM memories_memory m2
-            WHERE m2.source_id = cs.source_id AND (m2.recorded_at, m2.id) > (cs.recorded_at, cs.id)
+            WHERE m2.owner_id = %(owner)s AND m2.source_id = cs.source_id
+              AND (m2.recorded_at, m2.id) > (cs.recorded_at, cs.id)
             UNION ALL
             SELECT m2.id, s2.recorded_at, m2.recorded_at
             FROM (
@@ -715,7 +717,7 @@ context AS (
                   AND (cs.source_session IS NOT NULL OR cs.source_agent IS NOT NULL)
                 ORDER BY s2.recorded_at LIMIT %(context_scan)s
             ) s2
-            JOIN memories_memory m2 ON m2.source_id = s2.id
+            JOIN memories_memory m2 ON m2.owner_id = %(owner)s AND m2.source_id = s2.id
         ) x
         ORDER BY x.saved, x.said, x.id LIMIT %(context_window)s
     ) n
@@ -726,7 +728,8 @@ context AS (
         SELECT x.id, row_number() OVER (ORDER BY x.saved DESC, x.said DESC, x.id DESC) AS step
         FROM (
             SELECT m2.id, cs.saved_at AS saved, m2.recorded_at AS said FROM memories_memory m2
-            WHERE m2.source_id = cs.source_id AND (m2.recorded_at, m2.id) < (cs.recorded_at, cs.id)
+            WHERE m2.owner_id = %(owner)s AND m2.source_id = cs.source_id
+              AND (m2.recorded_at, m2.id) < (cs.recorded_at, cs.id)
             UNION ALL
             SELECT m2.id, s2.recorded_at, m2.recorded_at
             FROM (
@@ -738,7 +741,7 @@ context AS (
                   AND (cs.source_session IS NOT NULL OR cs.source_agent IS NOT NULL)
                 ORDER BY s2.recorded_at DESC LIMIT %(context_scan)s
             ) s2
-            JOIN memories_memory m2 ON m2.source_id = s2.id
+            JOIN memories_memory m2 ON m2.owner_id = %(owner)s AND m2.source_id = s2.id
         ) x
         ORDER BY x.saved DESC, x.said DESC, x.id DESC LIMIT %(context_window)s
     ) p
@@ -754,7 +757,7 @@ expansion_entities AS (
     -- An entity of a top hit passes on that hit's score; an entity the query names, the best one.
     SELECT me.entity_id, max(top.score) AS parent
     FROM (SELECT id, score FROM combined ORDER BY score DESC, id LIMIT %(expansion_from_top)s) top
-    JOIN memories_memory_entities me ON me.memory_id = top.id
+    JOIN memories_memory_entities me ON me.owner_id = %(owner)s AND me.memory_id = top.id
     GROUP BY me.entity_id
     UNION ALL
     SELECT e.id, (SELECT max(score) FROM combined)
@@ -766,7 +769,7 @@ expansion_entities AS (
 expansion AS (
     SELECT c.id, %(entity_share)s * max(x.parent) AS inherited
     FROM memories_memory c
-    JOIN memories_memory_entities me ON me.memory_id = c.id
+    JOIN memories_memory_entities me ON me.owner_id = %(owner)s AND me.memory_id = c.id
     JOIN expansion_entities x ON x.entity_id = me.entity_id
     WHERE {where_c}
     GROUP BY c.id
@@ -788,7 +791,7 @@ final AS (SELECT id, score FROM combined)"""
 pinned AS (
     SELECT f.id, f.score * (CASE WHEN m.pinned THEN 1 + %(pinned_boost)s ELSE 1 END) AS score,
            coalesce(m.source_id, m.id) AS save, m.recorded_at
-    FROM final f JOIN memories_memory m ON m.id = f.id
+    FROM final f JOIN memories_memory m ON m.owner_id = %(owner)s AND m.id = f.id
 ),
 collapsed AS (
     SELECT id, score * power(%(sibling_share)s::float8, row_number() OVER (
@@ -804,7 +807,7 @@ SELECT {score} AS score,
        coalesce(1 - (c.embedding <=> %(qvec)s::vector), 0) AS similarity,
        {held_now} AS held,
        {hit_columns_sql("c")}
-FROM {source} JOIN memories_memory c ON c.id = {source}.id
+FROM {source} JOIN memories_memory c ON c.owner_id = %(owner)s AND c.id = {source}.id
 {hit_joins_sql("c")}
 WHERE {where_c}
 ORDER BY score DESC, c.recorded_at DESC, c.id
@@ -997,12 +1000,18 @@ def _recall(
         # no BEGIN/COMMIT round trips are needed. Django's psycopg cursor binds parameters
         # client-side, which is what allows several statements in one execute. relaxed_order lets
         # a filtered HNSW scan keep going until it has found enough rows that pass the filters
-        # (pgvector >= 0.8).
+        # (pgvector >= 0.8). SET LOCAL statements, not set_config(): Citus sends a transaction's SET
+        # LOCALs on to the nodes that run its shards (citus.propagate_set_commands = 'local'), a
+        # function call it runs on the coordinator only (docs/scale.md). SET takes no parameter:
+        # ef_search is an int of ours, written in.
         cursor.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-            " set_config('hnsw.ef_search', %(ef_search)s, true);" + counting + sql,
-            {**params, "ef_search": str(ef_search)},
+            "SET LOCAL hnsw.iterative_scan = relaxed_order;"
+            f" SET LOCAL hnsw.ef_search = {int(ef_search)};" + counting + sql,
+            params,
         )
+        # Past the second SET's result: the first is the one the cursor stands on.
+        if not cursor.nextset():
+            raise RuntimeError("the HNSW settings returned no result")
         if counting:
             if not cursor.nextset():
                 raise RuntimeError("the pending saves' count returned no result")

@@ -18,7 +18,7 @@ from typing import Any, cast
 from django.db import connection
 from django.db.models import QuerySet
 
-from memories.models import Entity, Evidence, Memory, Source, Space
+from memories.models import Entity, Evidence, Memory, MemoryEntity, Source, Space
 
 # Every stored column but the two vectors, as the memory selectors load a memory. Built once: the
 # model does not change while the process runs.
@@ -61,13 +61,15 @@ def hit_columns_sql(alias: str) -> str:
        hit_agent.name,
        {source_columns},
        (SELECT coalesce(json_agg(json_build_array(e.id, e.name, e.type) ORDER BY e.name), '[]'::json)
-        FROM {Memory.entities.through._meta.db_table} me
-        JOIN {Entity._meta.db_table} e ON e.id = me.entity_id
-        WHERE me.memory_id = {alias}.id AND e.owner_id = %(owner)s),
-       (SELECT count(DISTINCT s.claimant) FROM {evidence} ev JOIN {source} s ON s.id = ev.source_id
-        WHERE ev.memory_id = {alias}.id AND ev.stance = '{supports}'),
-       (SELECT ev.source_id FROM {evidence} ev JOIN {source} s ON s.id = ev.source_id
-        WHERE ev.memory_id = {alias}.id AND ev.stance = '{supports}'
+        FROM {MemoryEntity._meta.db_table} me
+        JOIN {Entity._meta.db_table} e ON e.owner_id = %(owner)s AND e.id = me.entity_id
+        WHERE me.owner_id = %(owner)s AND me.memory_id = {alias}.id),
+       (SELECT count(DISTINCT s.claimant) FROM {evidence} ev
+        JOIN {source} s ON s.owner_id = %(owner)s AND s.id = ev.source_id
+        WHERE ev.owner_id = %(owner)s AND ev.memory_id = {alias}.id AND ev.stance = '{supports}'),
+       (SELECT ev.source_id FROM {evidence} ev
+        JOIN {source} s ON s.owner_id = %(owner)s AND s.id = ev.source_id
+        WHERE ev.owner_id = %(owner)s AND ev.memory_id = {alias}.id AND ev.stance = '{supports}'
           AND s.origin = '{Source.Origin.IMAGE.value}' AND s.image_name <> ''
         ORDER BY s.recorded_at DESC LIMIT 1)"""  # noqa: S608 - table and column names and model constants only
 
@@ -76,7 +78,8 @@ def hit_joins_sql(alias: str) -> str:
     """The joins `hit_columns_sql(alias)` reads the agent's name and the source's metadata through."""
     return (
         f"LEFT JOIN {_Application._meta.db_table} hit_agent ON hit_agent.id = {alias}.agent_id "
-        f"LEFT JOIN {Source._meta.db_table} hit_source ON hit_source.id = {alias}.source_id"
+        f"LEFT JOIN {Source._meta.db_table} hit_source"
+        f" ON hit_source.owner_id = %(owner)s AND hit_source.id = {alias}.source_id"
     )
 
 

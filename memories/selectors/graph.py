@@ -38,7 +38,7 @@ from memories.as_of import (
     superseded_q,
 )
 from memories.errors import AppError, Code
-from memories.models import Entity, Evidence, Job, Memory, Relation, Source, Space
+from memories.models import Entity, Evidence, Job, Memory, MemoryEntity, Relation, Source, Space
 from memories.parsing import RowId
 from memories.pipeline.entities import normalize_entity_name
 from memories.selectors.cursor import cursor_decode, cursor_encode
@@ -90,7 +90,12 @@ class _SubqueryCount(Subquery):
 def _claimants(field: str, stance: str) -> Coalesce:
     # Distinct claimants, not rows: one agent saying a thing twice is one piece of evidence.
     distinct = (
-        Evidence.objects.filter(**{field: OuterRef("pk")}, stance=stance)
+        Evidence.objects.filter(
+            **{field: OuterRef("pk")},
+            owner_id=OuterRef("owner_id"),
+            source__owner_id=OuterRef("owner_id"),
+            stance=stance,
+        )
         .order_by()
         .values(field)
         .annotate(n=Count("source__claimant", distinct=True))
@@ -102,7 +107,7 @@ def _claimants(field: str, stance: str) -> Coalesce:
 def _entities(*, owner: User, space: Space) -> QuerySet[Entity]:
     """The space's entities an agent may be shown (not one known only from forgotten memories), with
     `memory_count` (current memories) and `relation_count` (current relations, either direction)."""
-    links = Memory.entities.through.objects.filter(entity_id=OuterRef("pk")).filter(
+    links = MemoryEntity.objects.filter(owner=owner, entity_id=OuterRef("pk")).filter(
         memory_visible(prefix="memory__"), memory__owner=owner, memory__space=space
     )
     relations = Relation.objects.filter(owner=owner, space=space).filter(
@@ -123,7 +128,10 @@ def _counted(field: str) -> dict[str, Coalesce]:
 
 
 def _relations(*, owner: User, space: Space) -> QuerySet[Relation]:
-    relations = Relation.objects.filter(owner=owner, space=space).select_related("subject", "object")
+    # The entities joined on the owner too: one owner's rows, one shard (docs/scale.md).
+    relations = Relation.objects.filter(
+        owner=owner, space=space, subject__owner=owner, object__owner=owner
+    ).select_related("subject", "object")
     return relations.annotate(**_counted("relation_id"))
 
 
@@ -202,7 +210,7 @@ def entity_context(*, owner: User, space: Space, name: str, at: datetime | None 
 
     memories = (
         _memories(owner=owner, space=space)
-        .filter(entities=entity)
+        .filter(id__in=MemoryEntity.objects.filter(owner=owner, entity=entity).values("memory_id"))
         .filter(memory_visible(View(at=at), now=now))
         .order_by("-recorded_at", "-id")
     )

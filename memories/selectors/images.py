@@ -86,7 +86,9 @@ def image_source_of_memory() -> Subquery:
     that support the memory (its own source, or an image that said it again), else None."""
     return Subquery(
         Evidence.objects.filter(
+            owner_id=OuterRef("owner_id"),
             memory_id=OuterRef("pk"),
+            source__owner_id=OuterRef("owner_id"),
             stance=Evidence.Stance.SUPPORTS,
             source__origin=Source.Origin.IMAGE,
         )

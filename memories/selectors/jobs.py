@@ -21,6 +21,7 @@ from django.db.models import (
     BooleanField,
     ExpressionWrapper,
     F,
+    FilteredRelation,
     Prefetch,
     Q,
     QuerySet,
@@ -434,11 +435,8 @@ def pipeline_summary(*, waiting: int | None, failures: int = 10) -> PipelineSumm
         .order_by("created_at")
         .values_list("created_at", flat=True)
     ).first()
-    stuck = list(
-        Job.objects.filter(id__in=jobs_to_recover(waiting=waiting))
-        .select_related("owner")
-        .order_by("created_at")
-    )
+    stuck_ids = [job_id for job_id, _owner_id in jobs_to_recover(waiting=waiting)]
+    stuck = list(Job.objects.filter(id__in=stuck_ids).select_related("owner").order_by("created_at"))
     recent = list(
         Job.objects.filter(status=Job.Status.FAILED)
         .select_related("owner")
@@ -457,18 +455,23 @@ def _job_read() -> CompiledQuery:
     # A job with its source, in one read compiled once: every job a worker runs starts with it
     # (config.compiled).
     return compile_once(
-        lambda job_id: Job.objects.filter(id=job_id).values_list(
-            *_JOB_FIELDS, *(f"source__{name}" for name in _SOURCE_FIELDS)
+        lambda owner_id, job_id: (
+            Job.objects.filter(owner_id=owner_id, id=job_id)
+            .annotate(held_source=FilteredRelation("source", condition=Q(source__owner_id=F("owner_id"))))
+            .values_list(*_JOB_FIELDS, *(f"held_source__{name}" for name in _SOURCE_FIELDS))
         ),
+        owner_id=uuid.uuid4(),
         job_id=uuid.uuid4(),
     )
 
 
-def job_with_source(*, job_id: RowId) -> Job:
+def job_with_source(*, job_id: RowId, owner_id: RowId) -> Job:
     """The job the worker runs, its source (None when deleted) and its owner as a bare id (the rules
     ask which names the owner's space knows: memories.worker.run); raises Job.DoesNotExist when the
     job is gone."""
-    rows = compiled_rows(_job_read(), job_id=Job._meta.pk.to_python(job_id))
+    rows = compiled_rows(
+        _job_read(), owner_id=Job._meta.pk.to_python(owner_id), job_id=Job._meta.pk.to_python(job_id)
+    )
     if not rows:
         raise Job.DoesNotExist(f"job {job_id} does not exist")
     row, width = rows[0], len(_JOB_FIELDS)
@@ -515,8 +518,9 @@ def _awaiting() -> Q:
     )
 
 
-def jobs_to_recover(*, waiting: int | None) -> list[Any]:
-    """Jobs to send to the workers from the database, so that each job has at most one live message:
+def jobs_to_recover(*, waiting: int | None) -> list[tuple[Any, Any]]:
+    """Jobs to send to the workers from the database, as (id, owner id), so that each job has at most
+    one live message:
 
     - queued ones whose publish failed after their commit (the outbox), UNPUBLISHED_AFTER on;
     - running ones whose lease ran out and that were not sent again since (_holder_gone);
@@ -534,11 +538,14 @@ def jobs_to_recover(*, waiting: int | None) -> list[Any]:
     jobs a batch already did (memories.worker.lease.job_batch_claim) count as waiting: they only
     delay a lost job's re-send until the queue has drained that far, and a batch takes that job
     from the database meanwhile.
+
+    Each read spans every owner (on Citus, each shard answers for its owners in parallel); each job
+    is then sent with its owner.
     """
     queued = Job.objects.filter(status=Job.Status.QUEUED)
     unpublished = Q(published_at__isnull=True, created_at__lt=Now() - UNPUBLISHED_AFTER)
-    ids = list(queued.filter(unpublished).values_list("id", flat=True))
-    ids += list(Job.objects.filter(_holder_gone()).values_list("id", flat=True))
+    ids = list(queued.filter(unpublished).values_list("id", "owner_id"))
+    ids += list(Job.objects.filter(_holder_gone()).values_list("id", "owner_id"))
     if waiting is None:
         return ids
     # Jobs whose message, if the broker has it, was in the queue when `waiting` was read: published
@@ -547,5 +554,5 @@ def jobs_to_recover(*, waiting: int | None) -> list[Any]:
     missing = awaiting.filter(published_at__lt=Now() - UNPUBLISHED_AFTER).count() - waiting
     if missing > 0:
         lost = awaiting.filter(published_at__lt=Now() - REPUBLISH_AFTER).order_by("published_at", "id")
-        ids += list(lost.values_list("id", flat=True)[:missing])
+        ids += list(lost.values_list("id", "owner_id")[:missing])
     return ids

@@ -56,7 +56,12 @@ def _memories(*, owner: User) -> QuerySet[Memory]:
     # Evidence counts distinct claimants that support it: two agents saying it are
     # two, one agent (or one document) saying it twice is one.
     distinct_sources = (
-        Evidence.objects.filter(memory_id=OuterRef("pk"), stance=Evidence.Stance.SUPPORTS)
+        Evidence.objects.filter(
+            owner_id=OuterRef("owner_id"),
+            memory_id=OuterRef("pk"),
+            source__owner_id=OuterRef("owner_id"),
+            stance=Evidence.Stance.SUPPORTS,
+        )
         .order_by()
         .values("memory_id")
         .annotate(n=Count("source__claimant", distinct=True))
@@ -182,7 +187,14 @@ def memory_get(*, owner: User, memory_id: uuid.UUID) -> Memory:
 
 def evidence_count(memory: Memory, *, stance: str = Evidence.Stance.SUPPORTS) -> int:
     """Distinct claimants whose sources support (or contradict) `memory`."""
-    return Evidence.objects.filter(memory=memory, stance=stance).values("source__claimant").distinct().count()
+    return (
+        Evidence.objects.filter(
+            owner_id=memory.owner_id, memory=memory, source__owner_id=memory.owner_id, stance=stance
+        )
+        .values("source__claimant")
+        .distinct()
+        .count()
+    )
 
 
 def memory_replaced_list(*, owner_id: uuid.UUID, memory_ids: Iterable[uuid.UUID]) -> QuerySet[Memory]:

@@ -23,7 +23,7 @@ from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
 from django.utils import timezone
 
 from config.compiled import CompiledQuery, compile_once, compiled_rows, model_order
-from memories.models import Entity, Memory, Relation
+from memories.models import Entity, MemoryEntity, Relation
 from memories.parsing import RowId
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.language import fold
@@ -139,13 +139,14 @@ def entity_merge(*, duplicate: Entity, into: Entity) -> None:
     """Fold `duplicate` into `into`: memory links, relations, aliases (its name included), attributes
     (`into`'s win), type votes (summed, the type refined); then delete it. The caller holds both rows
     locked in its transaction."""
-    links = Memory.entities.through.objects
+    links = MemoryEntity.objects.filter(owner_id=into.owner_id)
     already_linked = links.filter(entity_id=into.id).values("memory_id")
     # A memory linked to both would violate the (memory, entity) uniqueness once re-pointed.
     links.filter(entity_id=duplicate.id, memory_id__in=already_linked).delete()
     links.filter(entity_id=duplicate.id).update(entity_id=into.id)
-    Relation.objects.filter(subject_id=duplicate.id).update(subject_id=into.id)
-    Relation.objects.filter(object_id=duplicate.id).update(object_id=into.id)
+    relations = Relation.objects.filter(owner_id=into.owner_id)
+    relations.filter(subject_id=duplicate.id).update(subject_id=into.id)
+    relations.filter(object_id=duplicate.id).update(object_id=into.id)
     votes = entity_type_votes(into)
     for type_, count in entity_type_votes(duplicate).items():
         votes[type_] = votes.get(type_, 0) + count

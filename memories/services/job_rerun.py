@@ -47,5 +47,5 @@ def job_rerun(*, job_id: uuid.UUID) -> Job:
         update_fields=["status", "error_code", "error_message", "claimed_by", "started_at", "finished_at"]
     )
     logger.info("job %s re-run by an operator (it had failed with %s)", job_id, previous or "no code")
-    transaction.on_commit(lambda: job_enqueue(job_id=job.id))
+    transaction.on_commit(lambda: job_enqueue(job_id=job.id, owner_id=job.owner_id))
     return job

@@ -46,7 +46,8 @@ def job_queue(*, caller: Caller, space: Space, source: Source, kind: str, option
     )
     rows_insert(*([source] if source._state.adding else []), job)
     job_id = job.id
-    transaction.on_commit(lambda: job_publish(job_id=job_id))
+    owner_id = job.owner_id
+    transaction.on_commit(lambda: job_publish(job_id=job_id, owner_id=owner_id))
     return job
 
 
@@ -55,24 +56,33 @@ def job_queue(*, caller: Caller, space: Space, source: Source, kind: str, option
 PROCESS_JOB = "memories.process_job"
 
 
-def _send(job_id: RowId) -> bool:
+def _send(job_id: RowId, owner_id: RowId) -> bool:
+    # The owner travels with the job's id: every statement the worker sends for it names the owner,
+    # which a database sharded by owner routes to one node (docs/scale.md).
     try:
-        app.send_task(PROCESS_JOB, args=(str(job_id),), retry=True, retry_policy=PUBLISH_RETRY)
+        app.send_task(
+            PROCESS_JOB,
+            args=(str(job_id),),
+            kwargs={"owner_id": str(owner_id)},
+            retry=True,
+            retry_policy=PUBLISH_RETRY,
+        )
     except (BrokerError, OSError) as exc:
         logger.warning("job %s: publish failed (%s); the sweep sends it", job_id, exc.__class__.__name__)
         return False
     return True
 
 
-def job_publish(*, job_id: RowId) -> bool:
+def job_publish(*, job_id: RowId, owner_id: RowId) -> bool:
     """Send a job that job_queue just committed, marked published. False when the broker could not be
     reached: the mark is cleared, so the sweep sends the job from the outbox (committed,
     unpublished) a few seconds on, and the save that queued it is still accepted, because a client
     told to retry it would save it twice."""
-    if _send(job_id):
+    if _send(job_id, owner_id):
         return True
     try:
-        Job.objects.filter(id=job_id, status=Job.Status.QUEUED).update(published_at=None)
+        owner = Job._meta.pk.to_python(owner_id)
+        Job.objects.filter(owner_id=owner, id=job_id, status=Job.Status.QUEUED).update(published_at=None)
     except DatabaseError:
         # Neither sent nor unmarked: the sweep sends it as a lost message, later. The save itself
         # committed, so it must not fail now.
@@ -80,14 +90,14 @@ def job_publish(*, job_id: RowId) -> bool:
     return False
 
 
-def job_enqueue(*, job_id: RowId) -> bool:
+def job_enqueue(*, job_id: RowId, owner_id: RowId) -> bool:
     """Send a job to the worker again (the sweep, a batch that let its members go) and mark it
     published. Safe to call twice: the worker claims a job once. False when the broker could not be
     reached: the job stays as it was for the next sweep."""
-    if not _send(job_id):
+    if not _send(job_id, owner_id):
         return False
     try:
-        Job.objects.filter(id=job_id).update(published_at=Now())
+        Job.objects.filter(owner_id=Job._meta.pk.to_python(owner_id), id=job_id).update(published_at=Now())
     except DatabaseError:
         # Sent, but not marked: the sweep sends it once more, which the claim makes harmless.
         logger.warning("job %s: published, but the mark was not stored", job_id)

@@ -27,11 +27,12 @@ from accounts.caller import Actor
 from accounts.models import User
 from memories import errors
 from memories.errors import Code
-from memories.models import AuditEvent, Entity, Evidence, Job, Memory, Relation, Source, Space
+from memories.models import AuditEvent, Entity, Evidence, Job, Memory, MemoryEntity, Relation, Source, Space
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.supersede import supersession_undo
 from memories.selectors.images import image_storage
 from memories.services.audit import audit_record
+from memories.services.rows import row_update, rows_delete
 from memories.services.sources import content_hash
 from memories.wire import PurgeReceipt, purge_receipt
 
@@ -74,12 +75,17 @@ def image_blobs_delete(*, names: Iterable[str]) -> int:
 def entities_delete_orphaned(*, owner: User, entity_ids: Iterable[Any]) -> int:
     """Delete those of `entity_ids` that no memory and no relation mentions any more; return how many."""
     orphaned = list(
-        Entity.objects.filter(owner=owner, id__in=list(entity_ids), memories__isnull=True)
+        Entity.objects.filter(owner=owner, id__in=list(entity_ids))
+        .exclude(
+            id__in=MemoryEntity.objects.filter(owner=owner, entity_id__in=list(entity_ids)).values(
+                "entity_id"
+            )
+        )
         .exclude(id__in=Relation.objects.filter(owner=owner).values("subject_id"))
         .exclude(id__in=Relation.objects.filter(owner=owner).values("object_id"))
         .values_list("id", flat=True)
     )
-    Entity.objects.filter(id__in=orphaned).delete()
+    rows_delete(Entity, owner_id=owner.id, ids=orphaned)
     _admin_log_redact(Entity, orphaned)
     return len(orphaned)
 
@@ -128,7 +134,7 @@ def _jobs_redact(*, owner: User, job_ids: Iterable[Any]) -> None:
         if kept_entities:
             options["entities"] = kept_entities
         if options != job.options:
-            Job.objects.filter(id=job.id).update(options=options)
+            Job.objects.filter(owner=owner, id=job.id).update(options=options)
 
 
 def _redact(source: Source, *, spans: list[tuple[int, int]], texts: list[str]) -> str:
@@ -155,7 +161,7 @@ def _redact(source: Source, *, spans: list[tuple[int, int]], texts: list[str]) -
         content = content[:a] + REDACTED + content[b:]
         # A span that held the cut (a turn quoting the purged words) loses its place rather than lie;
         # the spans after the cut move with the text.
-        rows = Memory.objects.filter(source_id=source.id)
+        rows = Memory.objects.filter(owner_id=source.owner_id, source_id=source.id)
         rows.filter(span_start__lt=b, span_end__gt=a).update(span_start=None, span_end=None)
         delta = len(REDACTED) - (b - a)
         rows.filter(span_start__gte=b).update(
@@ -173,18 +179,18 @@ def memories_purge(*, owner: User, memories: list[Memory]) -> dict[str, int]:
     """
     memory_ids = [m.id for m in memories]
     source_ids = set(
-        Evidence.objects.filter(memory_id__in=memory_ids).values_list("source_id", flat=True)
+        Evidence.objects.filter(owner=owner, memory_id__in=memory_ids).values_list("source_id", flat=True)
     ) | {m.source_id for m in memories if m.source_id}
     entity_ids = set(
-        Memory.entities.through.objects.filter(memory_id__in=memory_ids).values_list("entity_id", flat=True)
+        MemoryEntity.objects.filter(owner=owner, memory_id__in=memory_ids).values_list("entity_id", flat=True)
     )
-    evidence_count = Evidence.objects.filter(memory_id__in=memory_ids).count()
+    evidence_count = Evidence.objects.filter(owner=owner, memory_id__in=memory_ids).count()
     contents = [m.content for m in memories if m.content]
     # The jobs that made or repeated them, read before a deleted source unlinks its jobs.
     job_ids = {m.job_id for m in memories if m.job_id} | set(
         Job.objects.filter(owner=owner, source_id__in=source_ids).values_list("id", flat=True)
     )
-    Memory.objects.filter(id__in=memory_ids).delete()  # cascades evidence and entity links
+    rows_delete(Memory, owner_id=owner.id, ids=memory_ids)  # cascades evidence and entity links
 
     sources_deleted = sources_redacted = 0
     # Pictures of these sources: a picture that shows a deleted statement cannot be redacted (the
@@ -192,17 +198,17 @@ def memories_purge(*, owner: User, memories: list[Memory]) -> dict[str, int]:
     images: list[str] = []
     for source in Source.objects.select_for_update().filter(owner=owner, id__in=source_ids):
         still_needed = (
-            Memory.objects.filter(source_id=source.id).exists()
-            or Evidence.objects.filter(source_id=source.id).exists()
+            Memory.objects.filter(owner=owner, source_id=source.id).exists()
+            or Evidence.objects.filter(owner=owner, source_id=source.id).exists()
         )
         images.append(source.image_name)
         if not still_needed:
-            source.delete()
+            rows_delete(Source, owner_id=owner.id, ids=[source.id])
             sources_deleted += 1
             continue
         if source.image_name:
             source.image_name = ""
-            source.save(update_fields=["image_name"])
+            row_update(source, ("image_name",))
         own = [(m.span_start, m.span_end) for m in memories if m.source_id == source.id]
         redacted = _redact(
             source, spans=[(a, b) for a, b in own if a is not None and b is not None], texts=contents
@@ -213,7 +219,7 @@ def memories_purge(*, owner: User, memories: list[Memory]) -> dict[str, int]:
             source.content = redacted
             source.content_hash = content_hash(redacted.encode())
             source.source_text = ""
-            source.save(update_fields=["content", "content_hash", "source_text"])
+            row_update(source, ("content", "content_hash", "source_text"))
             sources_redacted += 1
     _jobs_redact(owner=owner, job_ids=job_ids)
     _admin_log_redact(Memory, memory_ids)
@@ -246,9 +252,9 @@ def relation_purge(*, owner: User, relation: Relation) -> dict[str, int]:
     claim_ids = list(evidence.filter(stance=Evidence.Stance.SUPPORTS).values_list("source_id", flat=True))
     claims = Source.objects.filter(owner=owner, origin=Source.Origin.RELATE, id__in=claim_ids)
     entity_ids = {relation.subject_id, relation.object_id}
-    relation.delete()  # cascades its evidence
-    # delete() counts cascaded rows too; the per-model count is the sources'.
-    _, deleted = claims.delete()
+    rows_delete(Relation, owner_id=owner.id, ids=[relation.id])  # cascades its evidence
+    # The per-model count is the sources'.
+    deleted = rows_delete(Source, owner_id=owner.id, ids=list(claims.values_list("id", flat=True)))
     return purge_counts(
         relations=1,
         evidence=evidence_count,
@@ -290,5 +296,5 @@ def memories_hard_delete_in_space(*, actor: Actor, space: Space) -> PurgeReceipt
     purged["images_deleted"] += image_blobs_delete(
         names=leftover.exclude(image_name="").values_list("image_name", flat=True)
     )
-    leftover.delete()
+    rows_delete(Source, owner_id=owner.id, ids=list(leftover.values_list("id", flat=True)))
     return purge_record(actor=actor, target_type="space", target_id=space.id, purged=purged)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import DatabaseError, connection
-from django.db.models import Field, Model
+from django.db.models import CASCADE, DO_NOTHING, SET_NULL, Field, ForeignObjectRel, Model
 from django.db.models.sql import InsertQuery
 
 
@@ -18,8 +19,8 @@ def rows_insert(*objs: Model) -> None:
     one they are part of it. Django's psycopg cursor binds parameters client-side, which is what
     allows several statements in one execute. The statements are the ones `Model.save()` would
     send (Django's insert compiler: defaults, `pre_save`, adapters); nothing is returned, so each
-    primary key must already be set (our UUID defaults) or be the database's to number (an
-    auto-created many-to-many row, whose id stays unknown here), and no save signals are sent (none
+    primary key must already be set (our UUID defaults) or be the database's to number (a
+    memory-entity link, whose id stays unknown here), and no save signals are sent (none
     of the models written here has receivers).
     """
     statements: list[str] = []
@@ -27,7 +28,7 @@ def rows_insert(*objs: Model) -> None:
     for obj in objs:
         meta = obj._meta
         numbered = obj.pk is None and meta.auto_field is not None and meta.pk is meta.auto_field
-        if obj.pk is None and not (numbered and meta.auto_created):
+        if obj.pk is None and not numbered:
             raise ValueError(f"{meta.label} has no primary key yet; rows_insert returns none")
         fields = [
             field
@@ -54,8 +55,9 @@ def row_update(obj: Model, fields: tuple[str, ...]) -> None:
     models written here has receivers). Raises DatabaseError when the row is gone, as save does."""
     sql, columns = _update_statement(type(obj), fields)
     values = [field.get_db_prep_save(field.pre_save(obj, False), connection) for field in columns]
+    owner = [obj.owner_id] if _owned(type(obj)) else []  # type: ignore[attr-defined]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*values, obj.pk])
+        cursor.execute(sql, [*values, *owner, obj.pk])
         if cursor.rowcount != 1:
             raise DatabaseError("Save with update_fields did not affect any rows.")
 
@@ -68,6 +70,66 @@ def _update_statement(model: type[Model], fields: tuple[str, ...]) -> tuple[str,
     # Concrete fields: each has a column.
     assignments = ", ".join(f"{quote(str(field.column))} = %s" for field in columns)
     pk = quote(str(meta.pk.column))
+    # A tenant row is found by its owner too: the statement goes to the owner's shard alone.
+    owner = f"{quote(OWNER)} = %s AND " if _owned(model) else ""
     # Only the model's own names, quoted; every value is a parameter.
-    sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {pk} = %s"  # noqa: S608
+    sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {owner}{pk} = %s"  # noqa: S608
     return sql, columns
+
+
+OWNER = "owner_id"
+
+
+def _owned(model: type[Model]) -> bool:
+    return any(field.column == OWNER for field in model._meta.concrete_fields)
+
+
+def rows_delete(model: type[Model], *, owner_id: Any, ids: Iterable[Any]) -> dict[str, int]:
+    """Delete the rows `ids` of the tenant `model` and what their on_delete rules reach (CASCADE
+    deletes, SET_NULL clears), as Model.delete() would, but with every statement held to `owner_id`.
+    Django's collector finds and deletes related rows by id alone, which a database sharded by owner
+    sends to every shard (docs/scale.md). Returns the rows deleted per model label. No delete signals
+    are sent (none of the models has receivers); the foreign keys are deferred, so the order of the
+    statements is free inside the caller's transaction."""
+    deleted: dict[str, int] = {}
+    _delete(model, owner_id=owner_id, ids=list(ids), deleted=deleted)
+    return deleted
+
+
+def _delete(model: type[Model], *, owner_id: Any, ids: list[Any], deleted: dict[str, int]) -> None:
+    if not ids:
+        return
+    # As Django's collector finds them: hidden ones too (related_name="+": the link table's).
+    relations = [
+        f
+        for f in model._meta.get_fields(include_hidden=True)
+        if f.auto_created and not f.concrete and (f.one_to_many or f.one_to_one)
+    ]
+    for relation in relations:
+        assert isinstance(relation, ForeignObjectRel)
+        field = relation.field
+        related = relation.related_model
+        assert isinstance(related, type)
+        rows = related._base_manager.filter(**{f"{field.attname}__in": ids})
+        if _owned(related):
+            rows = rows.filter(**{OWNER: owner_id})
+        rule = field.remote_field.on_delete
+        if rule is CASCADE:
+            children = list(rows.values_list("pk", flat=True))
+            if related is model:
+                children = [child for child in children if child not in ids]
+            _delete(related, owner_id=owner_id, ids=children, deleted=deleted)
+        elif rule is SET_NULL:
+            rows.update(**{field.attname: None})
+        elif rule is not DO_NOTHING:
+            raise NotImplementedError(f"{related._meta.label}.{field.name}: on_delete {rule}")
+    quote = connection.ops.quote_name
+    owner = f"{quote(OWNER)} = %s AND " if _owned(model) else ""
+    with connection.cursor() as cursor:
+        table, pk = quote(model._meta.db_table), quote(str(model._meta.pk.column))
+        # Only the model's own names, quoted; every value is a parameter.
+        cursor.execute(
+            f"DELETE FROM {table} WHERE {owner}{pk} = ANY(%s)",  # noqa: S608
+            [*([owner_id] if owner else []), ids],
+        )
+        deleted[model._meta.label] = deleted.get(model._meta.label, 0) + cursor.rowcount

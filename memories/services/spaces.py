@@ -19,7 +19,7 @@ from accounts.models import User
 from memories import errors
 from memories.errors import AppError, Code, name_checked
 from memories.limits import SPACE_NAME_MAX_LENGTH
-from memories.models import AuditEvent, Entity, GrantSpace, Job, Memory, Relation, Source, Space
+from memories.models import AuditEvent, Entity, GrantSpace, Job, Memory, MemoryEntity, Relation, Source, Space
 from memories.parsing import RowId
 from memories.selectors.spaces import grant_space_id, space_default, space_granted_or_default
 from memories.services.audit import audit_record
@@ -345,15 +345,20 @@ def memories_move(*, actor: Actor, memory_ids: list[Any], space_id: RowId) -> in
         raise AppError(Code.MEMORY_NOT_FOUND)
     moving = [m for m in memories if m.space_id != into.id]
     moved_ids = {m.id for m in moving}
-    links = Memory.entities.through.objects
+    links = MemoryEntity.objects.filter(owner=owner)
     for memory in moving:
-        for entity in memory.entities.all():
+        linked = Entity.objects.filter(
+            owner=owner, id__in=links.filter(memory_id=memory.id).values("entity_id")
+        )
+        for entity in linked:
             target, _ = entity_record(
                 owner_id=owner.id, space_id=into.id, name=entity.name, type_=entity.type
             )
             links.filter(memory_id=memory.id, entity_id=entity.id).delete()
-            memory.entities.add(target)
-    Memory.objects.filter(id__in=moved_ids).update(space=into)
+            MemoryEntity.objects.bulk_create(
+                [MemoryEntity(owner=owner, memory_id=memory.id, entity_id=target.id)], ignore_conflicts=True
+            )
+    Memory.objects.filter(owner=owner, id__in=moved_ids).update(space=into)
     source_ids = {m.source_id for m in moving if m.source_id}
     staying = set(
         Memory.objects.filter(owner=owner, source_id__in=source_ids)

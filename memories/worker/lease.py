@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import BooleanField, Case, ExpressionWrapper, Q, Value, When
+from django.db.models import BooleanField, Case, ExpressionWrapper, F, FilteredRelation, Q, Value, When
 from django.db.models.expressions import CombinedExpression
 from django.db.models.functions import Length, Now
 from django.utils import timezone
@@ -50,6 +50,8 @@ class Claim:
     attempt: int
     # A short save (_batchable_flag), read with the claim: it may take other queued saves along.
     batchable: bool = False
+    # The job's owner: every statement about the claim names it (docs/scale.md).
+    owner_id: Any = None
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,14 @@ def _held(lease_expires_at: datetime | None, *, batched: bool) -> LeaseHeld:
     return LeaseHeld(max(1.0, min(remaining, LEASE.total_seconds())) + 1.0, batched=batched)
 
 
-def job_claim(*, job_id: RowId) -> Claim | None:
+def job_owner(*, job_id: RowId) -> Any:
+    """The owner of a job whose message did not say (sent before messages carried it): read by id
+    alone, the one such read left, which a database sharded by owner asks every shard. None when
+    the job is gone."""
+    return Job.objects.filter(id=job_id).values_list("owner_id", flat=True).first()
+
+
+def job_claim(*, job_id: RowId, owner_id: Any = None) -> Claim | None:
     """Take the job's lease for this process: None when it is finished or gone.
 
     Raises LeaseHeld when another process holds a lease that has not expired: the job is in hand,
@@ -99,14 +108,20 @@ def job_claim(*, job_id: RowId) -> Claim | None:
     # is a short save, which the batch claim needs. Of two processes sending a queued job at once,
     # the row lock makes the second's UPDATE wait and re-check the row, and only the first finds it
     # still queued; the read shows both the row as it was before.
+    if owner_id is None:
+        owner_id = job_owner(job_id=job_id)
+        if owner_id is None:
+            return None
+    owner_id = Job._meta.pk.to_python(owner_id)
     with connection.cursor() as cursor:
         params: list[Any] = [
             Job.Status.RUNNING,
             _me(),
             LEASE,
+            owner_id,
             Job._meta.pk.to_python(job_id),
             Job.Status.QUEUED,
-            *_claim_read().params(job_id=Job._meta.pk.to_python(job_id)),
+            *_claim_read().params(owner_id=owner_id, job_id=Job._meta.pk.to_python(job_id)),
         ]
         cursor.execute(_claim_sql(), params)
         seen = cursor.fetchone()
@@ -115,7 +130,7 @@ def job_claim(*, job_id: RowId) -> Claim | None:
     # The id as the database holds it (a message carries it as text): a batch keys its claims by it.
     job_id, status, _, batchable, leased, claimed_by, lease_expires_at, won = seen
     if won is not None:
-        return Claim(job_id, won, batchable=bool(batchable))
+        return Claim(job_id, won, batchable=bool(batchable), owner_id=owner_id)
     if status == Job.Status.RUNNING and leased and claimed_by != _me():
         raise _held(lease_expires_at, batched=bool(batchable))
     with transaction.atomic():
@@ -123,26 +138,26 @@ def job_claim(*, job_id: RowId) -> Claim | None:
         # locked now is in someone's hands (a claim, a batch's write): that holder is at work.
         job = (
             Job.objects.select_for_update(skip_locked=True)
-            .filter(id=job_id)
+            .filter(owner_id=owner_id, id=job_id)
             .annotate(leased=_leased())
             .first()
         )
         if job is None:
-            if Job.objects.filter(id=job_id).exists():
+            if Job.objects.filter(owner_id=owner_id, id=job_id).exists():
                 raise _held(None, batched=bool(batchable))
             return None
         if job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED):
             return None
         if job.status == Job.Status.RUNNING and job.leased and job.claimed_by != _me():
             raise _held(job.lease_expires_at, batched=bool(batchable))
-        Job.objects.filter(id=job.id).update(
+        Job.objects.filter(owner_id=owner_id, id=job.id).update(
             status=Job.Status.RUNNING,
             attempts=job.attempts + 1,
             started_at=Now(),
             claimed_by=_me(),
             lease_expires_at=_lease_end(),
         )
-        return Claim(job.id, job.attempts + 1, batchable=bool(batchable))
+        return Claim(job.id, job.attempts + 1, batchable=bool(batchable), owner_id=owner_id)
 
 
 @functools.cache
@@ -150,13 +165,17 @@ def _claim_read() -> CompiledQuery:
     # job_claim's first read, compiled once: every message of every save asks it (memories.selectors
     # .compiled says why).
     return compile_once(
-        lambda job_id: (
-            Job.objects.filter(id=job_id)
-            .annotate(source_chars=Length("source__content"), batchable=_batchable_flag(), leased=_leased())
+        lambda owner_id, job_id: (
+            Job.objects.filter(owner_id=owner_id, id=job_id)
+            .annotate(held_source=held_source())
+            .annotate(
+                source_chars=Length("held_source__content"), batchable=_batchable_flag(), leased=_leased()
+            )
             .values_list("id", "status", "attempts", "batchable", "leased", "claimed_by", "lease_expires_at")[
                 :1
             ]
         ),
+        owner_id=uuid.uuid4(),
         job_id=uuid.uuid4(),
     )
 
@@ -170,7 +189,7 @@ def _claim_sql() -> str:
     return f"""WITH won AS (
     UPDATE {job} SET status = %s, attempts = attempts + 1, started_at = STATEMENT_TIMESTAMP(),
         claimed_by = %s, lease_expires_at = STATEMENT_TIMESTAMP() + %s
-    WHERE id = %s AND status = %s
+    WHERE owner_id = %s AND id = %s AND status = %s
     RETURNING attempts)
 SELECT seen.*, (SELECT attempts FROM won) FROM ({_claim_read().sql}) AS seen"""  # noqa: S608 - the table's name and a statement compiled from a queryset
 
@@ -178,7 +197,11 @@ SELECT seen.*, (SELECT attempts FROM won) FROM ({_claim_read().sql}) AS seen""" 
 def job_lease_extend(*, claim: Claim) -> bool:
     """Push the lease forward; False when the job is no longer this claim's (taken over, finished)."""
     updated = Job.objects.filter(
-        id=claim.job_id, status=Job.Status.RUNNING, attempts=claim.attempt, claimed_by=_me()
+        owner_id=claim.owner_id,
+        id=claim.job_id,
+        status=Job.Status.RUNNING,
+        attempts=claim.attempt,
+        claimed_by=_me(),
     ).update(lease_expires_at=_lease_end())
     return bool(updated)
 
@@ -187,7 +210,11 @@ def job_lease_release(*, claim: Claim) -> None:
     """Let the lease go at once (the attempt failed and will be retried), so the retry, wherever it
     lands, takes the job over without waiting for the lease to run out."""
     Job.objects.filter(
-        id=claim.job_id, status=Job.Status.RUNNING, attempts=claim.attempt, claimed_by=_me()
+        owner_id=claim.owner_id,
+        id=claim.job_id,
+        status=Job.Status.RUNNING,
+        attempts=claim.attempt,
+        claimed_by=_me(),
     ).update(lease_expires_at=Now())
 
 
@@ -219,7 +246,7 @@ def heartbeat(claims: list[Claim]) -> Iterator[None]:
         thread.join(timeout=HEARTBEAT_EVERY.total_seconds())
 
 
-def job_fail(*, job_id: RowId, code: Code, message: str) -> None:
+def job_fail(*, job_id: RowId, code: Code, message: str, owner_id: Any = None) -> None:
     """Record a permanent failure with its stable code (a job code of the catalogue; the message
     is safe to show the owner).
 
@@ -228,7 +255,10 @@ def job_fail(*, job_id: RowId, code: Code, message: str) -> None:
     is still at work; that one records its own outcome.
     """
     held_elsewhere = Q(status=Job.Status.RUNNING, lease_expires_at__gt=Now()) & ~Q(claimed_by=_me())
-    Job.objects.filter(id=job_id).exclude(status=Job.Status.SUCCEEDED).exclude(held_elsewhere).update(
+    owner_id = owner_id if owner_id is not None else job_owner(job_id=job_id)
+    Job.objects.filter(owner_id=owner_id, id=job_id).exclude(status=Job.Status.SUCCEEDED).exclude(
+        held_elsewhere
+    ).update(
         status=Job.Status.FAILED,
         lease_expires_at=None,
         error_code=job_code(code),
@@ -248,12 +278,17 @@ BATCH_TEXT_MAX = 4000
 _BATCHED_ORIGINS = (Source.Origin.REMEMBER, Source.Origin.REST, Source.Origin.IMPORT, Source.Origin.RELATE)
 
 
+def held_source() -> FilteredRelation:
+    # The job's source joined on the owner too: the statement stays on the owner's shard.
+    return FilteredRelation("source", condition=Q(source__owner_id=F("owner_id")))
+
+
 def _batchable() -> Q:
-    # Needs the annotation source_chars=Length("source__content").
+    # Needs the annotations held_source=held_source(), source_chars=Length("held_source__content").
     return Q(
         kind=Job.Kind.REMEMBER,
-        source__origin__in=_BATCHED_ORIGINS,
-        source__raw__isnull=True,
+        held_source__origin__in=_BATCHED_ORIGINS,
+        held_source__raw__isnull=True,
         source_chars__lte=BATCH_TEXT_MAX,
     )
 
@@ -264,31 +299,39 @@ def _batchable_flag() -> Case:
     return Case(When(_batchable(), then=Value(True)), default=Value(False), output_field=BooleanField())
 
 
-def job_batch_claim(*, exclude: object, limit: int) -> list[Claim]:
-    """Claim the oldest `limit` (at most) queued short saves of any owner for this process's batch.
+def job_batch_claim(*, owner_id: Any, exclude: object, limit: int) -> list[Claim]:
+    """Claim the oldest `limit` (at most) queued short saves of the owner for this process's batch.
+
+    One owner's: on a database sharded by owner a statement with `FOR UPDATE SKIP LOCKED` runs on
+    one shard only, and a batch's write runs under its owner's write lock anyway (store.py).
 
     SKIP LOCKED: a job another process is claiming right now is left to it, and two batches never
     share a job. Only jobs never tried are taken (attempt 1), so a job that failed once runs alone.
     One statement (its own implicit transaction): the queued jobs' read, locked, inside the UPDATE
     that claims them, compiled once; every batch asks it.
     """
-    params: list[Any] = [Job.Status.RUNNING, _me(), LEASE, *_batch_read(limit).params(exclude=exclude)]
+    owner_id = Job._meta.pk.to_python(owner_id)
+    read = _batch_read(limit).params(owner_id=owner_id, exclude=exclude)
+    params: list[Any] = [*read, Job.Status.RUNNING, _me(), LEASE, owner_id]
     with connection.cursor() as cursor:
         cursor.execute(_batch_claim_sql(limit), params)
-        return [Claim(job_id, 1, batchable=True) for (job_id,) in cursor.fetchall()]
+        return [Claim(job_id, 1, batchable=True, owner_id=owner_id) for (job_id,) in cursor.fetchall()]
 
 
 @functools.cache
 def _batch_read(limit: int) -> CompiledQuery:
     return compile_once(
-        lambda exclude: (
+        lambda owner_id, exclude: (
             Job.objects.select_for_update(skip_locked=True, of=("self",))
-            .annotate(source_chars=Length("source__content"))
+            .filter(owner_id=owner_id)
+            .annotate(held_source=held_source())
+            .annotate(source_chars=Length("held_source__content"))
             .filter(_batchable(), status=Job.Status.QUEUED, attempts=0)
             .exclude(id=exclude)
             .order_by("created_at")
             .values_list("id", flat=True)[:limit]
         ),
+        owner_id=uuid.uuid4(),
         exclude=uuid.uuid4(),
     )
 
@@ -297,11 +340,15 @@ def _batch_read(limit: int) -> CompiledQuery:
 def _batch_claim_sql(limit: int) -> str:
     # The same columns as job_claim's UPDATE: running, first attempt, started and leased now by the
     # database's clock (_lease_end), by this process.
+    # The locked read is a MATERIALIZED CTE, read once: with the owner beside `id IN (...)`, the
+    # planner rescanned the subquery per row of the owner's jobs, and each rescan skipped the rows
+    # the last had locked and took the next ones (17 claimed for a limit of 15).
     job = Job._meta.db_table
-    return f"""UPDATE {job} SET status = %s, attempts = 1, started_at = STATEMENT_TIMESTAMP(),
+    return f"""WITH batch AS MATERIALIZED ({_batch_read(limit).sql})
+UPDATE {job} SET status = %s, attempts = 1, started_at = STATEMENT_TIMESTAMP(),
     claimed_by = %s, lease_expires_at = STATEMENT_TIMESTAMP() + %s
-WHERE id IN ({_batch_read(limit).sql})
-RETURNING id"""  # noqa: S608 - the table's name and a statement compiled from a queryset
+FROM batch WHERE {job}.owner_id = %s AND {job}.id = batch.id
+RETURNING {job}.id"""  # noqa: S608 - the table's name and a statement compiled from a queryset
 
 
 def batch_members_resend(claims: list[Claim]) -> None:
@@ -313,7 +360,7 @@ def batch_members_resend(claims: list[Claim]) -> None:
     for claim in claims:
         job_lease_release(claim=claim)
     for claim in claims:
-        job_enqueue(job_id=claim.job_id)
+        job_enqueue(job_id=claim.job_id, owner_id=claim.owner_id)
 
 
 def claim_still_ours(job: Job, claim: Claim) -> bool:

@@ -90,10 +90,10 @@ def _candidates(source: Source, job: Job, *, known: set[str] | None = None) -> l
     return candidates
 
 
-def job_process(*, job_id: RowId) -> None:
+def job_process(*, job_id: RowId, owner_id: RowId | None = None) -> None:
     """Run one job to completion (or to a permanent failure), and with it, when it is a short save,
     the other short saves waiting in the queue (lease.job_batch_claim). Safe to call again."""
-    claim = lease.job_claim(job_id=job_id)
+    claim = lease.job_claim(job_id=job_id, owner_id=owner_id)
     if claim is None:
         return
     claims = [claim]
@@ -101,7 +101,9 @@ def job_process(*, job_id: RowId) -> None:
         # A job on a second attempt runs alone: should it be what crashed its process, it takes no
         # other save down with it again.
         if claim.attempt == 1 and not settings.LLM_BASE_URL and claim.batchable:
-            claims += lease.job_batch_claim(exclude=claim.job_id, limit=lease.BATCH_MAX - 1)
+            claims += lease.job_batch_claim(
+                owner_id=claim.owner_id, exclude=claim.job_id, limit=lease.BATCH_MAX - 1
+            )
         with lease.heartbeat(claims):
             if len(claims) == 1:
                 _job_run(job_id=job_id, claim=claim)
@@ -119,24 +121,27 @@ def job_process(*, job_id: RowId) -> None:
 
 
 def _job_run(*, job_id: RowId, claim: lease.Claim) -> None:
-    job = job_with_source(job_id=job_id)
+    job = job_with_source(job_id=job_id, owner_id=claim.owner_id)
     source = job.source
     if source is None:
         lease.job_fail(
-            job_id=job_id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted)."
+            owner_id=claim.owner_id,
+            job_id=job_id,
+            code=Code.SOURCE_MISSING,
+            message="The saved content is gone (deleted).",
         )
         return
     if source.raw is not None:
         # An uploaded document's text (an image's pixels) is read here, in a child process, not in
         # the upload request.
-        _progress(job_id, "reading")
+        _progress(claim.owner_id, job_id, "reading")
         try:
             if source.origin == Source.Origin.IMAGE:
                 source = image_store(source=source)
             else:
                 source = document_text_store(source=source)
         except DocumentRefused as refused:
-            lease.job_fail(job_id=job_id, code=refused.code, message=refused.message)
+            lease.job_fail(owner_id=claim.owner_id, job_id=job_id, code=refused.code, message=refused.message)
             return
     # The statements' words are known before the rules run (extract_contents): they are embedded on
     # another thread while the rules read the names the space knows and do their work. Not for
@@ -148,11 +153,14 @@ def _job_run(*, job_id: RowId, claim: lease.Claim) -> None:
         else extract_contents(source.content, reference=source.refers_to or source.recorded_at)
     )
     early = embeddings.embed_soon(contents) if contents and len(contents) <= PROGRESS_BATCH else None
-    _progress(job_id, "extracting")
+    _progress(claim.owner_id, job_id, "extracting")
     candidates = _candidates(source, job)
     if not candidates:
         lease.job_fail(
-            job_id=job_id, code=Code.NOTHING_TO_REMEMBER, message="No memory could be derived from it."
+            owner_id=claim.owner_id,
+            job_id=job_id,
+            code=Code.NOTHING_TO_REMEMBER,
+            message="No memory could be derived from it.",
         )
         return
     total = len(candidates)
@@ -160,11 +168,11 @@ def _job_run(*, job_id: RowId, claim: lease.Claim) -> None:
     # In the model's own batch size, one progress write per batch: a note is one batch and one
     # write, a 40-page PDF shows its segments being done.
     for start in range(0, total, PROGRESS_BATCH):
-        _progress(job_id, "embedding", done=len(vectors), total=total)
+        _progress(claim.owner_id, job_id, "embedding", done=len(vectors), total=total)
         texts = [c.content for c in candidates[start : start + PROGRESS_BATCH]]
         # The early vectors are those of these very words (compared, not assumed).
         vectors += early.result() if early is not None and texts == contents else embeddings.embed(texts)
-    _progress(job_id, "storing", done=total, total=total)
+    _progress(claim.owner_id, job_id, "storing", done=total, total=total)
     advice = _model_advice(job, candidates, vectors) if settings.LLM_BASE_URL else {}
     with transaction.atomic():
         # The owner's write lock (OWNER_WRITE_LOCK), then the job's row and its source's, locked by
@@ -173,7 +181,10 @@ def _job_run(*, job_id: RowId, claim: lease.Claim) -> None:
         # are only this claim's to write.
         owner_lock, owner_keys = store.owner_write_lock([job.owner_id])
         with connection.cursor() as cursor:
-            cursor.execute(owner_lock + ";\n" + _LOCK_JOB_AND_SOURCE_SQL, [*owner_keys, source.id, job.id])
+            cursor.execute(
+                owner_lock + ";\n" + _LOCK_JOB_AND_SOURCE_SQL,
+                [*owner_keys, job.owner_id, source.id, job.owner_id, job.id],
+            )
             if not cursor.nextset():
                 raise RuntimeError("the job's lock returned no result")
             locked = cursor.fetchone()
@@ -186,7 +197,10 @@ def _job_run(*, job_id: RowId, claim: lease.Claim) -> None:
         if not source_kept:
             # Deleted since (the job's source_id is cleared with it).
             lease.job_fail(
-                job_id=job_id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted)."
+                owner_id=claim.owner_id,
+                job_id=job_id,
+                code=Code.SOURCE_MISSING,
+                message="The saved content is gone (deleted).",
             )
             return
         store.job_write(job=job, source=source, candidates=candidates, vectors=vectors, advice=advice)
@@ -199,9 +213,9 @@ def _job_run(*, job_id: RowId, claim: lease.Claim) -> None:
 _LOCK_JOBS_AND_SOURCES_SQL = f"""SELECT j.id, j.status, j.attempts, j.claimed_by, s.id IS NOT NULL
 FROM {Job._meta.db_table} j
 LEFT JOIN LATERAL (
-    SELECT id FROM {Source._meta.db_table} WHERE id = j.source_id FOR UPDATE
+    SELECT id FROM {Source._meta.db_table} WHERE owner_id = j.owner_id AND id = j.source_id FOR UPDATE
 ) s ON true
-WHERE j.id = ANY(%s::uuid[])
+WHERE j.owner_id = %s AND j.id = ANY(%s::uuid[])
 ORDER BY j.id
 FOR UPDATE OF j"""  # noqa: S608 - the tables' names only
 
@@ -209,9 +223,9 @@ FOR UPDATE OF j"""  # noqa: S608 - the tables' names only
 _LOCK_JOB_AND_SOURCE_SQL = f"""SELECT j.status, j.attempts, j.claimed_by, s.id IS NOT NULL
 FROM {Job._meta.db_table} j
 LEFT JOIN LATERAL (
-    SELECT id FROM {Source._meta.db_table} WHERE id = %s AND id = j.source_id FOR UPDATE
+    SELECT id FROM {Source._meta.db_table} WHERE owner_id = %s AND id = %s AND id = j.source_id FOR UPDATE
 ) s ON true
-WHERE j.id = %s
+WHERE j.owner_id = %s AND j.id = %s
 FOR UPDATE OF j"""  # noqa: S608 - the tables' names only
 
 
@@ -225,12 +239,22 @@ def _batch_run(*, claims: list[lease.Claim]) -> None:
     the others are stored; a database error fails the batch as a whole (nothing of it committed),
     and job_process retries it."""
     by_id = {claim.job_id: claim for claim in claims}
+    # One owner's saves (lease.job_batch_claim): every statement below names that owner.
+    owner_id = claims[0].owner_id
+    # The source as select_related("source") would set it, joined on the owner too.
+    found: list[Job] = list(
+        Job.objects.filter(owner_id=owner_id, id__in=by_id)
+        .annotate(held_source=lease.held_source())
+        .select_related("held_source", "owner")  # type: ignore[misc]
+    )
+    for job in found:
+        job.source = getattr(job, "held_source")  # noqa: B009 - an annotation the type does not know
     jobs = sorted(
-        Job.objects.select_related("source", "owner").filter(id__in=by_id),
+        found,
         # In the order they were saved, as one process would have run them: a later save supersedes.
         key=lambda job: (job.created_at, str(job.id)),
     )
-    _progress_many({job.id: 0 for job in jobs}, "extracting")
+    _progress_many(owner_id, {job.id: 0 for job in jobs}, "extracting")
     known = _names_known(jobs)
     work: list[tuple[Job, list[Candidate]]] = []
     for job in jobs:
@@ -242,29 +266,37 @@ def _batch_run(*, claims: list[lease.Claim]) -> None:
             raise
         except Exception:
             logger.exception("job %s failed while extracting", job.id)
-            lease.job_fail(job_id=job.id, code=Code.INTERNAL_ERROR, message=FAILED_MESSAGE)
+            lease.job_fail(
+                owner_id=job.owner_id, job_id=job.id, code=Code.INTERNAL_ERROR, message=FAILED_MESSAGE
+            )
             continue
         if job.source is None:
             lease.job_fail(
-                job_id=job.id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted)."
+                owner_id=job.owner_id,
+                job_id=job.id,
+                code=Code.SOURCE_MISSING,
+                message="The saved content is gone (deleted).",
             )
         elif not candidates:
             lease.job_fail(
-                job_id=job.id, code=Code.NOTHING_TO_REMEMBER, message="No memory could be derived from it."
+                owner_id=job.owner_id,
+                job_id=job.id,
+                code=Code.NOTHING_TO_REMEMBER,
+                message="No memory could be derived from it.",
             )
         else:
             work.append((job, candidates))
     if not work:
         return
     totals = {job.id: len(candidates) for job, candidates in work}
-    _progress_many(totals, "embedding")
+    _progress_many(owner_id, totals, "embedding")
     vectors = iter(embeddings.embed([c.content for _, candidates in work for c in candidates]))
-    _progress_many(totals, "storing", done=True)
+    _progress_many(owner_id, totals, "storing", done=True)
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(*store.owner_write_lock(job.owner_id for job, _ in work))
         with connection.cursor() as cursor:
-            cursor.execute(_LOCK_JOBS_AND_SOURCES_SQL, [[job.id for job, _ in work]])
+            cursor.execute(_LOCK_JOBS_AND_SOURCES_SQL, [owner_id, [job.id for job, _ in work]])
             locked = {row[0]: row[1:] for row in cursor.fetchall()}
         for job, candidates in work:
             mine = [next(vectors) for _ in candidates]
@@ -280,7 +312,10 @@ def _batch_run(*, claims: list[lease.Claim]) -> None:
                 continue
             if job.source is None or not source_kept:
                 lease.job_fail(
-                    job_id=job.id, code=Code.SOURCE_MISSING, message="The saved content is gone (deleted)."
+                    owner_id=job.owner_id,
+                    job_id=job.id,
+                    code=Code.SOURCE_MISSING,
+                    message="The saved content is gone (deleted).",
                 )
                 continue
             try:
@@ -293,7 +328,9 @@ def _batch_run(*, claims: list[lease.Claim]) -> None:
                 raise
             except Exception:
                 logger.exception("job %s failed while storing", job.id)
-                lease.job_fail(job_id=job.id, code=Code.INTERNAL_ERROR, message=FAILED_MESSAGE)
+                lease.job_fail(
+                    owner_id=job.owner_id, job_id=job.id, code=Code.INTERNAL_ERROR, message=FAILED_MESSAGE
+                )
 
 
 def _names_known(jobs: list[Job]) -> dict[uuid.UUID, set[str]]:
@@ -310,13 +347,14 @@ def _names_known(jobs: list[Job]) -> dict[uuid.UUID, set[str]]:
     return known
 
 
-def _progress_many(totals: dict[uuid.UUID, int], stage: str, *, done: bool = False) -> None:
+def _progress_many(owner_id: Any, totals: dict[uuid.UUID, int], stage: str, *, done: bool = False) -> None:
     """_progress for a batch, in one statement: each job with its own segment count."""
     _progress_write(
+        owner_id,
         {
             job_id: {"stage": stage, "done": total if done else 0, "total": total}
             for job_id, total in totals.items()
-        }
+        },
     )
 
 
@@ -324,26 +362,31 @@ def _progress_many(totals: dict[uuid.UUID, int], stage: str, *, done: bool = Fal
 PROGRESS_BATCH = 64
 
 
-def _progress(job_id: RowId, stage: str, *, done: int = 0, total: int = 0) -> None:
+def _progress(owner_id: Any, job_id: RowId, stage: str, *, done: int = 0, total: int = 0) -> None:
     # One small UPDATE outside any transaction, so the job page sees it at once; it only
     # describes the work (a taken-over attempt writing a stale stage changes no result).
-    _progress_write({job_id: {"stage": stage, "done": done, "total": total}})
+    _progress_write(owner_id, {job_id: {"stage": stage, "done": done, "total": total}})
 
 
-def _progress_write(progress: dict[Any, dict[str, Any]]) -> None:
+def _progress_write(owner_id: Any, progress: dict[Any, dict[str, Any]]) -> None:
     """Each running job's progress, in one UPDATE written once: a short save writes three stages in
     a few milliseconds, and building and compiling a queryset for each cost the worker more CPU
     than the database spent on them (config.compiled)."""
     with connection.cursor() as cursor:
         cursor.execute(
             _PROGRESS_SQL,
-            [list(progress), [json.dumps(value) for value in progress.values()], Job.Status.RUNNING],
+            [
+                list(progress),
+                [json.dumps(value) for value in progress.values()],
+                owner_id,
+                Job.Status.RUNNING,
+            ],
         )
 
 
 _PROGRESS_SQL = f"""UPDATE {Job._meta.db_table} j SET progress = p.progress
 FROM unnest(%s::uuid[], %s::jsonb[]) AS p(id, progress)
-WHERE j.id = p.id AND j.status = %s"""  # noqa: S608 - the table's name only
+WHERE j.id = p.id AND j.owner_id = %s AND j.status = %s"""  # noqa: S608 - the table's name only
 
 
 def _model_advice(

@@ -19,7 +19,7 @@ from config import replicas
 from config.compiled import CompiledQuery, compile_once, compiled_rows, model_order
 from memories.as_of import active_q
 from memories.errors import Code
-from memories.models import Entity, Evidence, Job, Memory, Source
+from memories.models import Entity, Evidence, Job, Memory, MemoryEntity, Source
 from memories.pipeline.dedupe import fingerprint_of
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.extract import Candidate
@@ -112,7 +112,7 @@ def job_write(
     # and the next statement must not take the first one's new row for it.
     revised, refused = _revision_target(job)
     if refused:
-        lease.job_fail(job_id=job.id, code=Code.MEMORY_NOT_CURRENT, message=refused)
+        lease.job_fail(job_id=job.id, owner_id=job.owner_id, code=Code.MEMORY_NOT_CURRENT, message=refused)
         return
     stored = [
         _store(
@@ -134,7 +134,9 @@ def job_write(
     job.lease_expires_at = None
     job.progress = {"stage": "done", "done": total, "total": total}
     with connection.cursor() as cursor:
-        cursor.execute(_SUCCEEDED_SQL, [job.status, job.finished_at, json.dumps(job.progress), job.id])
+        cursor.execute(
+            _SUCCEEDED_SQL, [job.status, job.finished_at, json.dumps(job.progress), job.owner_id, job.id]
+        )
     if replicas.configured():
         # Once committed, the owner's next reads wait for a replica that has replayed these rows.
         transaction.on_commit(functools.partial(replicas.writes_seen, job.owner_id))
@@ -144,7 +146,7 @@ def job_write(
 # than the database spends on it, as _PROGRESS_SQL says).
 _SUCCEEDED_SQL = f"""UPDATE {Job._meta.db_table} SET status = %s, finished_at = %s, error_code = '',
     error_message = '', lease_expires_at = NULL, progress = %s::jsonb
-WHERE id = %s"""  # noqa: S608 - the table's name only
+WHERE owner_id = %s AND id = %s"""  # noqa: S608 - the table's name only
 
 
 # One owner's writes run one at a time, whichever process runs them, a lone job's and a batch's:
@@ -239,7 +241,7 @@ def _store(
     # The memory, its evidence and its entity links: one message (rows_insert), after the entities
     # are found or made (their rows locked, in key order, until the job commits).
     links = [
-        Memory.entities.through(memory_id=memory.id, entity_id=entity.id)
+        MemoryEntity(owner_id=job.owner_id, memory_id=memory.id, entity_id=entity.id)
         for entity in _entities_recorded(job=job, entities=[*candidate.entities, *stated])
     ]
     rows_insert(memory, Evidence(owner_id=job.owner_id, memory=memory, source=source), *links)
@@ -295,8 +297,15 @@ def _confirm(*, job: Job, source: Source, memory: Memory, entities: list[tuple[s
 def _link_entities(*, job: Job, memory: Memory, entities: list[tuple[str, str]]) -> None:
     linked = _entities_recorded(job=job, entities=entities)
     if linked:
-        # One INSERT for the memory's links (a link already there is skipped, as add() does).
-        memory.entities.add(*linked)
+        # One INSERT for the memory's links, with their owner (a link already there is skipped, as
+        # add() does, without add()'s read of the links first, which named no owner).
+        MemoryEntity.objects.bulk_create(
+            [
+                MemoryEntity(owner_id=job.owner_id, memory_id=memory.id, entity_id=entity.id)
+                for entity in linked
+            ],
+            ignore_conflicts=True,
+        )
 
 
 def _entities_recorded(*, job: Job, entities: list[tuple[str, str]]) -> list[Entity]:

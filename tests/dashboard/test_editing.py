@@ -25,6 +25,7 @@ from memories.services.memories import memory_hard_delete, memory_suppress
 from memories.services.spaces import space_create
 from memories.worker import lease
 from memories.worker.run import job_process
+from tests.helpers import link
 
 pytestmark = pytest.mark.django_db
 
@@ -245,7 +246,7 @@ class TestBulk:
         entity = Entity.objects.create(
             owner=alice, space=memory.space, name="Acme", normalized_name="acme", type="Organization"
         )
-        memory.entities.add(entity)
+        link(memory, entity)
         done = _bulk(alice_client, [memory], "move", space=str(work.id), confirmed="yes")
         assert done.status_code == 302
         memory.refresh_from_db()

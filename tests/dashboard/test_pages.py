@@ -27,7 +27,7 @@ from memories.embeddings import embed
 from memories.models import AuditEvent, Entity, Job, Memory, Source, Space
 from memories.services.spaces import space_create
 from tests.conftest import PASSWORD
-from tests.helpers import oauth_app
+from tests.helpers import link, oauth_app
 
 pytestmark = pytest.mark.django_db
 
@@ -395,7 +395,7 @@ class TestMemoryPage:
         berlin = Entity.objects.create(
             owner=alice, space=memory.space, name="Berlin", normalized_name="berlin", type="Location"
         )
-        memory.entities.add(berlin)
+        link(memory, berlin)
         html = _html(alice_client.get(reverse("dashboard:memory", args=[memory.id])))
         assert "Alice lives in Berlin" in html
         assert "1 Jun 2024, 00:00" in html and "2 Jun 2024, 00:00" in html

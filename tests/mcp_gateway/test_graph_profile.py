@@ -37,7 +37,7 @@ from memories.models import (
 )
 from memories.operations import registry
 from memories.services.spaces import space_create, space_create_default
-from tests.helpers import READ, WRITE
+from tests.helpers import READ, WRITE, link
 from tests.mcp_gateway import rpc
 from tests.mcp_gateway.sdk import call, error_code, session_run, structured
 
@@ -860,7 +860,7 @@ def test_get_context_shows_what_each_memory_replaced(db, alice):
     )
     newer = make_memory(alice, "I moved to Berlin.")
     older = make_memory(alice, "I live in Paris.", superseded_at=newer.recorded_at, superseded_by=newer)
-    newer.entities.add(berlin_entity)
+    link(newer, berlin_entity)
     result = registry.run("get_context", Caller(user=alice, scopes=ALL_SCOPES), {"entity_name": "Berlin"})
     [shown] = result["memories"]
     assert shown["id"] == str(newer.id)

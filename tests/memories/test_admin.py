@@ -9,7 +9,7 @@ from accounts.models import User
 from memories.models import AuditEvent, Entity, Memory, Source
 from memories.services.memories import memory_hard_delete
 from memories.services.spaces import space_create_default
-from tests.helpers import tables_containing
+from tests.helpers import link, tables_containing
 
 pytestmark = pytest.mark.django_db
 
@@ -153,7 +153,7 @@ class TestAdminDelete:
         entity = Entity.objects.create(
             owner=alice, space=memory.space, name="Quibblewick", normalized_name="quibblewick", type="Person"
         )
-        memory.entities.add(entity)
+        link(memory, entity)
         # An operator's edits are logged under the row's str(): the memory's words, the entity's name.
         for row in (memory, entity):
             LogEntry.objects.log_actions(user_id=operator.pk, queryset=[row], action_flag=CHANGE)

@@ -19,7 +19,7 @@ from accounts.models import User
 from accounts.services import pat_create
 from memories.models import Entity, Evidence, Job, Memory, Source, Space
 from memories.selectors.spaces import space_default
-from tests.helpers import oauth_app
+from tests.helpers import link, oauth_app
 
 pytestmark = pytest.mark.django_db
 
@@ -119,7 +119,7 @@ class TestMemoryList:
             embedding=[0.1] * 384,
             session_id=uuid.uuid4(),
         )
-        newer.entities.add(entity)
+        link(newer, entity)
 
         response = api.get("/api/v1/memories")
 
@@ -257,10 +257,11 @@ class TestMemoryList:
         space = default_space(alice)
         for n in range(20):
             memory = make_memory(alice, f"memory {n}", agent=agent, recorded_at=T0 + timedelta(minutes=n))
-            memory.entities.add(
+            link(
+                memory,
                 Entity.objects.create(
                     owner=alice, space=space, name=f"E{n}", normalized_name=f"e{n}", type="Concept"
-                )
+                ),
             )
         # session + user, the page, its entities: not one query per row.
         with django_assert_max_num_queries(6):

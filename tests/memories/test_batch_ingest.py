@@ -206,7 +206,10 @@ class TestBatchInProcess:
             (alice, "Priya Raman moved to the platform team."),
         )
 
+        # A batch is one owner's saves (lease.job_batch_claim): Alice's two, then Bob's alone.
         job_process(job_id=jobs[0].id)
+        assert [job.status for job in _reloaded(jobs)] == ["succeeded", "queued", "succeeded"]
+        job_process(job_id=jobs[1].id)
 
         assert [job.status for job in _reloaded(jobs)] == ["succeeded"] * 3
         alices = Entity.objects.get(owner=alice, normalized_name="priya raman")
@@ -230,9 +233,14 @@ class TestBatchInProcess:
             (alice, "Harrow needs a new battery."),
         )
 
+        # A batch is one owner's saves (lease.job_batch_claim): Alice's two, then Bob's alone.
         job_process(job_id=jobs[0].id)
+        job_process(job_id=jobs[1].id)
 
-        assert [job.status for job in _reloaded(jobs)] == ["succeeded"] * 3 and _one_batch(jobs)
+        reloaded = _reloaded(jobs)
+        assert [job.status for job in reloaded] == ["succeeded"] * 3 and _one_batch(
+            [reloaded[0], reloaded[2]]
+        )
         names = [
             sorted(Memory.objects.get(job=job).entities.values_list("normalized_name", flat=True))
             for job in jobs

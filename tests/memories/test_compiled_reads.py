@@ -31,12 +31,13 @@ from memories.worker import lease, run, store
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_worker_broker")]
 
 
-def _orm_claim_read(job_id: Any) -> tuple[Any, ...] | None:
+def _orm_claim_read(owner_id: Any, job_id: Any) -> tuple[Any, ...] | None:
     # What job_claim read before its read was compiled once.
     return (
-        Job.objects.filter(id=job_id)
+        Job.objects.filter(owner_id=owner_id, id=job_id)
+        .annotate(held_source=lease.held_source())
         .annotate(
-            source_chars=Length("source__content"),
+            source_chars=Length("held_source__content"),
             batchable=lease._batchable_flag(),
             leased=lease._leased(),
         )
@@ -57,11 +58,13 @@ class TestCompileOnce:
             lease_expires_at=timezone.now() + timedelta(minutes=1),
         )
         compiled = lease._claim_read()
-        for job_id in [*(job.id for job in saves), uuid.uuid4()]:
-            rows = compiled_rows(compiled, job_id=job_id)
-            assert (rows[0] if rows else None) == _orm_claim_read(job_id)
+        for owner_id, job_id in [*((job.owner_id, job.id) for job in saves), (alice.pk, uuid.uuid4())]:
+            rows = compiled_rows(compiled, owner_id=owner_id, job_id=job_id)
+            assert (rows[0] if rows else None) == _orm_claim_read(owner_id, job_id)
+        # Another owner's job is not read.
+        assert compiled_rows(compiled, owner_id=bob.pk, job_id=saves[0].id) == []
         # A short save, a long one, a leased one: the rows differ, so the values did reach them.
-        answers = [compiled_rows(compiled, job_id=job.id)[0] for job in saves]
+        answers = [compiled_rows(compiled, owner_id=job.owner_id, job_id=job.id)[0] for job in saves]
         assert [row[3] for row in answers] == [True, False, True]
         assert [row[4] for row in answers] == [None, None, True]
 
@@ -133,7 +136,7 @@ class TestCompileOnce:
 
 
 class TestTheHotReads:
-    def test_the_batch_claim_takes_the_oldest_queued_short_saves_of_any_owner_and_no_other(self, alice, bob):
+    def test_the_batch_claim_takes_the_owners_oldest_queued_short_saves_and_no_other(self, alice, bob):
         caller_a, caller_b = Caller(user=alice, scopes=ALL_SCOPES), Caller(user=bob, scopes=ALL_SCOPES)
         leader = remember(caller=caller_a, content="I live in Porto.")
         short = [
@@ -143,10 +146,11 @@ class TestTheHotReads:
         long = remember(caller=caller_a, content="word " * 1000)
         retried = remember(caller=caller_b, content="I was tried before.")
         Job.objects.filter(id=retried.id).update(attempts=1)
-        claims = lease.job_batch_claim(exclude=str(leader.id), limit=2)
+        # One owner's: Alice's short saves but the leader (Bob's wait for a batch of his own).
+        claims = lease.job_batch_claim(owner_id=alice.pk, exclude=str(leader.id), limit=2)
         taken = {claim.job_id for claim in claims}
-        assert taken == {short[0].id, short[1].id}
-        assert all(claim.attempt == 1 and claim.batchable for claim in claims)
+        assert taken == {short[1].id}
+        assert all(claim.attempt == 1 and claim.batchable and claim.owner_id == alice.pk for claim in claims)
         rows = {
             job.id: job
             for job in Job.objects.filter(id__in=[leader.id, *(j.id for j in short), long.id, retried.id])
@@ -155,10 +159,12 @@ class TestTheHotReads:
             assert rows[job_id].status == Job.Status.RUNNING
             assert rows[job_id].claimed_by == lease._me()
             assert rows[job_id].lease_expires_at > timezone.now()
-        for job in (leader, short[2], long, retried):
+        for job in (leader, short[0], short[2], long, retried):
             assert rows[job.id].status == Job.Status.QUEUED
-        assert {c.job_id for c in lease.job_batch_claim(exclude=leader.id, limit=15)} == {short[2].id}
-        assert lease.job_batch_claim(exclude=leader.id, limit=15) == []
+        bobs = lease.job_batch_claim(owner_id=bob.pk, exclude=leader.id, limit=2)
+        assert {c.job_id for c in bobs} == {short[0].id, short[2].id}
+        for owner in (alice, bob):
+            assert lease.job_batch_claim(owner_id=owner.pk, exclude=leader.id, limit=15) == []
 
     def test_the_callers_space_follows_its_grant_and_never_another_owners(self, alice, bob):
         token, _ = pat_create(user=alice, name="agent", scopes=["memory:read"])
@@ -285,7 +291,7 @@ class TestTheSavesReads:
         orphan = remember(caller=Caller(user=bob, scopes=ALL_SCOPES), content="My cat is Tom.")
         Source.objects.filter(id=orphan.source_id).delete()
         for job_id in (kept.id, str(kept.id), orphan.id):
-            got = job_with_source(job_id=job_id)
+            got = job_with_source(job_id=job_id, owner_id=Job.objects.get(id=job_id).owner_id)
             orm = Job.objects.select_related("source", "owner").get(id=job_id)
             for field in Job._meta.concrete_fields:
                 assert getattr(got, field.attname) == getattr(orm, field.attname), field.name
@@ -297,6 +303,8 @@ class TestTheSavesReads:
                         field.name
                     )
             assert got.owner.pk == orm.owner.pk
-        assert job_with_source(job_id=kept.id).options["tags"] == ["home"]
+        assert job_with_source(job_id=kept.id, owner_id=alice.pk).options["tags"] == ["home"]
         with pytest.raises(Job.DoesNotExist):
-            job_with_source(job_id=uuid.uuid4())
+            job_with_source(job_id=uuid.uuid4(), owner_id=alice.pk)
+        with pytest.raises(Job.DoesNotExist):
+            job_with_source(job_id=kept.id, owner_id=bob.pk)  # another owner's job is not found

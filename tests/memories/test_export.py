@@ -17,6 +17,7 @@ from accounts.services import pat_create
 from memories.models import AuditEvent, Entity, Evidence, Relation, Space
 from memories.selectors.export import export_lines
 from memories.services.audit import audit_record
+from tests.helpers import link
 from tests.memories.test_api_read import (
     assert_error,
     default_space,
@@ -51,7 +52,7 @@ def build_account(owner: User, label: str) -> dict[str, set[str]]:
     acme = Entity.objects.create(
         owner=owner, space=work, name="Acme", normalized_name="acme", type="Organization"
     )
-    acme_fact.entities.add(person, acme)
+    link(acme_fact, person, acme)
     relation = Relation.objects.create(owner=owner, space=work, subject=person, object=acme, type="works_at")
     assert acme_fact.source is not None
     Evidence.objects.create(owner=owner, source=acme_fact.source, relation=relation)
@@ -169,14 +170,15 @@ class TestExport:
         build_account(alice, "Alice")
         few = count_queries()
         for n in range(40):
-            make_memory(alice, f"memory {n}").entities.add(
+            link(
+                make_memory(alice, f"memory {n}"),
                 Entity.objects.create(
                     owner=alice,
                     space=default_space(alice),
                     name=f"E{n}",
                     normalized_name=f"e{n}",
                     type="Concept",
-                )
+                ),
             )
         assert count_queries() == few
 

@@ -154,6 +154,14 @@ def test_the_heartbeat_extends_the_lease_while_the_job_runs(alice, monkeypatch):
     assert max(leases) - min(leases) >= timedelta(seconds=0.3)
 
 
+def _recovered(waiting: int | None) -> set:
+    """The ids the sweep would send, each with its job's owner (the message carries it: issue 43)."""
+    pairs = jobs_to_recover(waiting=waiting)
+    owners = dict(Job.objects.filter(id__in=[job_id for job_id, _ in pairs]).values_list("id", "owner_id"))
+    assert all(owner_id == owners[job_id] for job_id, owner_id in pairs), pairs
+    return {job_id for job_id, _ in pairs}
+
+
 def test_the_sweep_finds_expired_leases_and_unpublished_jobs_only(alice):
     now = timezone.now()
     fresh = _saved(alice, "The boiler is serviced in March.")
@@ -172,19 +180,19 @@ def test_the_sweep_finds_expired_leases_and_unpublished_jobs_only(alice):
     Job.objects.filter(id=expired.id).update(published_at=now - timedelta(seconds=45))
 
     # The broker holds no message: the one job published long ago lost its own.
-    assert set(jobs_to_recover(waiting=0)) == {unpublished.id, lost.id, expired.id}
+    assert _recovered(0) == {unpublished.id, lost.id, expired.id}
     # It holds one (the lost job's, or the fresh one's): a job merely waiting its turn is not sent again.
-    assert set(jobs_to_recover(waiting=1)) == {unpublished.id, expired.id}
+    assert _recovered(1) == {unpublished.id, expired.id}
     # The broker cannot tell: only what it never had or cannot hand over any more.
-    assert set(jobs_to_recover(waiting=None)) == {unpublished.id, expired.id}
+    assert _recovered(None) == {unpublished.id, expired.id}
 
     # Sent again after its lease ran out (published after the lease's end), the expired job waits for
     # a worker like a queued one: not sent at every sweep while the backlog lasts.
     Job.objects.filter(id=expired.id).update(published_at=timezone.now() - timedelta(seconds=40))
     Job.objects.filter(id=expired.id).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
-    assert set(jobs_to_recover(waiting=2)) == {unpublished.id}
-    assert set(jobs_to_recover(waiting=1)) == {unpublished.id, lost.id}
-    assert set(jobs_to_recover(waiting=0)) == {unpublished.id, lost.id, expired.id}
+    assert _recovered(2) == {unpublished.id}
+    assert _recovered(1) == {unpublished.id, lost.id}
+    assert _recovered(0) == {unpublished.id, lost.id, expired.id}
 
 
 def test_a_failure_reported_late_does_not_fail_the_attempt_that_took_the_job_over(alice):

@@ -39,7 +39,7 @@ from memories.selectors import open_query
 from memories.selectors.open_query import query_connection_params, query_run
 from memories.services.spaces import space_create_default
 from memories.worker.store import OWNER_WRITE_LOCK, owner_write_keys
-from tests.helpers import READ, error_of, pat_client, superuser_params
+from tests.helpers import READ, error_of, link, pat_client, superuser_params
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -81,7 +81,7 @@ def world(alice, bob) -> dict[str, Any]:
     entity = Entity.objects.create(
         owner=bob, space=bobs, name=BOB_ENTITY, normalized_name=BOB_ENTITY.lower(), type="Person"
     )
-    secret.entities.add(entity)
+    link(secret, entity)
     # Alice's own second space: the open query reads her current space only, not all of hers.
     other = Space.objects.create(owner=alice, name="work", is_default=False)
     _memory(alice, other, f"Alice's other space {uuid.uuid4().hex}.")

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memories import embeddings
@@ -31,7 +31,7 @@ from memories.retrieval.recall import (
 )
 from memories.selectors.memories import STATUS_ALL, memory_search_list
 from memories.services.spaces import space_create_default
-from tests.helpers import oauth_app
+from tests.helpers import link, oauth_app
 
 pytestmark = pytest.mark.django_db
 
@@ -89,7 +89,7 @@ def _space(owner, texts: list[str]) -> Space:
             span_end=len(text) if i % 2 else None,
         )
         Evidence.objects.create(owner=owner, source=source, memory=memory, recorded_at=said)
-        memory.entities.add(*[entity for name, entity in people.items() if name in text])
+        link(memory, *[entity for name, entity in people.items() if name in text])
         rows.append(memory)
     # A second claimant for one memory, a picture that said another again.
     again = _source(owner, space, "Maya said it too", claimant="agent:other")
@@ -227,11 +227,14 @@ class TestSameResults:
     def test_it_never_returns_or_links_another_owners_rows(self, alice, bob):
         space = _space(alice, TEXTS)
         bobs = _space(bob, TEXTS)
-        # Bob's entity linked to Alice's memory (never made by the service) must not show either.
+        # Bob's entity linked to Alice's memory: the database refuses the link (its foreign keys join
+        # on the owner, migration 0029), and recall shows no entity of his either.
         stray = Entity.objects.create(
             owner=bob, space=bobs, name="Maya B", normalized_name="maya b", type="Person"
         )
-        Memory.objects.get(owner=alice, content=TEXTS[0]).entities.add(stray)
+        with pytest.raises(IntegrityError), transaction.atomic():
+            link(Memory.objects.get(owner=alice, content=TEXTS[0]), stray)
+            connection.cursor().execute("SET CONSTRAINTS ALL IMMEDIATE")
         hits = memory_recall(owner=alice, space=space, request=RecallRequest(query="Maya Lisbon")).hits
         assert hits
         assert {hit.memory.owner_id for hit in hits} == {alice.pk}

@@ -33,6 +33,7 @@ from memories.retrieval.recall import (
     query_words,
 )
 from memories.services.spaces import space_create_default
+from tests.helpers import link
 
 pytestmark = pytest.mark.django_db
 
@@ -234,7 +235,7 @@ class TestBoosts:
         ingrid = Entity.objects.create(
             owner=alice, space=space, name="Ingrid", normalized_name="ingrid", type="Person"
         )
-        linked.entities.add(ingrid)
+        link(linked, ingrid)
         assert _recall(alice, "When is Ingrid's birthday?", top_k=1, expand_entities=True) == [linked.content]
 
 

@@ -12,6 +12,7 @@ from accounts.services import pat_create
 from memories.errors import AppError
 from memories.models import AuditEvent, Entity, Job, Memory, Relation, Source, Space
 from memories.services.spaces import space_delete, space_set_default
+from tests.helpers import link
 from tests.memories.test_api_read import (
     assert_error,
     default_space,
@@ -225,9 +226,9 @@ class TestSpaceDelete:
             owner=alice, space=work, name="Acme", normalized_name="acme", type="Organization"
         )
         in_work = make_memory(alice, "Ada works at Acme", space=work)
-        in_work.entities.add(dup, acme)
+        link(in_work, dup, acme)
         both = make_memory(alice, "Ada and Ada", space=work)
-        both.entities.add(dup, kept)
+        link(both, dup, kept)
         relation = Relation.objects.create(owner=alice, space=work, subject=dup, object=acme, type="works_at")
 
         assert api.delete(f"/api/v1/spaces/{work.id}?memories=move").status_code == 200
@@ -253,7 +254,7 @@ class TestSpaceDelete:
         make_memory(alice, "Another", space=work)
         make_job(alice, space=work, source=source)
         entity = Entity.objects.create(owner=alice, space=work, name="X", normalized_name="x", type="Concept")
-        memory.entities.add(entity)
+        link(memory, entity)
         keep = make_memory(alice, "Kept in Personal")
 
         response = api.delete(f"/api/v1/spaces/{work.id}?memories=delete")

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from memories.as_of import CURRENT_VIEW, relation_visible
-from memories.models import Entity, Memory, Relation, Space
+from memories.models import Entity, Memory, MemoryEntity, Relation, Space
 from memories.pipeline.language import STOP_WORDS, fold
 from memories.retrieval.evidence.common import (
     ENTITY_REASONS,
@@ -105,7 +105,7 @@ def _entity_matches(
         return [], []
     ids = [m.entity.id for m in scored]
     links = (
-        Memory.entities.through.objects.filter(entity_id__in=ids, memory__owner=owner)
+        MemoryEntity.objects.filter(owner=owner, entity_id__in=ids, memory__owner=owner)
         .values("entity_id", "memory__status")
         .annotate(n=Count("memory_id"))
     )

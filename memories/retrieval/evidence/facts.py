@@ -117,7 +117,10 @@ def _attach_counts(*, owner: User, facts: Iterable[Fact]) -> None:
         first: dict[Any, Source] = {}
         claims = (
             Evidence.objects.filter(
-                owner=owner, relation_id__in=relation_ids, stance=Evidence.Stance.SUPPORTS
+                owner=owner,
+                relation_id__in=relation_ids,
+                source__owner=owner,
+                stance=Evidence.Stance.SUPPORTS,
             )
             .select_related("source")
             .only(*(f"source__{name}" for name in SOURCE_REF_FIELDS), "relation_id", "recorded_at")

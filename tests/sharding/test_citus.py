@@ -1,0 +1,67 @@
+"""The move onto Citus, against a real Citus (docs/scale.md, "Sharding by owner (Citus)").
+
+Opt-in: set CITUS_URL to an empty database on a Citus coordinator (with the citus and vector
+extensions available). Not part of the default run; Citus cannot be installed on the machines this
+project is built on, so here it is skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+
+import psycopg
+import pytest
+
+from tests.conftest import ROOT
+
+CITUS_URL = os.environ.get("CITUS_URL", "")
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not CITUS_URL, reason="opt-in: set CITUS_URL to an empty database on a Citus coordinator"
+    ),
+]
+
+
+def _manage(*args: str) -> str:
+    env = {**os.environ, "DATABASE_URL": CITUS_URL}
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def test_it_distributes_every_tenant_table_by_owner_and_routes_a_recall_to_one_shard():
+    with psycopg.connect(CITUS_URL, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS citus")
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    _manage("migrate", "--no-input")
+    plan = [line for line in _manage("citus_plan").splitlines() if line and not line.startswith("--")]
+    with psycopg.connect(CITUS_URL, autocommit=True) as conn:
+        for statement in plan:
+            conn.execute(statement)
+        rows = conn.execute(
+            "SELECT logicalrelid::text, colocationid FROM pg_dist_partition WHERE partmethod = 'h'"
+        ).fetchall()
+        distributed = dict(rows)
+        tenant = conn.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid"
+            " WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' AND a.attname = 'owner_id'"
+            " AND c.relname <> 'open_query_scope'"
+        ).fetchall()
+        assert {name for (name,) in tenant} <= set(distributed)
+        assert len(set(distributed.values())) == 1, distributed
+        owner = uuid.uuid4()
+        plan_text = "\n".join(
+            row[0]
+            for row in conn.execute(
+                "EXPLAIN SELECT m.id FROM memories_memory m JOIN memories_source s"
+                " ON s.owner_id = m.owner_id AND s.id = m.source_id WHERE m.owner_id = %s",
+                [owner],
+            ).fetchall()
+        )
+        assert "Task Count: 1" in plan_text, plan_text

@@ -666,7 +666,7 @@ boosted AS MATERIALIZED (
 restated_top AS MATERIALIZED (
     SELECT b.id, b.said, b.save, m.embedding
     FROM (SELECT * FROM boosted ORDER BY base DESC, id LIMIT %(restated_from_top)s) b
-    JOIN memories_memory m ON m.id = b.id
+    JOIN memories_memory m ON m.owner_id = %(owner)s AND m.id = b.id
     WHERE b.own
 ),
 restated AS (

@@ -18,7 +18,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
@@ -40,6 +42,8 @@ logger = logging.getLogger(__name__)
 # The namespace of an imported conversation's session id (derived: the same conversation imported
 # again is the same session).
 SESSION_NAMESPACE = uuid.UUID("0b7d4c1e-93a2-5f60-8c1d-5e2f7a9b3c44")
+# The items of an attempt's first batch (memories.worker.imports.import_run says why it is small).
+FIRST_BATCH = 32
 # How many failures an import keeps with their reason (the count has them all).
 FAILURES_KEPT = 20
 
@@ -82,12 +86,33 @@ def import_run(*, job: Job, claim: lease.Claim) -> None:
         _finish(job, made)
         return
     items = import_parse(data=bytes(made.data), filename=made.filename, limits=archive_limits()).items
-    position = made.items_read
-    while position < len(items):
-        batch = items[position : position + settings.IMPORT_BATCH]
-        if not _batch(job=job, made=made, claim=claim, items=batch):
+    # The first batch small: nothing is written while it is embedded, and every later batch is
+    # embedded while the one before it is written.
+    size, first = settings.IMPORT_BATCH, min(FIRST_BATCH, settings.IMPORT_BATCH)
+    starts = [made.items_read, *range(made.items_read + first, len(items), size)]
+    batches = [items[start : start + (first if n == 0 else size)] for n, start in enumerate(starts)]
+    batches = [batch for batch in batches if batch]
+    seen: set[str] = set()
+    upcoming = _prepare(job=job, made=made, items=batches[0], seen=seen) if batches else None
+    for index in range(len(batches)):
+        current = upcoming
+        assert current is not None
+        if index:
+            # Read again now that the batch before is stored: the names it made known, as a save
+            # one by one would have seen them (its vectors are kept where its words are the same).
+            _refresh(job=job, prepared=current)
+        vectors = current.vectors.result()
+        # The next batch is read and its texts embedded on another thread while this one is
+        # written: the model's run releases the GIL, and the database works on the other core.
+        upcoming = (
+            _prepare(job=job, made=made, items=batches[index + 1], seen=seen)
+            if index + 1 < len(batches)
+            else None
+        )
+        if not _stored(job=job, made=made, claim=claim, prepared=current, vectors=vectors):
+            if upcoming is not None:
+                upcoming.vectors.cancel()
             return
-        position += len(batch)
     _finish(job, made)
 
 
@@ -107,9 +132,10 @@ def _finish(job: Job, made: Import) -> None:
 
 
 def _sources(
-    job: Job, made: Import, items: list[ImportItem], tally: _Tally
+    job: Job, made: Import, items: list[ImportItem], tally: _Tally, seen: set[str]
 ) -> list[tuple[Source, ImportItem]]:
-    """The batch's items that are new and savable, as unsaved sources; the others tallied as skipped."""
+    """The batch's items that are new and savable, as unsaved sources; the others tallied as skipped.
+    `seen`: the keys this attempt has taken so far (the batch before may not be written yet)."""
     kind = import_source_kind(made.format)
     refs = [item_ref(item) for item in items]
     stored = set(
@@ -118,18 +144,23 @@ def _sources(
         ).values_list("source_ref", flat=True)
     )
     claimant = import_claimant(made.id)
+    # Each item its own moment, in the items' order: recall finds a statement's neighbours in its
+    # conversation by the order their sources were recorded (memories.retrieval.recall's context),
+    # which one shared timestamp for a whole batch would leave undefined.
     now = timezone.now()
     fresh: list[tuple[Source, ImportItem]] = []
     for item, ref in zip(items, refs, strict=True):
         content = item_content(item)
-        if ref in stored:
+        if ref in seen:
+            tally.skip("duplicate_in_file")
+        elif ref in stored:
             tally.skip("already_imported")
         elif not item.text.strip():
             tally.skip("empty")
         elif len(content) > settings.REMEMBER_MAX_CHARS:
             tally.skip("too_long")
         else:
-            stored.add(ref)
+            seen.add(ref)
             group = f"{job.owner_id}\n{kind}\n{item.group}"
             source = Source(
                 owner_id=job.owner_id,
@@ -144,50 +175,89 @@ def _sources(
                 title=item.title[:300],
                 session_id=uuid.uuid5(SESSION_NAMESPACE, group) if item.group else None,
                 refers_to=item.at,
-                recorded_at=now,
+                recorded_at=now + timedelta(microseconds=len(fresh)),
             )
             fresh.append((source, item))
     return fresh
 
 
-def _batch(*, job: Job, made: Import, claim: lease.Claim, items: list[ImportItem]) -> bool:
-    """One batch extracted, embedded and written; False when the import must stop (cancelled, or the
-    job taken over by another process)."""
-    tally = _Tally()
-    fresh = _sources(job, made, items, tally)
+@dataclass
+class _Prepared:
+    """A batch read and extracted, its texts being embedded (`vectors`)."""
+
+    items: list[ImportItem]
+    tally: _Tally
+    work: list[tuple[Source, ImportItem, list[Candidate]]]
+    vectors: Future[list[list[float]]]
+
+
+def _extracted(
+    job: Job, fresh: list[tuple[Source, ImportItem]], tally: _Tally | None
+) -> list[tuple[Source, ImportItem, list[Candidate]]]:
+    """Each new item's statements (with the item's tags), read with the names the space knows now;
+    an item without one tallied as skipped (when `tally` is given)."""
     known = entity_names_known(
         owner=job.owner,
         space_id=job.space_id,
-        names={w for s, _ in fresh for w in capitalised_words(s.content)},
+        names={word for source, _ in fresh for word in capitalised_words(source.content)},
     )
     work: list[tuple[Source, ImportItem, list[Candidate]]] = []
     for source, item in fresh:
         candidates = candidates_of(source, job, known=known)
         if not candidates:
-            tally.skip("nothing_to_remember")
+            if tally is not None:
+                tally.skip("nothing_to_remember")
             continue
         for candidate in candidates:
             candidate.tags = list(dict.fromkeys([*candidate.tags, *item.tags]))[:50]
         work.append((source, item, candidates))
-    vectors = embeddings.embed([c.content for _, _, candidates in work for c in candidates]) if work else []
+    return work
+
+
+def _texts(work: list[tuple[Source, ImportItem, list[Candidate]]]) -> list[str]:
+    return [candidate.content for _, _, candidates in work for candidate in candidates]
+
+
+def _prepare(*, job: Job, made: Import, items: list[ImportItem], seen: set[str]) -> _Prepared:
+    tally = _Tally()
+    work = _extracted(job, _sources(job, made, items, tally, seen), tally)
+    return _Prepared(items, tally, work, embeddings.embed_soon(_texts(work)))
+
+
+def _refresh(*, job: Job, prepared: _Prepared) -> None:
+    """The batch's statements read again with the names known now; its texts embedded again only
+    where they changed (a name made known can change an entity, seldom the words)."""
+    before = _texts(prepared.work)
+    prepared.work = _extracted(job, [(source, item) for source, item, _ in prepared.work], None)
+    after = _texts(prepared.work)
+    if after != before:
+        prepared.vectors.cancel()
+        prepared.vectors = embeddings.embed_soon(after)
+
+
+def _stored(
+    *, job: Job, made: Import, claim: lease.Claim, prepared: _Prepared, vectors: list[list[float]]
+) -> bool:
+    """One batch written; False when the import must stop (cancelled, or the job taken over by
+    another process)."""
+    arguments = {
+        "job": job,
+        "made": made,
+        "claim": claim,
+        "items": prepared.items,
+        "work": prepared.work,
+        "vectors": vectors,
+        "tally": prepared.tally,
+    }
     try:
-        return _write(job=job, made=made, claim=claim, items=items, work=work, vectors=vectors, tally=tally)
+        return _write(**arguments)  # type: ignore[arg-type]
     except (OperationalError, InterfaceError):
         raise
     except Exception:
         # An item the engine cannot store: the batch again, each item in a savepoint of its own, so
         # that one fails alone (the fast path has no savepoint per item: a round trip each).
         logger.exception("import %s: a batch failed; storing its items one by one", made.id)
-        return _write(
-            job=job,
-            made=made,
-            claim=claim,
-            items=items,
-            work=work,
-            vectors=vectors,
-            tally=tally,
-            careful=True,
-        )
+        return _write(**arguments, careful=True)  # type: ignore[arg-type]
 
 
 def _write(

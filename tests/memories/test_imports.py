@@ -337,3 +337,32 @@ class TestBadInput:
     def test_zipfile_reads_the_fixture(self):
         # The fixtures are real zips (the refusals above are of damage, not of the builder).
         assert zipfile.ZipFile(io.BytesIO(fx.chatgpt_zip())).testzip() is None
+
+
+class TestDashboard:
+    def test_the_page_imports_a_file_and_an_outsider_gets_404(self, alice, bob, client):
+        client.force_login(alice)
+        upload = io.BytesIO(fx.mem0_json())
+        upload.name = "mem0.json"
+        response = client.post("/imports/", {"file": upload, "space": str(alice.spaces.get().id)})
+        assert response.status_code == 302, response.content[:2000]
+        made = Import.objects.get(owner=alice)
+        assert response["Location"].endswith(f"/imports/{made.id}/")
+        job_process(job_id=made.job_id)
+        page = client.get(f"/imports/{made.id}/")
+        assert page.status_code == 200 and b"3 of 3 items read" in page.content
+        client.force_login(bob)
+        assert client.get(f"/imports/{made.id}/").status_code == 404
+        assert client.post(f"/imports/{made.id}/undo").status_code == 404
+        assert client.post(f"/imports/{made.id}/cancel").status_code == 404
+        assert Import.objects.get(id=made.id).undone_at is None
+        assert Memory.objects.filter(owner=alice).exists()
+
+    def test_the_page_says_what_is_wrong_with_a_file(self, alice, client):
+        client.force_login(alice)
+        upload = io.BytesIO(b'{"hello": "world"}')
+        upload.name = "thing.json"
+        response = client.post("/imports/", {"file": upload, "space": str(alice.spaces.get().id)})
+        assert response.status_code == 400
+        assert b"not a format Deep Recall imports" in response.content
+        assert not Import.objects.exists()

@@ -16,6 +16,7 @@ from typing import Any, NotRequired, TypedDict, cast
 from django.utils import timezone
 
 from memories.as_of import is_current, world_start
+from memories.errors import Code
 from memories.models import AuditEvent, Entity, Import, Job, Memory, Relation, Source, Space
 
 # A memory's two clocks, world time then system time, as every surface shows them.
@@ -381,7 +382,7 @@ def import_status(made: Import) -> str:
     if made.undone_at is not None:
         return "undone"
     job = made.job
-    if job.status == Job.Status.FAILED and job.error_code == "import_cancelled":
+    if job.status == Job.Status.FAILED and job.error_code == Code.IMPORT_CANCELLED:
         return "cancelled"
     return str(job.status)
 

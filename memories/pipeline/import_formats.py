@@ -143,7 +143,8 @@ def _unzip(data: bytes, limits: ArchiveLimits) -> dict[str, bytes]:
 def _json(data: bytes, what: str) -> Any:
     try:
         return json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        # RecursionError: arrays or objects nested deeper than the parser goes; no export does that.
         raise _refuse(Code.IMPORT_FORMAT_UNKNOWN, f"{what} is not valid JSON in UTF-8.") from exc
 
 
@@ -216,7 +217,8 @@ def _chatgpt(conversations: object) -> Iterator[ImportItem]:
             role = str(message["author"].get("role") or "")
             if role not in ("user", "assistant"):
                 continue  # system prompts and tool output are not the person's history
-            if (message.get("metadata") or {}).get("is_visually_hidden_from_conversation"):
+            metadata = message.get("metadata")
+            if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
                 continue
             yield ImportItem(
                 source_id=str(message.get("id") or node.get("id")),
@@ -307,7 +309,7 @@ def _note(path: str, raw: bytes) -> ImportItem:
     if match:
         try:
             loaded = yaml.safe_load(match.group(1))
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):
             loaded = None  # front matter that is not YAML is left as the note's text
         if isinstance(loaded, dict):
             front = loaded
@@ -353,12 +355,16 @@ _EXPORT_ORIGINS = {"remember", "rest", "import", "document", "image"}
 
 def _deeprecall(data: bytes) -> Iterator[ImportItem]:
     sources: list[dict[str, Any]] = []
-    for number, line in enumerate(data.decode("utf-8-sig").splitlines(), start=1):
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _refuse(Code.IMPORT_FORMAT_UNKNOWN, "The export is not UTF-8 text.") from exc
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise _refuse(
                 Code.IMPORT_FORMAT_UNKNOWN, f"Line {number} of the export is not JSON.", line=number
             ) from exc

@@ -27,10 +27,12 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from memories import embeddings
+from memories.errors import Code
 from memories.models import Import, Job, Source
-from memories.pipeline.entities import capitalised_words
+from memories.pipeline.entities import capitalised_words, normalize_entity_name
 from memories.pipeline.extract import Candidate
 from memories.pipeline.import_formats import ImportItem, import_parse
+from memories.pipeline.supersede import masked_texts_judged, masked_vectors_keep
 from memories.selectors.graph import entity_names_known
 from memories.services.imports import archive_limits, import_claimant, import_job_stop, import_source_kind
 from memories.services.sources import content_hash
@@ -101,7 +103,7 @@ def import_run(*, job: Job, claim: lease.Claim) -> None:
             # Read again now that the batch before is stored: the names it made known, as a save
             # one by one would have seen them (its vectors are kept where its words are the same).
             _refresh(job=job, prepared=current)
-        vectors = current.vectors.result()
+        vectors = _vectors(current)
         # The next batch is read and its texts embedded on another thread while this one is
         # written: the model's run releases the GIL, and the database works on the other core.
         upcoming = (
@@ -189,6 +191,8 @@ class _Prepared:
     tally: _Tally
     work: list[tuple[Source, ImportItem, list[Candidate]]]
     vectors: Future[list[list[float]]]
+    # The masked texts embedded after the statements' texts (_embedded_soon).
+    masked: list[str]
 
 
 def _extracted(
@@ -206,10 +210,13 @@ def _extracted(
         candidates = candidates_of(source, job, known=known)
         if not candidates:
             if tally is not None:
-                tally.skip("nothing_to_remember")
+                tally.skip(Code.NOTHING_TO_REMEMBER.value)
             continue
         for candidate in candidates:
             candidate.tags = list(dict.fromkeys([*candidate.tags, *item.tags]))[:50]
+            # The names this item will record are known to the items after it, as they would be to
+            # the next save (a speaker's name at the start of every turn of a conversation).
+            known |= {key for name, _ in candidate.entities if (key := normalize_entity_name(name))}
         work.append((source, item, candidates))
     return work
 
@@ -218,10 +225,27 @@ def _texts(work: list[tuple[Source, ImportItem, list[Candidate]]]) -> list[str]:
     return [candidate.content for _, _, candidates in work for candidate in candidates]
 
 
+def _embedded_soon(texts: list[str]) -> tuple[list[str], Future[list[list[float]]]]:
+    """The texts' vectors on another thread, with those of their masked texts the update engine may
+    compare (supersede.masked_texts_judged): one model call instead of one per statement later."""
+    said = set(texts)
+    masked = [text for text in masked_texts_judged(texts) if text not in said]
+    return masked, embeddings.embed_soon([*texts, *masked])
+
+
 def _prepare(*, job: Job, made: Import, items: list[ImportItem], seen: set[str]) -> _Prepared:
     tally = _Tally()
     work = _extracted(job, _sources(job, made, items, tally, seen), tally)
-    return _Prepared(items, tally, work, embeddings.embed_soon(_texts(work)))
+    masked, vectors = _embedded_soon(_texts(work))
+    return _Prepared(items, tally, work, vectors, masked)
+
+
+def _vectors(prepared: _Prepared) -> list[list[float]]:
+    """The batch's statements' vectors; its masked texts' are handed to the update engine."""
+    vectors = prepared.vectors.result()
+    count = len(vectors) - len(prepared.masked)
+    masked_vectors_keep(dict(zip(prepared.masked, vectors[count:], strict=True)))
+    return vectors[:count]
 
 
 def _refresh(*, job: Job, prepared: _Prepared) -> None:
@@ -232,7 +256,7 @@ def _refresh(*, job: Job, prepared: _Prepared) -> None:
     after = _texts(prepared.work)
     if after != before:
         prepared.vectors.cancel()
-        prepared.vectors = embeddings.embed_soon(after)
+        prepared.masked, prepared.vectors = _embedded_soon(after)
 
 
 def _stored(
@@ -317,7 +341,7 @@ def _write(
                 raise
             except Exception:
                 logger.exception("import %s: item %s failed", made.id, item.source_id)
-                failed.append({"source_id": item.source_id[:200], "reason": "internal_error"})
+                failed.append({"source_id": item.source_id[:200], "reason": Code.INTERNAL_ERROR.value})
         made.items_read = state[1] + len(items)
         made.items_stored += stored
         made.items_skipped += sum(tally.skipped.values())

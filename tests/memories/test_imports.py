@@ -366,3 +366,31 @@ class TestDashboard:
         assert response.status_code == 400
         assert b"not a format Deep Recall imports" in response.content
         assert not Import.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("data", "name"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "deep.json"),
+        (b'{"type":"account"}\n\xff\xfe not text', "export.jsonl"),
+        (
+            json.dumps(
+                [
+                    {
+                        "mapping": {"n": {"message": {"author": {"role": "user"}, "metadata": []}}},
+                        "current_node": "n",
+                    }
+                ]
+            ).encode(),
+            "c.json",
+        ),
+        (json.dumps([{"chat_messages": ["not a message"]}]).encode(), "c.json"),
+        (json.dumps({"results": [{"memory": {"nested": True}, "metadata": [1]}]}).encode(), "m.json"),
+        (b"---\n" + b"[" * 10_000 + b"\n---\nbody", "note.md"),
+    ],
+)
+def test_it_answers_odd_files_without_a_server_error(alice, data, name):
+    response = _post_file(pat_client(alice), data, name)
+    assert response.status_code < 500, response.content[:500]
+    if response.status_code >= 400:
+        assert error_of(response)["code"].startswith("import_")

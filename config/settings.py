@@ -342,6 +342,13 @@ RATE_LIMITS: dict[str, str | None] = {
 
 # Limits of the write paths (bytes / characters / seconds).
 DOCUMENT_MAX_BYTES = env_int("DOCUMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
+# Imports (memories/services/imports.py): the file as uploaded, what a zip may unpack to in all and as a
+# multiple of its own size (a zip bomb packs gigabytes into kilobytes), and how many items one write
+# transaction of the worker stores (embedded in one model call per 64).
+IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024, minimum=1024)
+IMPORT_MAX_UNPACKED_BYTES = env_int("IMPORT_MAX_UNPACKED_BYTES", 1024 * 1024 * 1024, minimum=1024)
+IMPORT_MAX_RATIO = env_int("IMPORT_MAX_RATIO", 100, minimum=2, maximum=10_000)
+IMPORT_BATCH = env_int("IMPORT_BATCH", 256, minimum=1, maximum=10_000)
 # Reading a document's text (the worker, in a child process): a crafted PDF can make it cost
 # anything, so the child gets hard limits and a document over them fails as document_too_complex.
 DOCUMENT_PARSE_CPU_SECONDS = env_int("DOCUMENT_PARSE_CPU_SECONDS", 20, minimum=1, maximum=3600)

@@ -67,6 +67,16 @@ class Code(StrEnum):
     IMAGE_LINK_INVALID = "image_link_invalid"
     IMAGE_LINK_EXPIRED = "image_link_expired"
     IMAGE_NOT_FOUND = "image_not_found"
+    # Imports.
+    IMPORT_TOO_LARGE = "import_too_large"
+    IMPORT_FORMAT_UNKNOWN = "import_format_unknown"
+    IMPORT_SCHEMA_CHANGED = "import_schema_changed"
+    IMPORT_ARCHIVE_INVALID = "import_archive_invalid"
+    IMPORT_ARCHIVE_TOO_LARGE = "import_archive_too_large"
+    IMPORT_EMPTY = "import_empty"
+    IMPORT_NOT_FOUND = "import_not_found"
+    IMPORT_RUNNING = "import_running"
+    IMPORT_CANCELLED = "import_cancelled"
     # What was asked for does not exist (or is someone else's: existence is not revealed).
     NOT_FOUND = "not_found"
     MEMORY_NOT_FOUND = "memory_not_found"
@@ -331,6 +341,12 @@ CATALOGUE: dict[Code, Entry] = {
         "check the job_id; it is returned by remember and document uploads",
         message="No job with this id exists in your account.",
     ),
+    Code.IMPORT_NOT_FOUND: Entry(
+        404,
+        f"import: {_NOT_YOURS}",
+        "check the import's id; POST /api/v1/imports returns it",
+        message="No import with this id exists in your account.",
+    ),
     Code.VERSION_NOT_FOUND: Entry(
         404,
         f"document version: {_NOT_YOURS}",
@@ -394,6 +410,42 @@ CATALOGUE: dict[Code, Entry] = {
         "revise the current version (restore a suppressed memory first)",
         message="Only the current, unsuppressed version of a memory can be revised.",
         job=True,
+    ),
+    Code.IMPORT_RUNNING: Entry(
+        409,
+        "an import can be undone once it has stopped (finished, failed or cancelled)",
+        "cancel the import, wait until its status is no longer queued or running, then undo it",
+        message="This import is still running: cancel it first, then undo it.",
+    ),
+    Code.IMPORT_TOO_LARGE: Entry(
+        413,
+        "an import file over `IMPORT_MAX_BYTES` (200 MB by default), refused from its Content-Length "
+        "or as soon as the upload passes it",
+        "split the export (a smaller date range, fewer notes) and import the parts",
+    ),
+    Code.IMPORT_FORMAT_UNKNOWN: Entry(
+        415,
+        "an import file that is none of the formats imported (ChatGPT or Claude export, mem0 get_all "
+        "JSON, Markdown notes, a Deep Recall export), or JSON that is not UTF-8 JSON",
+        "send one of the supported exports as it was downloaded",
+    ),
+    Code.IMPORT_SCHEMA_CHANGED: Entry(
+        422,
+        "a known export whose fields are not where they were (`details.where`, `details.expected`): "
+        "the exporter changed its format, or the file was edited",
+        "send the export as downloaded; if it is, report the details so the reader can be updated",
+    ),
+    Code.IMPORT_ARCHIVE_INVALID: Entry(
+        422, "a zip that is damaged or truncated", "download the export again and send the new file"
+    ),
+    Code.IMPORT_ARCHIVE_TOO_LARGE: Entry(
+        413,
+        "a zip that unpacks to more than `IMPORT_MAX_UNPACKED_BYTES` or to more than "
+        "`IMPORT_MAX_RATIO` times its own size (a zip bomb), or holds over 20,000 files",
+        "split the archive and import the parts",
+    ),
+    Code.IMPORT_EMPTY: Entry(
+        422, "an import file with nothing in it to import", "send an export that holds conversations or notes"
     ),
     Code.INVALID_SPACE_NAME: Entry(
         400, "a space name that is empty or too long", "send a name of 1 to 100 characters"
@@ -516,6 +568,13 @@ CATALOGUE: dict[Code, Entry] = {
         None,
         "a model service the deployment uses refused the request",
         "tell the operator; saving again may help",
+        response=False,
+        job=True,
+    ),
+    Code.IMPORT_CANCELLED: Entry(
+        None,
+        "the import was cancelled; what it stored before stays until it is undone",
+        "undo the import to remove what it stored, or import the file again to carry on",
         response=False,
         job=True,
     ),

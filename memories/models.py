@@ -217,6 +217,7 @@ class Job(HeldToOwner):
         REMEMBER = "remember"
         INGEST = "ingest"
         REEMBED = "reembed"
+        IMPORT = "import"
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -265,6 +266,55 @@ class Job(HeldToOwner):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.status} {self.id}"
+
+
+class Import(HeldToOwner):
+    """One import of a history (memories/services/imports.py): the file as uploaded until its job
+    has read it all, and what became of its items. Each item is stored as a Source of origin
+    `import` (source_kind "import:<format>", source_ref the item's own id, claimant "import:<this
+    id>"), so importing the same items again adds nothing and an undo finds all it stored."""
+
+    class Format(models.TextChoices):
+        CHATGPT = "chatgpt"
+        CLAUDE = "claude"
+        MEM0 = "mem0"
+        MARKDOWN = "markdown"
+        DEEPRECALL = "deeprecall"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # The database's keys join on the owner (migration 0030, as 0029 for every tenant table).
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="imports", db_constraint=False)
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    format = models.CharField(max_length=20, choices=Format.choices)
+    filename = models.CharField(max_length=255, blank=True)
+    size_bytes = models.PositiveBigIntegerField(default=0)
+    # The file, until the job has read every item (then cleared: the items are the testimony).
+    data = models.BinaryField(null=True, editable=False)
+    items_total = models.PositiveIntegerField(default=0)
+    # Items the job has gone through, in order (a resumed job starts here); of them, stored, skipped
+    # (with the count per reason) and failed (the first few with their reason).
+    items_read = models.PositiveIntegerField(default=0)
+    items_stored = models.PositiveIntegerField(default=0)
+    items_skipped = models.PositiveIntegerField(default=0)
+    items_failed = models.PositiveIntegerField(default=0)
+    skipped_reasons = models.JSONField(default=dict, blank=True)
+    failures = models.JSONField(default=list, blank=True)
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
+    undo_receipt = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # One import per job; with the owner, as every tenant key (issue 43).
+            models.UniqueConstraint(fields=["owner", "job"], name="import_one_per_job"),
+        ]
+        indexes = [models.Index(fields=["owner", "created_at"], name="import_owner_created")]
+
+    def __str__(self) -> str:
+        return f"import {self.format} {self.id}"
 
 
 class Memory(HeldToOwner):
@@ -634,6 +684,8 @@ class AuditEvent(models.Model):
         APP_REVOKED = "app_revoked"
         RELATION_CREATED = "relation_created"
         SPACE_SWITCHED = "space_switched"
+        IMPORTED = "imported"
+        IMPORT_UNDONE = "import_undone"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Kept (as a bare id) after the account is deleted, for the purge receipt.

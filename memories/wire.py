@@ -16,7 +16,8 @@ from typing import Any, NotRequired, TypedDict, cast
 from django.utils import timezone
 
 from memories.as_of import is_current, world_start
-from memories.models import AuditEvent, Entity, Job, Memory, Relation, Source, Space
+from memories.errors import Code
+from memories.models import AuditEvent, Entity, Import, Job, Memory, Relation, Source, Space
 
 # A memory's two clocks, world time then system time, as every surface shows them.
 MEMORY_CLOCKS = (
@@ -213,6 +214,40 @@ class JobDict(TypedDict):
     memories: NotRequired[list[MemoryDict]]
 
 
+class ImportCounts(TypedDict):
+    total: int
+    read: int
+    stored: int
+    skipped: int
+    failed: int
+
+
+class ImportFailure(TypedDict):
+    source_id: str
+    reason: str
+
+
+class ImportDict(TypedDict):
+    """An import as the API and the dashboard show it (import_dict)."""
+
+    id: str
+    status: str
+    format: str
+    filename: str
+    size_bytes: int
+    space_id: str
+    job_id: str
+    items: ImportCounts
+    skipped_reasons: dict[str, int]
+    failures: list[ImportFailure]
+    error: JobError | None
+    created_at: str | None
+    finished_at: str | None
+    cancel_requested_at: str | None
+    undone_at: str | None
+    undo_receipt: PurgeReceipt | None
+
+
 class PurgeReceipt(TypedDict):
     """The receipt of every hard delete (purge_receipt)."""
 
@@ -340,6 +375,49 @@ def job_progress(job: Job) -> JobProgress:
     default = "done" if job.status == Job.Status.SUCCEEDED else "queued"
     stage = str(written["stage"]) if written.get("stage") in JOB_STAGES else default
     return {"stage": stage, "done": int(written.get("done") or 0), "total": int(written.get("total") or 0)}
+
+
+def import_status(made: Import) -> str:
+    """queued | running | succeeded | failed | cancelled | undone: the job's status, told apart."""
+    if made.undone_at is not None:
+        return "undone"
+    job = made.job
+    if job.status == Job.Status.FAILED and job.error_code == Code.IMPORT_CANCELLED:
+        return "cancelled"
+    return str(job.status)
+
+
+def import_dict(made: Import) -> ImportDict:
+    """An import with its progress (items read, stored, skipped with their reasons, failed), read
+    from its row and its job's (select_related("job"))."""
+    job = made.job
+    return {
+        "id": str(made.id),
+        "status": import_status(made),
+        "format": made.format,
+        "filename": made.filename,
+        "size_bytes": made.size_bytes,
+        "space_id": str(made.space_id),
+        "job_id": str(job.id),
+        "items": {
+            "total": made.items_total,
+            "read": made.items_read,
+            "stored": made.items_stored,
+            "skipped": made.items_skipped,
+            "failed": made.items_failed,
+        },
+        "skipped_reasons": {str(k): int(v) for k, v in (made.skipped_reasons or {}).items()},
+        "failures": [
+            {"source_id": str(f.get("source_id", "")), "reason": str(f.get("reason", ""))}
+            for f in made.failures or []
+        ],
+        "error": {"code": job.error_code, "message": job.error_message} if job.error_code else None,
+        "created_at": iso(made.created_at),
+        "finished_at": iso(job.finished_at),
+        "cancel_requested_at": iso(made.cancel_requested_at),
+        "undone_at": iso(made.undone_at),
+        "undo_receipt": cast(PurgeReceipt, made.undo_receipt) if made.undo_receipt else None,
+    }
 
 
 def replaced_ref(older: Memory) -> ReplacedRef:

@@ -87,16 +87,19 @@ def error_response(error: AppError, request_id: str, headers: dict[str, str] | N
     return response
 
 
-def body_read(request: HttpRequest, *, max_bytes: int) -> bytes:
-    """The request body under a limit of its own (for the one route whose body is a document), read
-    before anything else touches it: later reads (`request.body`, DRF's parsers) get these bytes and do
-    not apply the global DATA_UPLOAD_MAX_MEMORY_SIZE again."""
+def body_read(request: HttpRequest, *, max_bytes: int, refusal: AppError | None = None) -> bytes:
+    """The request body under a limit of its own (for the routes whose body is a document or an
+    import), read before anything else touches it: later reads (`request.body`, DRF's parsers) get
+    these bytes and do not apply the global DATA_UPLOAD_MAX_MEMORY_SIZE again. Over the limit, by its
+    Content-Length or as read: `refusal`, by default `ingest`'s."""
     if hasattr(request, "_body"):
         return request._body
     declared = request.META.get("CONTENT_LENGTH") or ""
     if (declared.isdigit() and int(declared) > max_bytes) or (
         len(data := request.read(max_bytes + 1)) > max_bytes
     ):
+        if refusal is not None:
+            raise refusal
         raise AppError(
             # The one route it serves is `ingest`'s: the evidence contract's name for this refusal.
             Code.BODY_TOO_LARGE,

@@ -7,6 +7,7 @@ from memories.api import open_query
 from memories.api.documents import DocumentUploadView
 from memories.api.export import ExportView
 from memories.api.images import ImageUploadView, image_content
+from memories.api.imports import ImportCancelView, ImportCollectionView, ImportItemView, ImportUndoView
 from memories.api.jobs import JobDetailView, JobListView
 from memories.api.memories import (
     MemoryCollectionView,
@@ -58,6 +59,10 @@ urlpatterns = [
         name="api-relation-restore",
     ),
     path("v1/documents", DocumentUploadView.as_view(), name="api-documents"),
+    path("v1/imports", ImportCollectionView.as_view(), name="api-imports"),
+    path("v1/imports/<uuid:import_id>", ImportItemView.as_view(), name="api-import"),
+    path("v1/imports/<uuid:import_id>/cancel", ImportCancelView.as_view(), name="api-import-cancel"),
+    path("v1/imports/<uuid:import_id>/undo", ImportUndoView.as_view(), name="api-import-undo"),
     path("v1/images", ImageUploadView.as_view(), name="api-images"),
     # The signed image_url: no credentials, the link is the access (memories/selectors/images.py).
     path("v1/images/<uuid:source_id>", image_content, name="api-image"),

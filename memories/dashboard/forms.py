@@ -237,6 +237,17 @@ class UploadForm(_FileInSpaceForm):
     )
 
 
+class ImportForm(_FileInSpaceForm):
+    max_bytes_setting = "IMPORT_MAX_BYTES"
+    what = "file"
+    file = forms.FileField(
+        label="Export file",
+        help_text="A ChatGPT or Claude data export (.zip), mem0 JSON, a zip of Markdown notes, or a Deep "
+        "Recall export (.jsonl).",
+        widget=forms.ClearableFileInput(attrs={"accept": ".zip,.json,.jsonl,.md"}),
+    )
+
+
 class ImageUploadForm(_FileInSpaceForm):
     max_bytes_setting = "IMAGE_MAX_BYTES"
     what = "image"

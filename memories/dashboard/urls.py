@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memories.dashboard import activity, agents, ask, editing, graph, overview, views
+from memories.dashboard import activity, agents, ask, editing, graph, imports, overview, views
 
 app_name = "dashboard"
 
@@ -23,6 +23,10 @@ urlpatterns = [
     path("memories/<uuid:memory_id>/delete", views.memory_delete, name="memory-delete"),
     path("relations/", views.relation_list, name="relations"),
     path("relations/<uuid:relation_id>/delete", views.relation_delete, name="relation-delete"),
+    path("imports/", imports.import_page, name="imports"),
+    path("imports/<uuid:import_id>/", imports.import_detail, name="import"),
+    path("imports/<uuid:import_id>/cancel", imports.import_stop, name="import-cancel"),
+    path("imports/<uuid:import_id>/undo", imports.import_remove, name="import-undo"),
     path("jobs/", views.job_list, name="jobs"),
     path("jobs/<uuid:job_id>/", views.job_detail, name="job"),
     path("spaces/", views.space_list, name="spaces"),

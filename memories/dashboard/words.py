@@ -23,6 +23,7 @@ _JOB_WORDS = {
     Job.Kind.REMEMBER: "Saving a note",
     Job.Kind.INGEST: "Reading a document",
     Job.Kind.REEMBED: "Re-indexing",
+    Job.Kind.IMPORT: "Importing a history",
 }
 KIND_WORDS = {str(kind): _KIND_WORDS[kind] for kind in Memory.Kind}
 KIND_HELP = {str(kind): _KIND_HELP[kind] for kind in Memory.Kind}

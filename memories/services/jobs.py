@@ -25,7 +25,9 @@ from memories.services.rows import rows_insert
 logger = logging.getLogger(__name__)
 
 
-def job_queue(*, caller: Caller, space: Space, source: Source, kind: str, options: dict[str, Any]) -> Job:
+def job_queue(
+    *, caller: Caller, space: Space, source: Source | None, kind: str, options: dict[str, Any]
+) -> Job:
     """Create the job, and its source first when that is new (`source_new`), in one message: both
     rows or neither, one round trip. Its message is published once the caller's transaction commits
     (at once outside an atomic block).
@@ -44,7 +46,7 @@ def job_queue(*, caller: Caller, space: Space, source: Source, kind: str, option
         options=options,
         published_at=timezone.now(),
     )
-    rows_insert(*([source] if source._state.adding else []), job)
+    rows_insert(*([source] if source is not None and source._state.adding else []), job)
     job_id = job.id
     owner_id = job.owner_id
     transaction.on_commit(lambda: job_publish(job_id=job_id, owner_id=owner_id))

@@ -28,66 +28,19 @@ from memories.errors import Code
 from memories.models import Job, Source
 from memories.parsing import RowId
 from memories.pipeline.entities import capitalised_words
-from memories.pipeline.extract import Candidate, extract, extract_contents, extract_document, stated_kind
+from memories.pipeline.extract import Candidate, extract_contents
 from memories.pipeline.judge_llm import llm_judge
 from memories.pipeline.parse_sandbox import DocumentRefused
 from memories.pipeline.supersede import nearest_priors
 from memories.pipeline.update import Verdict
-from memories.selectors.graph import entity_names_known, entity_names_known_each
+from memories.selectors.graph import entity_names_known_each
 from memories.selectors.jobs import job_with_source
 from memories.services.documents import document_text_store
 from memories.services.images import image_store
-from memories.worker import lease, store
+from memories.worker import imports, lease, store
+from memories.worker.candidates import candidates_of
 
 logger = logging.getLogger(__name__)
-
-
-def _candidates(source: Source, job: Job, *, known: set[str] | None = None) -> list[Candidate]:
-    """The job's statements. `known`: the names of the text the space already knows, when the
-    caller has read them (a batch reads them for all its saves at once: _names_known)."""
-    reference = source.refers_to or source.recorded_at
-    kind = stated_kind(kind=job.options.get("kind"), category=job.options.get("category"))
-    if settings.LLM_BASE_URL:
-        from memories.pipeline.extract_llm import llm_extract
-
-        candidates = llm_extract(source.content, reference=reference)
-    else:
-        # Names the space already knows are kept where a sentence starts with them.
-        if known is None:
-            known = entity_names_known(
-                owner=job.owner, space_id=job.space_id, names=capitalised_words(source.content)
-            )
-        if source.origin == Source.Origin.DOCUMENT:
-            # A document is a set of statements: one memory per item, row and sentence, so a later
-            # version can change one of them without touching the others.
-            candidates = extract_document(
-                source.content, media_type=source.media_type, reference=reference, known=known
-            )
-        elif source.origin == Source.Origin.IMAGE:
-            # Caption and text read in the picture are paragraphs of plain text (images.ocr_text).
-            candidates = extract_document(
-                source.content, media_type="text/plain", reference=reference, known=known
-            )
-        else:
-            _, candidates = extract(source.content, reference=reference, known=known, kind=kind)
-    tags = job.options.get("tags") or []
-    clocks = store.stated_clocks(job)
-    for candidate in candidates:
-        candidate.stated_at = candidate.stated_at or reference
-        if clocks is not None:
-            # A revision states its dates (memories.services.memories.memory_revise): they win over
-            # what the rules read in the text, an empty one included.
-            candidate.occurred_at = clocks.get("occurred_at")
-            candidate.valid_from = clocks.get("valid_from")
-            candidate.due_at = clocks.get("due_at")
-            candidate.starts_by = None
-            candidate.tags = list(tags)
-        if kind:
-            # Where the rules did not take the stated kind (the LLM, a Markdown note), it wins here.
-            candidate.kind = kind
-        if tags and clocks is None:
-            candidate.tags = list(dict.fromkeys([*candidate.tags, *tags]))
-    return candidates
 
 
 def job_process(*, job_id: RowId, owner_id: RowId | None = None) -> None:
@@ -122,6 +75,10 @@ def job_process(*, job_id: RowId, owner_id: RowId | None = None) -> None:
 
 def _job_run(*, job_id: RowId, claim: lease.Claim) -> None:
     job = job_with_source(job_id=job_id, owner_id=claim.owner_id)
+    if job.kind == Job.Kind.IMPORT:
+        # A history of many items under one job: stored batch by batch (memories.worker.imports).
+        imports.import_run(job=job, claim=claim)
+        return
     source = job.source
     if source is None:
         lease.job_fail(
@@ -154,7 +111,7 @@ def _job_run(*, job_id: RowId, claim: lease.Claim) -> None:
     )
     early = embeddings.embed_soon(contents) if contents and len(contents) <= PROGRESS_BATCH else None
     _progress(claim.owner_id, job_id, "extracting")
-    candidates = _candidates(source, job)
+    candidates = candidates_of(source, job)
     if not candidates:
         lease.job_fail(
             owner_id=claim.owner_id,
@@ -260,7 +217,7 @@ def _batch_run(*, claims: list[lease.Claim]) -> None:
     for job in jobs:
         try:
             candidates = (
-                _candidates(job.source, job, known=known.get(job.id)) if job.source is not None else []
+                candidates_of(job.source, job, known=known.get(job.id)) if job.source is not None else []
             )
         except (OperationalError, InterfaceError):
             raise

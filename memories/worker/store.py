@@ -142,6 +142,18 @@ def job_write(
         transaction.on_commit(functools.partial(replicas.writes_seen, job.owner_id))
 
 
+def statements_write(
+    *, job: Job, source: Source, candidates: list[Candidate], vectors: list[list[float]]
+) -> list[Memory]:
+    """One source's statements stored in order, each as a save's are (_store: evidence for what holds
+    it, or a new memory superseding what it replaces), in the caller's transaction under the owner's
+    write lock; the job is left as it is (an import stores many sources under one job)."""
+    return [
+        _store(job=job, source=source, candidate=candidate, vector=vector)
+        for candidate, vector in zip(candidates, vectors, strict=True)
+    ]
+
+
 # A job's last write, sent as written (every save ends with it; building the UPDATE cost more CPU
 # than the database spends on it, as _PROGRESS_SQL says).
 _SUCCEEDED_SQL = f"""UPDATE {Job._meta.db_table} SET status = %s, finished_at = %s, error_code = '',

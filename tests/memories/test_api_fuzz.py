@@ -52,7 +52,18 @@ from memories.api.open_query import OPEN_QUERY_ROUTES, WRITE_ROUTES
 from memories.api.query import REASON_SCHEMA
 from memories.api.tokens import CREATE_SCHEMA
 from memories.errors import CATALOGUE, Code
-from memories.models import AuditEvent, Entity, Evidence, GrantSpace, Job, Memory, Relation, Source, Space
+from memories.models import (
+    AuditEvent,
+    Entity,
+    Evidence,
+    GrantSpace,
+    Import,
+    Job,
+    Memory,
+    Relation,
+    Source,
+    Space,
+)
 from memories.operations.registry import get_operation, operations
 from memories.services.spaces import space_create
 from tests.helpers import READ, WRITE, pat_client, session_client
@@ -135,6 +146,14 @@ def paused_worker() -> Iterator[None]:
                 process.send_signal(signal.SIGCONT)
 
 
+def _import(owner: User) -> Import:
+    """An import waiting for the worker (none listens): cancel stops it, undo is refused until then."""
+    job = make_job(owner, kind=Job.Kind.IMPORT)
+    return Import.objects.create(
+        owner=owner, space=job.space, job=job, format="mem0", items_total=1, data=b"{}"
+    )
+
+
 @pytest.fixture
 def world(alice, bob, charlie, settings, no_worker_broker, paused_worker) -> World:
     # A save or an upload answers at once (no worker listens): `wait` must not hold the test.
@@ -148,6 +167,7 @@ def world(alice, bob, charlie, settings, no_worker_broker, paused_worker) -> Wor
         "job_id": [str(make_job(alice).id)],
         "relation_id": [str(relate(alice, "Mara Lind", "Oslo").id)],
         "token_id": [str(pat_create(user=alice, name="spare", scopes=[READ])[0].id)],
+        "import_id": [str(_import(alice).id)],
     }
     # The signed image link's path takes a source id (a note's here: no picture, so a 403 or 404).
     own["source_id"] = [str(Memory.objects.get(id=own["memory_id"][0]).source_id)]
@@ -157,6 +177,7 @@ def world(alice, bob, charlie, settings, no_worker_broker, paused_worker) -> Wor
         str(make_job(bob).id),
         str(relate(bob, "Ola Nordmann", "Bergen").id),
         str(pat_create(user=bob, name="bob", scopes=[READ])[0].id),
+        str(_import(bob).id),
     ]
     clients = {
         "pat": pat_client(alice),
@@ -171,6 +192,7 @@ def world(alice, bob, charlie, settings, no_worker_broker, paused_worker) -> Wor
 # --- what is stored ---------------------------------------------------------------------
 
 WRITABLE: list[type[models.Model]] = [
+    Import,
     Memory,
     Source,
     Job,
@@ -567,6 +589,11 @@ BODIES: list[tuple[str, str, tuple[dict[str, Any], list[str]]]] = [
     ),
     ("POST", "/api/v1/operations/<str:name>", ({}, [])),  # per operation: VALID_ARGUMENTS
     ("POST", "/api/v1/relations/<uuid:relation_id>/restore", ({}, [])),
+    # An import's body is the export itself (or a multipart file): any JSON that is no export is
+    # refused as such.
+    ("POST", "/api/v1/imports", ({}, ["space", "results"])),
+    ("POST", "/api/v1/imports/<uuid:import_id>/cancel", ({}, [])),
+    ("POST", "/api/v1/imports/<uuid:import_id>/undo", ({}, [])),
     # The evidence contract's write and open-query tools, one route each, the body their arguments.
     *[
         (

@@ -133,6 +133,60 @@
     });
   }
 
+  // The import page: the bar and counts follow GET /api/v1/imports/{id} until the import stops.
+  function setupImport() {
+    var box = document.querySelector("[data-import-api]");
+    if (!box || box.getAttribute("data-import-done") === "true") return;
+    var api = box.getAttribute("data-import-api");
+    var bar = box.querySelector("[data-import-bar]");
+    var statusText = box.querySelector("[data-import-status]");
+    var badge = box.querySelector("[data-import-badge]");
+    var errorBox = box.querySelector("[data-import-error]");
+    var cancel = document.querySelector("[data-import-cancel]");
+    function show(made) {
+      var items = made.items;
+      bar.max = Math.max(items.total, 1);
+      bar.value = items.read;
+      statusText.textContent = items.read + " of " + items.total + " items read: " + items.stored +
+        " stored, " + items.skipped + " skipped, " + items.failed + " failed.";
+      badge.textContent = made.status;
+      badge.className = "badge " + made.status;
+      if (made.status === "queued" || made.status === "running") return false;
+      box.setAttribute("data-import-done", "true");
+      if (cancel) cancel.hidden = true;
+      if (made.error && errorBox) {
+        errorBox.textContent = made.error.message + " (" + made.error.code + ")";
+        errorBox.hidden = false;
+      }
+      return true;
+    }
+    pollUntil(api, function (body) { return show(body["import"]); }, function () {});
+  }
+
+  // GET `api` (JSON) and hand the body to `show` until it answers true, backing off from 300 ms to
+  // 2 s; a failed request calls `failed` and is tried again 3 s later.
+  function pollUntil(api, show, failed) {
+    var delay = 300;
+    function poll() {
+      fetch(api, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (response) {
+          if (!response.ok) throw new Error("HTTP " + response.status);
+          return response.json();
+        })
+        .then(function (body) {
+          if (!show(body)) {
+            delay = Math.min(delay * 1.5, 2000);
+            window.setTimeout(poll, delay);
+          }
+        })
+        .catch(function () {
+          failed();
+          window.setTimeout(poll, 3000);
+        });
+    }
+    window.setTimeout(poll, delay);
+  }
+
   function setupJob() {
     var box = document.querySelector("[data-job-api]");
     if (!box || box.getAttribute("data-job-done") === "true") return;
@@ -146,7 +200,6 @@
     var errorBox = document.querySelector("[data-job-error]");
     var urlTemplate = box.getAttribute("data-memory-url");
     var placeholder = box.getAttribute("data-memory-placeholder");
-    var delay = 300;
     var stages = box.querySelector("[data-job-stages]");
     var segments = box.querySelector("[data-job-segments]");
 
@@ -200,24 +253,7 @@
       return true;
     }
 
-    function poll() {
-      fetch(api, { credentials: "same-origin", headers: { Accept: "application/json" } })
-        .then(function (response) {
-          if (!response.ok) throw new Error("HTTP " + response.status);
-          return response.json();
-        })
-        .then(function (job) {
-          if (!show(job)) {
-            delay = Math.min(delay * 1.5, 2000);
-            window.setTimeout(poll, delay);
-          }
-        })
-        .catch(function () {
-          statusText.textContent = "Could not check the job; retrying…";
-          window.setTimeout(poll, 3000);
-        });
-    }
-    window.setTimeout(poll, delay);
+    pollUntil(api, show, function () { statusText.textContent = "Could not check the job; retrying…"; });
   }
 
   function setupRefresh() {
@@ -281,6 +317,7 @@
     setupConfirms();
     setupCopy();
     setupJob();
+    setupImport();
     setupRefresh();
   });
 })();

@@ -1,0 +1,466 @@
+"""What an import file holds: the formats people bring their history in, each read into one stream of
+typed items (`ImportItem`), and the refusals of a file that is none of them.
+
+The formats, each as its public documentation and real exports show it:
+- ChatGPT's data export: a zip (or the bare file) with `conversations.json`, a list of
+  conversations, each a tree of messages (`mapping`: node id -> {message, parent, children}) whose
+  branch shown last ends at `current_node`; a message has `author.role`, `create_time` (Unix
+  seconds) and `content` (`content_type`, `parts`). Only the branch the person last saw is read:
+  the others are edits and regenerations they replaced.
+- Claude's data export: a zip (or the bare file) with `conversations.json`, a list of
+  conversations (`uuid`, `name`, `chat_messages`), each message with `uuid`, `sender`
+  (`human` | `assistant`), `created_at` (ISO 8601) and its words in `text` or in `content` blocks
+  of type `text`.
+- mem0: what `get_all` returns, `{"results": [...]}` (or the bare list of older versions), each
+  memory with `id`, `memory`, `created_at` / `updated_at` and optional `user_id`, `metadata`.
+- Markdown notes: a zip (or a folder the CLI zips) of `.md` files in Obsidian's layout: optional
+  YAML front matter (`tags`, `date` / `created`, `aliases`), inline `#tags`, `[[links]]`. One item
+  per note; its path in the archive is its id.
+- Our own export (`GET /api/v1/export`, JSON Lines): its sources are the testimony, read back in
+  the order they were recorded, each with the time it referred to; the memories are what the
+  update engine makes of them again.
+
+Nothing here touches the database: the service checks a file with `import_parse` before it stores
+it, and the worker reads it again with the same function.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import posixpath
+import re
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+
+from memories.errors import AppError, Code
+
+FORMATS = ("chatgpt", "claude", "mem0", "markdown", "deeprecall")
+
+
+@dataclass(frozen=True)
+class ImportItem:
+    """One thing said, as the file has it: the unit an import stores (one source each)."""
+
+    # Stable within its format: the message's, memory's or note's own id (the idempotency key).
+    source_id: str
+    # Who said it: "user" / "assistant" of a chat, a note's "note", mem0's "memory".
+    role: str
+    text: str
+    # When it was said or written (world time); None when the file does not say.
+    at: datetime | None
+    # The conversation (or folder) it belongs to, and that group's title.
+    group: str = ""
+    title: str = ""
+    tags: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """How much a zip may unpack to: in total, and as a multiple of its packed size (a zip bomb
+    packs gigabytes of zeros into kilobytes)."""
+
+    max_total: int
+    max_ratio: int
+    max_members: int = 20_000
+
+
+@dataclass(frozen=True)
+class ParsedImport:
+    format: str
+    items: list[ImportItem]
+
+
+def _refuse(code: Code, message: str, **details: Any) -> AppError:
+    return AppError(code, message, details=details)
+
+
+def _schema(fmt: str, where: str, expected: str) -> AppError:
+    # A changed schema names the field it expected and where: the person (or we) can see at once
+    # what the exporter changed.
+    return _refuse(
+        Code.IMPORT_SCHEMA_CHANGED,
+        f"This looks like a {fmt} export, but {where} has no {expected}: the format may have changed.",
+        format=fmt,
+        where=where,
+        expected=expected,
+    )
+
+
+# --- archives ------------------------------------------------------------------------------------
+
+
+def _unzip(data: bytes, limits: ArchiveLimits) -> dict[str, bytes]:
+    """Every file of the zip, read with the caps of `limits` counted on the bytes really unpacked
+    (a member's declared size can lie)."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = [m for m in archive.infolist() if not m.is_dir()]
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+        raise _refuse(Code.IMPORT_ARCHIVE_INVALID, "The zip file is damaged and cannot be opened.") from exc
+    if len(members) > limits.max_members:
+        raise _refuse(
+            Code.IMPORT_ARCHIVE_TOO_LARGE,
+            f"The zip holds more than {limits.max_members} files.",
+            max_members=limits.max_members,
+        )
+    budget = min(limits.max_total, max(len(data), 1) * limits.max_ratio)
+    files: dict[str, bytes] = {}
+    unpacked = 0
+    for member in members:
+        name = member.filename
+        if name.startswith("__MACOSX/") or posixpath.basename(name).startswith("._"):
+            continue
+        chunks: list[bytes] = []
+        try:
+            with archive.open(member) as stream:
+                while chunk := stream.read(1 << 20):
+                    unpacked += len(chunk)
+                    if unpacked > budget:
+                        raise _refuse(
+                            Code.IMPORT_ARCHIVE_TOO_LARGE,
+                            "The zip unpacks to more than this service accepts "
+                            f"({budget // (1024 * 1024)} MB for this file).",
+                            max_unpacked_bytes=budget,
+                        )
+                    chunks.append(chunk)
+        except AppError:
+            raise
+        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as exc:
+            raise _refuse(
+                Code.IMPORT_ARCHIVE_INVALID, "A file in the zip is damaged and cannot be read.", member=name
+            ) from exc
+        files[name] = b"".join(chunks)
+    return files
+
+
+def _json(data: bytes, what: str) -> Any:
+    try:
+        return json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        # RecursionError: arrays or objects nested deeper than the parser goes; no export does that.
+        raise _refuse(Code.IMPORT_FORMAT_UNKNOWN, f"{what} is not valid JSON in UTF-8.") from exc
+
+
+# --- times ----------------------------------------------------------------------------------------
+
+
+def _time(value: object) -> datetime | None:
+    """A Unix time in seconds or an ISO 8601 string, as an aware datetime; None for anything else."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        try:
+            return datetime.fromtimestamp(float(value), tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, str) and value.strip():
+        try:
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return None
+
+
+# --- ChatGPT --------------------------------------------------------------------------------------
+
+
+def _chatgpt_text(content: object) -> str:
+    if not isinstance(content, dict):
+        return ""
+    parts = content.get("parts")
+    if isinstance(parts, list):
+        # Parts that are not text (an image's pointer) are left out: no words to remember.
+        return "\n".join(p for p in parts if isinstance(p, str)).strip()
+    text = content.get("text")
+    return text.strip() if isinstance(text, str) else ""
+
+
+def _chatgpt(conversations: object) -> Iterator[ImportItem]:
+    if not isinstance(conversations, list):
+        raise _schema("ChatGPT", "conversations.json", "list of conversations")
+    for index, conversation in enumerate(conversations):
+        where = f"conversation {index}"
+        if not isinstance(conversation, dict) or not isinstance(conversation.get("mapping"), dict):
+            raise _schema("ChatGPT", where, "'mapping' object")
+        mapping: dict[str, Any] = conversation["mapping"]
+        group = str(conversation.get("conversation_id") or conversation.get("id") or index)
+        title = str(conversation.get("title") or "")
+        # The branch the person saw last: from current_node up to the root, then in reading order.
+        node_id = conversation.get("current_node")
+        path: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
+            seen.add(node_id)
+            node = mapping[node_id]
+            if not isinstance(node, dict):
+                raise _schema("ChatGPT", f"{where}, node {node_id}", "node object")
+            path.append(node)
+            node_id = node.get("parent")
+        if not path and mapping:
+            raise _schema("ChatGPT", where, "'current_node' naming a node of its mapping")
+        for node in reversed(path):
+            message = node.get("message")
+            if message is None:
+                continue  # the tree's root holds no message
+            if not isinstance(message, dict) or not isinstance(message.get("author"), dict):
+                raise _schema("ChatGPT", f"{where}, node {node.get('id')}", "'message.author'")
+            role = str(message["author"].get("role") or "")
+            if role not in ("user", "assistant"):
+                continue  # system prompts and tool output are not the person's history
+            metadata = message.get("metadata")
+            if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
+                continue
+            yield ImportItem(
+                source_id=str(message.get("id") or node.get("id")),
+                role=role,
+                text=_chatgpt_text(message.get("content")),
+                at=_time(message.get("create_time")) or _time(conversation.get("create_time")),
+                group=group,
+                title=title,
+            )
+
+
+# --- Claude ---------------------------------------------------------------------------------------
+
+
+def _claude_text(message: dict[str, Any]) -> str:
+    blocks = message.get("content")
+    if isinstance(blocks, list):
+        texts = [
+            b["text"]
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+        if texts:
+            return "\n".join(texts).strip()
+    text = message.get("text")
+    return text.strip() if isinstance(text, str) else ""
+
+
+def _claude(conversations: object) -> Iterator[ImportItem]:
+    if not isinstance(conversations, list):
+        raise _schema("Claude", "conversations.json", "list of conversations")
+    for index, conversation in enumerate(conversations):
+        where = f"conversation {index}"
+        if not isinstance(conversation, dict) or not isinstance(conversation.get("chat_messages"), list):
+            raise _schema("Claude", where, "'chat_messages' list")
+        group = str(conversation.get("uuid") or index)
+        for position, message in enumerate(conversation["chat_messages"]):
+            if not isinstance(message, dict) or "sender" not in message:
+                raise _schema("Claude", f"{where}, message {position}", "'sender'")
+            sender = str(message["sender"])
+            yield ImportItem(
+                source_id=str(message.get("uuid") or f"{group}:{position}"),
+                role="user" if sender == "human" else sender,
+                text=_claude_text(message),
+                at=_time(message.get("created_at")) or _time(conversation.get("created_at")),
+                group=group,
+                title=str(conversation.get("name") or ""),
+            )
+
+
+# --- mem0 -----------------------------------------------------------------------------------------
+
+
+def _mem0(payload: object) -> Iterator[ImportItem]:
+    memories = payload.get("results") if isinstance(payload, dict) else payload
+    if not isinstance(memories, list):
+        raise _schema("mem0", "the file", "'results' list")
+    for index, memory in enumerate(memories):
+        if not isinstance(memory, dict) or "memory" not in memory:
+            raise _schema("mem0", f"result {index}", "'memory'")
+        metadata = memory.get("metadata")
+        tags = metadata.get("tags") if isinstance(metadata, dict) else None
+        yield ImportItem(
+            source_id=str(memory.get("id") or index),
+            role="memory",
+            text=str(memory["memory"] or "").strip(),
+            # When it was first known; a later edit in mem0 is the same memory.
+            at=_time(memory.get("created_at")) or _time(memory.get("updated_at")),
+            group=str(memory.get("run_id") or memory.get("user_id") or ""),
+            tags=tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else (),
+        )
+
+
+# --- Markdown notes -------------------------------------------------------------------------------
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
+_INLINE_TAG = re.compile(r"(?<![\w&#/])#([A-Za-z][\w/-]*)")
+_WIKILINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]+))?\]\]")
+
+
+def _note(path: str, raw: bytes) -> ImportItem:
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _refuse(Code.IMPORT_FORMAT_UNKNOWN, "A note is not UTF-8 text.", member=path) from exc
+    front: dict[str, Any] = {}
+    match = _FRONT_MATTER.match(text)
+    if match:
+        try:
+            loaded = yaml.safe_load(match.group(1))
+        except (yaml.YAMLError, RecursionError):
+            loaded = None  # front matter that is not YAML is left as the note's text
+        if isinstance(loaded, dict):
+            front = loaded
+            text = text[match.end() :]
+    declared = front.get("tags") or front.get("tag") or []
+    if isinstance(declared, str):
+        declared = re.split(r"[,\s]+", declared)
+    tags = [str(t).lstrip("#") for t in declared if str(t).strip()] if isinstance(declared, list) else []
+    tags += _INLINE_TAG.findall(text)
+    # A link reads as its shown text ("[[Berlin|the capital]]" -> "the capital").
+    body = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1)).strip(), text).strip()
+    when = next((_time(front.get(k)) for k in ("date", "created", "updated") if _time(front.get(k))), None)
+    if when is None:
+        for key in ("date", "created"):
+            value = front.get(key)
+            # YAML reads a bare 2024-03-01 as a date, not a datetime.
+            if value is not None and hasattr(value, "isoformat"):
+                when = _time(value.isoformat())
+                break
+    title = str(front.get("title") or posixpath.splitext(posixpath.basename(path))[0])
+    return ImportItem(
+        source_id=path,
+        role="note",
+        text=f"{title}\n\n{body}".strip() if body else "",
+        at=when,
+        group=posixpath.dirname(path),
+        title=title,
+        tags=tuple(dict.fromkeys(t[:100] for t in tags)),
+    )
+
+
+def _markdown(files: dict[str, bytes]) -> Iterator[ImportItem]:
+    for path in sorted(files):
+        if path.lower().endswith((".md", ".markdown")) and "/.obsidian/" not in f"/{path}":
+            yield _note(path, files[path])
+
+
+# --- our own export -------------------------------------------------------------------------------
+
+# Sources that were someone's words; a document's or a picture's text comes back with them.
+_EXPORT_ORIGINS = {"remember", "rest", "import", "document", "image"}
+
+
+def _deeprecall(data: bytes) -> Iterator[ImportItem]:
+    sources: list[dict[str, Any]] = []
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _refuse(Code.IMPORT_FORMAT_UNKNOWN, "The export is not UTF-8 text.") from exc
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise _refuse(
+                Code.IMPORT_FORMAT_UNKNOWN, f"Line {number} of the export is not JSON.", line=number
+            ) from exc
+        if not isinstance(record, dict) or "type" not in record:
+            raise _schema("Deep Recall", f"line {number}", "'type'")
+        if record["type"] == "source":
+            for name in ("id", "content", "origin", "recorded_at"):
+                if name not in record:
+                    raise _schema("Deep Recall", f"line {number} (a source)", f"'{name}'")
+            sources.append(record)
+    sources.sort(key=lambda s: (str(s["recorded_at"]), str(s["id"])))
+    for source in sources:
+        if source["origin"] not in _EXPORT_ORIGINS or source.get("purged_at"):
+            continue
+        yield ImportItem(
+            source_id=str(source["id"]),
+            role=str(source["origin"]),
+            text=str(source.get("content") or "").strip(),
+            at=_time(source.get("refers_to")) or _time(source.get("recorded_at")),
+            group=str(source.get("session_id") or ""),
+            title=str(source.get("title") or ""),
+        )
+
+
+# --- detection ------------------------------------------------------------------------------------
+
+
+def _detect_json(payload: object) -> tuple[str, Callable[[object], Iterator[ImportItem]]] | None:
+    first = payload[0] if isinstance(payload, list) and payload else None
+    if isinstance(first, dict) and "mapping" in first:
+        return "chatgpt", _chatgpt
+    if isinstance(first, dict) and "chat_messages" in first:
+        return "claude", _claude
+    if isinstance(payload, dict) and isinstance(payload.get("results"), list):
+        return "mem0", _mem0
+    if isinstance(first, dict) and "memory" in first and "id" in first:
+        return "mem0", _mem0
+    return None
+
+
+def _ordered(items: Iterator[ImportItem]) -> list[ImportItem]:
+    """The items in the order they were said: by their time, stably, an item without one taking the
+    time of the item before it (so it stays where the file put it)."""
+    listed = list(items)
+    keys: list[tuple[datetime, int]] = []
+    last = datetime.min.replace(tzinfo=UTC)
+    for position, item in enumerate(listed):
+        last = item.at or last
+        keys.append((last, position))
+    return [item for _, item in sorted(zip(keys, listed, strict=True), key=lambda pair: pair[0])]
+
+
+def import_parse(*, data: bytes, filename: str, limits: ArchiveLimits) -> ParsedImport:
+    """The format of an import file and its items in time order, or an AppError naming what is wrong
+    (a damaged or oversized zip, a format we do not know, a known one whose fields moved)."""
+    if data[:4] == b"PK\x03\x04" or data[:4] == b"PK\x05\x06" or filename.lower().endswith(".zip"):
+        files = _unzip(data, limits)
+        by_name = {posixpath.basename(name): name for name in files}
+        if "conversations.json" in by_name:
+            payload = _json(files[by_name["conversations.json"]], "conversations.json")
+            found = _detect_json(payload)
+            if found is None or found[0] not in ("chatgpt", "claude"):
+                if isinstance(payload, list) and not payload:
+                    return ParsedImport("chatgpt", [])
+                raise _refuse(
+                    Code.IMPORT_SCHEMA_CHANGED,
+                    "conversations.json is neither ChatGPT's (conversations with a 'mapping') nor "
+                    "Claude's (conversations with 'chat_messages').",
+                    where="conversations.json",
+                    expected="'mapping' or 'chat_messages' in each conversation",
+                )
+            return ParsedImport(found[0], _ordered(found[1](payload)))
+        if any(name.lower().endswith((".md", ".markdown")) for name in files):
+            return ParsedImport("markdown", _ordered(_markdown(files)))
+        jsonl = [name for name in files if name.lower().endswith(".jsonl")]
+        if len(jsonl) == 1:
+            return import_parse(data=files[jsonl[0]], filename=jsonl[0], limits=limits)
+        raise _refuse(
+            Code.IMPORT_FORMAT_UNKNOWN,
+            "The zip holds no conversations.json (ChatGPT, Claude), no Markdown notes and no Deep "
+            "Recall export.",
+        )
+    head = data.lstrip()[:200]
+    if head.startswith(b'{"type":"account"') or head.startswith(b'{"type": "account"'):
+        return ParsedImport("deeprecall", _ordered(_deeprecall(data)))
+    if filename.lower().endswith((".md", ".markdown")):
+        return ParsedImport("markdown", [_note(posixpath.basename(filename), data)])
+    if head[:1] in (b"{", b"["):
+        payload = _json(data, "The file")
+        found = _detect_json(payload)
+        if found is not None:
+            return ParsedImport(found[0], _ordered(found[1](payload)))
+        if isinstance(payload, list) and not payload:
+            raise _refuse(Code.IMPORT_EMPTY, "The file holds no conversations, memories or notes.")
+    raise _refuse(
+        Code.IMPORT_FORMAT_UNKNOWN,
+        "This is not a format Deep Recall imports: a ChatGPT or Claude data export (zip or "
+        "conversations.json), a mem0 get_all JSON, a zip of Markdown notes, or a Deep Recall export.",
+    )

@@ -15,6 +15,7 @@ item said twice in it) is skipped, so importing twice adds nothing.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import uuid
@@ -26,6 +27,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
+from config import replicas
 from memories import embeddings
 from memories.errors import Code
 from memories.models import Import, Job, Source
@@ -131,6 +133,9 @@ def _finish(job: Job, made: Import) -> None:
             error_message="",
             progress=job.progress,
         )
+        # As for a save (store.py): once committed, the owner's next reads wait for a replica that
+        # has replayed the import.
+        transaction.on_commit(functools.partial(replicas.writes_seen, job.owner_id))
 
 
 def _sources(

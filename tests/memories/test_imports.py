@@ -216,6 +216,19 @@ class TestImport:
         assert Import.objects.get(id=made["id"]).format == "mem0"
         assert Memory.objects.filter(owner=alice, content__contains="ramen").exists()
 
+    def test_a_finished_import_holds_its_owners_reads_to_a_replica_that_has_replayed_it(
+        self, alice, bob, standby_named_default
+    ):
+        # As after a save (config/replicas.py): the owner's next recall must find what was imported,
+        # so the position recorded when the import was asked for is not enough.
+        from config import replicas
+
+        response = _post_file(pat_client(alice), fx.chatgpt_zip(), "chatgpt.zip")
+        asked = replicas._owner_position(alice.id)
+        _run(response)
+        assert replicas._owner_position(alice.id) > asked
+        assert replicas._owner_position(bob.id) == 0
+
 
 class TestOwnExport:
     def test_export_purge_import_gives_the_same_memories_and_history(self, alice):

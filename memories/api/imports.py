@@ -110,6 +110,13 @@ class ImportCollectionView(ApiView):
                 raise AppError(Code.UNSUPPORTED_MEDIA_TYPE, "Upload with multipart/form-data.")
             args = validate_arguments(FIELDS_SCHEMA, {k: data.get(k) for k in data if k != "file"})
             space = args.get("space")
+            if len(request.FILES.getlist("file")) > 1 or set(request.FILES) - {"file"}:
+                # One import is one file: which of two was meant is not ours to guess.
+                raise AppError(
+                    Code.TOO_MANY_FIELDS,
+                    "Send one file per import, in the multipart field 'file'.",
+                    details={"fields": sorted(request.FILES)},
+                )
             upload = request.FILES.get("file")
             if upload is None:
                 raise AppError(

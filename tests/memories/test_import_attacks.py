@@ -18,7 +18,7 @@ import pytest
 from accounts.caller import ALL_SCOPES, Caller
 from memories.errors import AppError
 from memories.models import Import, Job, Memory, Source
-from memories.pipeline.import_formats import ArchiveLimits, import_parse
+from memories.pipeline.import_formats import import_parse
 from memories.services.memories import remember
 from memories.worker.run import job_process
 from tests.helpers import READ, error_of, oauth_client, pat_client
@@ -26,13 +26,8 @@ from tests.memories import import_fixtures as fx
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("no_worker_broker")]
 
-LIMITS = ArchiveLimits(max_total=50 * 1024 * 1024, max_ratio=100)
-
-
-def _post_file(client: Any, data: bytes, name: str, **fields: Any) -> Any:
-    upload = io.BytesIO(data)
-    upload.name = name
-    return client.post("/api/v1/imports", {"file": upload, **fields}, format="multipart")
+LIMITS = fx.LIMITS
+_post_file = fx.post_file
 
 
 def _refusal(response: Any) -> dict[str, Any]:
@@ -341,7 +336,7 @@ class TestOwners:
             },
             {
                 "type": "memory",
-                "id": str(Memory.objects.filter(owner=alice).first().id),  # type: ignore[union-attr]
+                "id": str(Memory.objects.filter(owner=alice).first().id),
                 "content": "Alice has no sister.",
             },
         ]
@@ -471,3 +466,24 @@ class TestRequests:
         codes = [_post_file(client, fx.mem0_json(), "m.json").status_code for _ in range(6)]
         assert codes == [202, 202, 202, 429, 429, 429]
         assert Import.objects.count() == 3
+
+
+# --- the CLI --------------------------------------------------------------------------------------
+
+
+def test_the_cli_does_not_follow_links_out_of_a_folder(tmp_path):
+    from config.cli import _folder_zip
+
+    outside = tmp_path / "home"
+    outside.mkdir()
+    (outside / "id_ed25519").write_text("PRIVATE KEY")
+    (outside / "diary.md").write_text("A secret.")
+    vault = tmp_path / "vault"
+    (vault / "sub").mkdir(parents=True)
+    (vault / "a.md").write_text("I live in Oslo.")
+    (vault / "sub" / "b.md").write_text("I like tea.")
+    (vault / "notes.md").symlink_to(outside / "id_ed25519")
+    (vault / "linked").symlink_to(outside, target_is_directory=True)
+    archive = zipfile.ZipFile(io.BytesIO(_folder_zip(vault)))
+    assert sorted(archive.namelist()) == ["a.md", "sub/b.md"]
+    assert b"PRIVATE KEY" not in _folder_zip(vault)

@@ -467,6 +467,27 @@ class TestRequests:
         assert codes == [202, 202, 202, 429, 429, 429]
         assert Import.objects.count() == 3
 
+    def test_an_account_has_at_most_max_pending_imports_waiting(self, alice, bob, settings):
+        settings.IMPORT_MAX_PENDING = 2
+        client = pat_client(alice)
+        first, second = (
+            client.post("/api/v1/imports", fx.mem0_json(), content_type="application/json") for _ in range(2)
+        )
+        refused = _post_file(client, fx.chatgpt_zip(), "c.zip")
+        assert refused.status_code == 409 and error_of(refused)["code"] == "import_queue_full"
+        assert error_of(refused)["details"] == {"max_pending": 2}
+        assert Import.objects.filter(owner=alice).count() == 2
+        # Another owner's queue is their own.
+        assert _post_file(pat_client(bob), fx.mem0_json(), "m.json").status_code == 202
+        # A finished import and a cancelled one free their places.
+        job_process(job_id=first.json()["import"]["job_id"])
+        client.post(f"/api/v1/imports/{second.json()['import']['id']}/cancel")
+        assert [_post_file(client, fx.chatgpt_zip(), "c.zip").status_code for _ in range(3)] == [
+            202,
+            202,
+            409,
+        ]
+
 
 # --- the CLI --------------------------------------------------------------------------------------
 

@@ -523,3 +523,24 @@ def test_a_note_crafted_against_the_link_pattern_is_read_in_linear_time(body):
     # Before, 40 KB of "[[" took 66 s (quadratic): 200 KB would take half an hour.
     assert time.monotonic() - started < 5
     assert item.text.endswith("the capital")
+
+
+def test_the_import_page_will_not_take_another_owners_space(alice, bob, client):
+    client.force_login(bob)
+    upload = io.BytesIO(fx.mem0_json())
+    upload.name = "mem0.json"
+    response = client.post("/imports/", {"file": upload, "space": str(alice.spaces.get().id)})
+    assert response.status_code == 400
+    assert not Import.objects.exists() and not Source.objects.exists()
+
+
+@pytest.mark.parametrize("path", ["not-a-uuid", "00000000-0000-0000-0000-000000000000", "..%2f..%2fexport"])
+def test_an_odd_import_id_is_not_found_in_the_one_shape(alice, path):
+    client = pat_client(alice)
+    for response in (
+        client.get(f"/api/v1/imports/{path}"),
+        client.post(f"/api/v1/imports/{path}/undo"),
+        client.post(f"/api/v1/imports/{path}/cancel"),
+    ):
+        assert response.status_code == 404, response.content[:300]
+        assert error_of(response)["code"] in ("import_not_found", "not_found")

@@ -544,3 +544,29 @@ def test_an_odd_import_id_is_not_found_in_the_one_shape(alice, path):
     ):
         assert response.status_code == 404, response.content[:300]
         assert error_of(response)["code"] in ("import_not_found", "not_found")
+
+
+class TestJsonBody:
+    def test_a_json_body_with_a_nul_is_imported_as_the_same_file_uploaded_would_be(self, alice):
+        data = _mem0({"id": "nul", "memory": "I live in Oslo.\u0000", "created_at": None})
+        response = pat_client(alice).post("/api/v1/imports", data, content_type="application/json")
+        made = _stored(alice, response)
+        assert made.items_stored == 1
+        assert list(Source.objects.filter(owner=alice).values_list("content", flat=True)) == [
+            "I live in Oslo."
+        ]
+
+    def test_our_json_lines_export_as_a_json_body_is_imported(self, alice):
+        lines = [
+            {"type": "account", "id": "a"},
+            {
+                "type": "source",
+                "id": "s1",
+                "content": "I live in Oslo.",
+                "origin": "remember",
+                "recorded_at": "2024-01-01T00:00:00+00:00",
+            },
+        ]
+        data = "\n".join(json.dumps(line) for line in lines).encode()
+        response = pat_client(alice).post("/api/v1/imports", data, content_type="application/json")
+        assert _stored(alice, response).format == "deeprecall"

@@ -570,3 +570,19 @@ class TestJsonBody:
         data = "\n".join(json.dumps(line) for line in lines).encode()
         response = pat_client(alice).post("/api/v1/imports", data, content_type="application/json")
         assert _stored(alice, response).format == "deeprecall"
+
+
+@pytest.mark.parametrize("declared", ["", "100", "abc", "-5", "0"])
+@pytest.mark.parametrize("content_type", ["multipart/form-data; boundary=BoUnDaRy", "application/json"])
+def test_a_content_length_that_lies_is_a_client_error(alice, declared, content_type):
+    body = (
+        b'--BoUnDaRy\r\nContent-Disposition: form-data; name="file"; filename="m.json"\r\n'
+        b"Content-Type: application/json\r\n\r\n" + fx.mem0_json() + b"\r\n--BoUnDaRy--\r\n"
+    )
+    if content_type == "application/json":
+        body = fx.mem0_json()
+    response = pat_client(alice).generic(
+        "POST", "/api/v1/imports", body, content_type=content_type, CONTENT_LENGTH=declared
+    )
+    # Only what the length declares is read: a cut body is refused in the one shape, never a 500.
+    _refusal(response)

@@ -11,13 +11,13 @@ from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler
 from django.http import QueryDict
 from drf_spectacular.utils import extend_schema
-from rest_framework.parsers import BaseParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.caller import SCOPE_READ, SCOPE_WRITE
 from accounts.throttles import user_throttle
 from memories.api.base import ApiView, body_read
+from memories.api.parsers import FileBodyParser, MultiPartParser
 from memories.api.query import OBJECT_RESPONSE, StrictQuery
 from memories.errors import AppError, Code
 from memories.operations.validation import validate_arguments
@@ -65,25 +65,13 @@ class _CappedUpload(FileUploadHandler):
         return None
 
 
-class _FileBody(BaseParser):
-    """An application/json body is the export itself, not the request's arguments: read as bytes by
-    `body_read` and by the import's reader, never by DRF's JSON parser. That parser read a 200 MB
-    export a second time, refused our JSON Lines export (not one JSON document) and refused an
-    export holding a NUL before the reader could clean it (as an uploaded file's is)."""
-
-    media_type = "application/json"
-
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> dict[str, Any]:
-        return {}
-
-
 def _media_type(request: Request) -> str:
     return str(request.content_type or "").split(";")[0].strip().lower()
 
 
 class ImportCollectionView(ApiView):
     scopes = {"get": SCOPE_READ, "post": SCOPE_WRITE}
-    parser_classes = [_FileBody, MultiPartParser]
+    parser_classes = [FileBodyParser, MultiPartParser]
 
     @extend_schema(
         operation_id="imports_list", summary="Your imports, newest first", responses=OBJECT_RESPONSE

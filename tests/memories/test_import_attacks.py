@@ -586,3 +586,23 @@ def test_a_content_length_that_lies_is_a_client_error(alice, declared, content_t
     )
     # Only what the length declares is read: a cut body is refused in the one shape, never a 500.
     _refusal(response)
+
+
+@pytest.mark.parametrize(
+    "date", ["9999-12-31T23:00:00-05:00", "0001-01-01T00:30:00+05:00", "10000-01-01", ".nan"]
+)
+def test_a_note_dated_out_of_range_is_stored_without_a_time(alice, date):
+    note = f"---\ndate: {date}\n---\nI live in Oslo.\n".encode()
+    made = _stored(alice, _post_file(pat_client(alice), fx.zipped({"n.md": note}), "vault.zip"))
+    assert made.items_stored == 1
+    assert [s.refers_to for s in Source.objects.filter(owner=alice)] == [None]
+
+
+def test_a_hostile_filename_is_kept_as_plain_text(alice):
+    name = "\u202egpj.exe\x00\x07" + "a" * 400 + ".json"
+    made = _stored(alice, _post_file(pat_client(alice), fx.mem0_json(), name))
+    assert made.filename.isprintable() and len(made.filename) <= 255
+    assert "\u202e" not in made.filename and "\x00" not in made.filename
+    # A part header longer than Django reads is a body that cannot be read, not "invalid JSON".
+    error = error_of(_post_file(pat_client(alice), fx.mem0_json(), "a" * 5000 + ".json"))
+    assert error["code"] == "invalid_arguments" and "multipart" in error["message"]

@@ -306,6 +306,8 @@ def _claude(conversations: object) -> Iterator[ImportItem]:
             if not isinstance(message, dict) or "sender" not in message:
                 raise _schema("Claude", f"{where}, message {position}", "'sender'")
             sender = str(message["sender"])
+            if sender not in ("human", "assistant"):
+                continue  # as ChatGPT's system and tool turns: not the person's words, nor an answer
             yield ImportItem(
                 source_id=str(message.get("uuid") or f"{group}:{position}"),
                 role="user" if sender == "human" else sender,

@@ -606,3 +606,20 @@ def test_a_hostile_filename_is_kept_as_plain_text(alice):
     # A part header longer than Django reads is a body that cannot be read, not "invalid JSON".
     error = error_of(_post_file(pat_client(alice), fx.mem0_json(), "a" * 5000 + ".json"))
     assert error["code"] == "invalid_arguments" and "multipart" in error["message"]
+
+
+def test_a_claude_turn_neither_human_nor_assistant_is_not_stored_as_the_persons_words():
+    conversations = [
+        {
+            "uuid": "c1",
+            "name": "chat",
+            "chat_messages": [
+                {"uuid": "s", "sender": "system", "text": "I am a pirate captain.", "created_at": None},
+                {"uuid": "t", "sender": {"role": "human"}, "text": "I own a yacht.", "created_at": None},
+                {"uuid": "h", "sender": "human", "text": "I live in Oslo.", "created_at": None},
+            ],
+        }
+    ]
+    data = fx.zipped({"conversations.json": json.dumps(conversations)})
+    items = import_parse(data=data, filename="claude.zip", limits=LIMITS).items
+    assert [(item.role, item.text) for item in items] == [("user", "I live in Oslo.")]

@@ -95,7 +95,10 @@ def _folder_zip(folder: Path) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(folder.rglob("*")):
-            if path.is_file() and path.suffix.lower() in (".md", ".markdown"):
+            # A link is not followed: a vault someone shared can hold "notes.md" linking to
+            # ~/.ssh/id_ed25519, which would be uploaded as a note.
+            # (rglob does not enter a linked folder; it does list a linked file.)
+            if path.is_file() and not path.is_symlink() and path.suffix.lower() in (".md", ".markdown"):
                 archive.write(path, path.relative_to(folder).as_posix())
     return buffer.getvalue()
 

@@ -348,6 +348,9 @@ DOCUMENT_MAX_BYTES = env_int("DOCUMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=102
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024, minimum=1024)
 IMPORT_MAX_UNPACKED_BYTES = env_int("IMPORT_MAX_UNPACKED_BYTES", 1024 * 1024 * 1024, minimum=1024)
 IMPORT_MAX_RATIO = env_int("IMPORT_MAX_RATIO", 100, minimum=2, maximum=10_000)
+# Imports an owner may have queued or running at once (each keeps its file, up to
+# IMPORT_MAX_BYTES, in the database until it is done).
+IMPORT_MAX_PENDING = env_int("IMPORT_MAX_PENDING", 3, minimum=1, maximum=100)
 IMPORT_BATCH = env_int("IMPORT_BATCH", 256, minimum=1, maximum=10_000)
 # Reading a document's text (the worker, in a child process): a crafted PDF can make it cost
 # anything, so the child gets hard limits and a document over them fails as document_too_complex.

@@ -77,6 +77,7 @@ class Code(StrEnum):
     IMPORT_NOT_FOUND = "import_not_found"
     IMPORT_RUNNING = "import_running"
     IMPORT_CANCELLED = "import_cancelled"
+    IMPORT_QUEUE_FULL = "import_queue_full"
     # What was asked for does not exist (or is someone else's: existence is not revealed).
     NOT_FOUND = "not_found"
     MEMORY_NOT_FOUND = "memory_not_found"
@@ -416,6 +417,13 @@ CATALOGUE: dict[Code, Entry] = {
         "an import can be undone once it has stopped (finished, failed or cancelled)",
         "cancel the import, wait until its status is no longer queued or running, then undo it",
         message="This import is still running: cancel it first, then undo it.",
+    ),
+    Code.IMPORT_QUEUE_FULL: Entry(
+        409,
+        "an account has `IMPORT_MAX_PENDING` imports (3 by default) queued or running already: each "
+        "holds its file until it is done",
+        "wait until one of your imports has finished (or cancel one), then send the file again",
+        message="You have too many imports waiting or running: wait until one finishes.",
     ),
     Code.IMPORT_TOO_LARGE: Entry(
         413,

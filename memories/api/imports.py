@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from accounts.caller import SCOPE_READ, SCOPE_WRITE
 from accounts.throttles import user_throttle
 from memories.api.base import ApiView, body_read
+from memories.api.parsers import FileBodyParser, MultiPartParser
 from memories.api.query import OBJECT_RESPONSE, StrictQuery
 from memories.errors import AppError, Code
 from memories.operations.validation import validate_arguments
@@ -70,6 +71,7 @@ def _media_type(request: Request) -> str:
 
 class ImportCollectionView(ApiView):
     scopes = {"get": SCOPE_READ, "post": SCOPE_WRITE}
+    parser_classes = [FileBodyParser, MultiPartParser]
 
     @extend_schema(
         operation_id="imports_list", summary="Your imports, newest first", responses=OBJECT_RESPONSE
@@ -110,6 +112,13 @@ class ImportCollectionView(ApiView):
                 raise AppError(Code.UNSUPPORTED_MEDIA_TYPE, "Upload with multipart/form-data.")
             args = validate_arguments(FIELDS_SCHEMA, {k: data.get(k) for k in data if k != "file"})
             space = args.get("space")
+            if len(request.FILES.getlist("file")) > 1 or set(request.FILES) - {"file"}:
+                # One import is one file: which of two was meant is not ours to guess.
+                raise AppError(
+                    Code.TOO_MANY_FIELDS,
+                    "Send one file per import, in the multipart field 'file'.",
+                    details={"fields": sorted(request.FILES)},
+                )
             upload = request.FILES.get("file")
             if upload is None:
                 raise AppError(

@@ -44,3 +44,17 @@ class MultiPartParser(parsers.MultiPartParser):
                 "The multipart/form-data body cannot be read.",
                 agent_action="send a well-formed multipart/form-data body (with its boundary)",
             ) from None
+
+
+class FileBodyParser(parsers.BaseParser):
+    """An import's application/json body is the export itself, not the request's arguments: read
+    as bytes by `body_read` and by the import's reader, never by DRF's JSON parser. That parser
+    read a 200 MB export a second time, refused our JSON Lines export (not one JSON document) and
+    refused an export holding a NUL before the reader could clean it (as an uploaded file's is)."""
+
+    media_type = "application/json"
+
+    def parse(
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        return {}

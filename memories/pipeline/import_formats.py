@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 import json
+import lzma
 import posixpath
 import re
 import zipfile
@@ -59,6 +60,22 @@ class ImportItem:
     group: str = ""
     title: str = ""
     tags: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        # An export is what its exporter wrote: a NUL or a lone surrogate ("\\u0000", "\\ud800" in
+        # JSON) is legal there and cannot be stored by PostgreSQL or encoded as UTF-8. Cleaned here,
+        # once for every format, rather than refused: nobody can edit a 200 MB export by hand.
+        for name in ("source_id", "role", "text", "group", "title"):
+            object.__setattr__(self, name, storable(getattr(self, name)))
+        object.__setattr__(self, "tags", tuple(storable(tag) for tag in self.tags))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """The text without NULs, a lone surrogate as U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text.replace("\x00", ""))
 
 
 @dataclass(frozen=True)
@@ -96,15 +113,29 @@ def _schema(fmt: str, where: str, expected: str) -> AppError:
 # --- archives ------------------------------------------------------------------------------------
 
 
+_INFLATE_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    OSError,
+    EOFError,
+    ValueError,
+    NotImplementedError,
+    RuntimeError,
+)
+
+
 def _unzip(data: bytes, limits: ArchiveLimits) -> dict[str, bytes]:
     """Every file of the zip, read with the caps of `limits` counted on the bytes really unpacked
     (a member's declared size can lie)."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-        members = [m for m in archive.infolist() if not m.is_dir()]
+        entries = archive.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
         raise _refuse(Code.IMPORT_ARCHIVE_INVALID, "The zip file is damaged and cannot be opened.") from exc
-    if len(members) > limits.max_members:
+    members = [m for m in entries if not m.is_dir()]
+    # Every entry counts, folders too: each costs the same to list as a file.
+    if len(entries) > limits.max_members:
         raise _refuse(
             Code.IMPORT_ARCHIVE_TOO_LARGE,
             f"The zip holds more than {limits.max_members} files.",
@@ -132,7 +163,9 @@ def _unzip(data: bytes, limits: ArchiveLimits) -> dict[str, bytes]:
                     chunks.append(chunk)
         except AppError:
             raise
-        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as exc:
+        # RuntimeError: an encrypted entry (zipfile asks for a password); NotImplementedError: a
+        # method Python lacks (Deflate64); LZMAError: a damaged LZMA entry (not an OSError).
+        except _INFLATE_ERRORS as exc:
             raise _refuse(
                 Code.IMPORT_ARCHIVE_INVALID, "A file in the zip is damaged and cannot be read.", member=name
             ) from exc
@@ -143,8 +176,9 @@ def _unzip(data: bytes, limits: ArchiveLimits) -> dict[str, bytes]:
 def _json(data: bytes, what: str) -> Any:
     try:
         return json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        # RecursionError: arrays or objects nested deeper than the parser goes; no export does that.
+    except (ValueError, RecursionError) as exc:
+        # ValueError: not UTF-8, not JSON, or an integer of more than 4,300 digits (Python's cap on
+        # reading one). RecursionError: nesting deeper than the parser goes. No export does either.
         raise _refuse(Code.IMPORT_FORMAT_UNKNOWN, f"{what} is not valid JSON in UTF-8.") from exc
 
 
@@ -152,7 +186,20 @@ def _json(data: bytes, what: str) -> Any:
 
 
 def _time(value: object) -> datetime | None:
-    """A Unix time in seconds or an ISO 8601 string, as an aware datetime; None for anything else."""
+    """A Unix time in seconds or an ISO 8601 string, as an aware datetime in UTC; None for anything
+    else, and for a time that is not between years 1 and 9999 in UTC."""
+    parsed = _time_as_said(value)
+    if parsed is None:
+        return None
+    try:
+        # "9999-12-31T23:00-05:00" is year 10000 in UTC: PostgreSQL stores it and nothing reads it
+        # back (psycopg refuses the row), so every read of the person's sources would fail.
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        return None
+
+
+def _time_as_said(value: object) -> datetime | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float):
@@ -259,6 +306,8 @@ def _claude(conversations: object) -> Iterator[ImportItem]:
             if not isinstance(message, dict) or "sender" not in message:
                 raise _schema("Claude", f"{where}, message {position}", "'sender'")
             sender = str(message["sender"])
+            if sender not in ("human", "assistant"):
+                continue  # as ChatGPT's system and tool turns: not the person's words, nor an answer
             yield ImportItem(
                 source_id=str(message.get("uuid") or f"{group}:{position}"),
                 role="user" if sender == "human" else sender,
@@ -296,7 +345,20 @@ def _mem0(payload: object) -> Iterator[ImportItem]:
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
 _INLINE_TAG = re.compile(r"(?<![\w&#/])#([A-Za-z][\w/-]*)")
-_WIKILINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]+))?\]\]")
+# No "[" or line break inside a link, as in Obsidian: with them, "[[[[..." (or "[[" never closed)
+# was tried from every "[" to the end of the note, and a 40 KB note took a minute to read.
+_WIKILINK = re.compile(r"\[\[([^\[\]|#\n]{1,1000})(?:#[^\[\]|\n]{0,1000})?(?:\|([^\[\]\n]{1,1000}))?\]\]")
+
+
+class _FrontMatterLoader(yaml.SafeLoader):
+    """YAML's safe loader without aliases: `*a` shares one node however often it is used, and
+    reading the values as text then expands it (nine levels of nine make 400 MB: "billion laughs").
+    Front matter does not need them; with one it is left as the note's text."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.YAMLError("aliases are not read in front matter")
+        return super().compose_node(parent, index)
 
 
 def _note(path: str, raw: bytes) -> ImportItem:
@@ -308,7 +370,7 @@ def _note(path: str, raw: bytes) -> ImportItem:
     match = _FRONT_MATTER.match(text)
     if match:
         try:
-            loaded = yaml.safe_load(match.group(1))
+            loaded = yaml.load(match.group(1), Loader=_FrontMatterLoader)  # noqa: S506 - safe, no aliases
         except (yaml.YAMLError, RecursionError):
             loaded = None  # front matter that is not YAML is left as the note's text
         if isinstance(loaded, dict):
@@ -364,7 +426,7 @@ def _deeprecall(data: bytes) -> Iterator[ImportItem]:
             continue
         try:
             record = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:  # as _json says
             raise _refuse(
                 Code.IMPORT_FORMAT_UNKNOWN, f"Line {number} of the export is not JSON.", line=number
             ) from exc
@@ -377,7 +439,8 @@ def _deeprecall(data: bytes) -> Iterator[ImportItem]:
             sources.append(record)
     sources.sort(key=lambda s: (str(s["recorded_at"]), str(s["id"])))
     for source in sources:
-        if source["origin"] not in _EXPORT_ORIGINS or source.get("purged_at"):
+        origin = source["origin"]
+        if not isinstance(origin, str) or origin not in _EXPORT_ORIGINS or source.get("purged_at"):
             continue
         yield ImportItem(
             source_id=str(source["id"]),
@@ -440,13 +503,20 @@ def import_parse(*, data: bytes, filename: str, limits: ArchiveLimits) -> Parsed
         if any(name.lower().endswith((".md", ".markdown")) for name in files):
             return ParsedImport("markdown", _ordered(_markdown(files)))
         jsonl = [name for name in files if name.lower().endswith(".jsonl")]
-        if len(jsonl) == 1:
-            return import_parse(data=files[jsonl[0]], filename=jsonl[0], limits=limits)
+        # Read as a file, never as a zip again: a zip inside is not unpacked (each level would get
+        # a budget of its own, and a thousand levels end the parser's stack).
+        if len(jsonl) == 1 and not files[jsonl[0]].startswith(b"PK"):
+            return _parse_file(files[jsonl[0]], jsonl[0])
         raise _refuse(
             Code.IMPORT_FORMAT_UNKNOWN,
             "The zip holds no conversations.json (ChatGPT, Claude), no Markdown notes and no Deep "
             "Recall export.",
         )
+    return _parse_file(data, filename)
+
+
+def _parse_file(data: bytes, filename: str) -> ParsedImport:
+    """A file that is not a zip: our export, one note, or a JSON export."""
     head = data.lstrip()[:200]
     if head.startswith(b'{"type":"account"') or head.startswith(b'{"type": "account"'):
         return ParsedImport("deeprecall", _ordered(_deeprecall(data)))

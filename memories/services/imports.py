@@ -57,11 +57,15 @@ def import_create(
             details={"max_bytes": settings.IMPORT_MAX_BYTES},
         )
     filename = "".join(ch for ch in filename if ch.isprintable()).strip()[:255]
+    _pending_check(caller.user)  # before the file is read: a refusal costs no parse
     parsed = import_parse(data=data, filename=filename, limits=archive_limits())
     if not parsed.items:
         raise AppError(Code.IMPORT_EMPTY, "The file holds no conversations, memories or notes.")
     space = space_for_caller(caller=caller, space_id=space_id)
     with transaction.atomic():
+        # Again under the owner's row lock: imports sent at the same moment are counted one by one.
+        User.objects.select_for_update().filter(id=caller.user.id).first()
+        _pending_check(caller.user)
         job = job_queue(caller=caller, space=space, source=None, kind=Job.Kind.IMPORT, options={})
         made = Import.objects.create(
             owner=caller.user,
@@ -81,6 +85,16 @@ def import_create(
             detail={"format": parsed.format, "items": len(parsed.items)},
         )
     return made
+
+
+def _pending_check(owner: User) -> None:
+    """Refuse one import more than IMPORT_MAX_PENDING queued or running: each keeps its whole file
+    in the database until it is done, and the upload rate alone lets 20 files of 200 MB a minute in."""
+    pending = Import.objects.filter(
+        owner=owner, job__status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
+    ).count()
+    if pending >= settings.IMPORT_MAX_PENDING:
+        raise AppError(Code.IMPORT_QUEUE_FULL, details={"max_pending": settings.IMPORT_MAX_PENDING})
 
 
 def _import_for_update(*, owner: User, import_id: RowId) -> Import:

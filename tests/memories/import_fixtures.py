@@ -10,12 +10,25 @@ import zipfile
 from datetime import UTC, datetime
 from typing import Any
 
+from memories.pipeline.import_formats import ArchiveLimits
+
 # One person's history, in the order it was said: the later move supersedes the earlier home.
 STATEMENTS = [
     ("I live in Paris with my sister.", datetime(2024, 3, 1, 9, 0, tzinfo=UTC)),
     ("My favourite food is ramen.", datetime(2024, 3, 1, 9, 5, tzinfo=UTC)),
     ("I moved to Berlin last week.", datetime(2024, 6, 10, 18, 0, tzinfo=UTC)),
 ]
+
+
+# What the format tests let a zip unpack to (the settings' caps are the service's).
+LIMITS = ArchiveLimits(max_total=50 * 1024 * 1024, max_ratio=100)
+
+
+def post_file(client: Any, data: bytes, name: str, **fields: Any) -> Any:
+    """The file uploaded to POST /api/v1/imports as the multipart field 'file', with `fields`."""
+    upload = io.BytesIO(data)
+    upload.name = name
+    return client.post("/api/v1/imports", {"file": upload, **fields}, format="multipart")
 
 
 def zipped(files: dict[str, bytes | str]) -> bytes:

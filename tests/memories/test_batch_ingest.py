@@ -441,7 +441,7 @@ def test_a_writes_locks_are_its_owners_in_one_order(alice, bob):
 @pytest.mark.slow
 @pytest.mark.usefixtures("celery_worker")
 class TestBatchWithTheWorker:
-    def test_two_owners_in_one_batch_each_get_their_own_rows(self, alice, bob, child_env):
+    def test_two_owners_saving_at_once_each_get_their_own_rows_and_batches(self, alice, bob, child_env):
         jobs = _queued_together(
             (alice, "I live in Lisbon and work with Maya."),
             (bob, "I live in Oslo and work with Maya."),
@@ -452,7 +452,10 @@ class TestBatchWithTheWorker:
         assert [job.status for job in jobs] == ["succeeded"] * 4, [
             (j.error_code, j.error_message) for j in jobs
         ]
-        assert _one_batch(jobs)
+        # A batch holds one owner's saves (issue 43: its statements go to that owner's shard alone).
+        alices, bobs = jobs[0::2], jobs[1::2]
+        assert _one_batch(alices) and _one_batch(bobs)
+        assert not {job.started_at for job in alices} & {job.started_at for job in bobs}
         for job, user in zip(jobs, [alice, bob, alice, bob], strict=True):
             # "I live in Lisbon and work with Maya." is two statements (issue 40: a compound is split).
             memories = list(Memory.objects.filter(job=job))

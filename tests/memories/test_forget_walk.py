@@ -288,6 +288,13 @@ REST_ROUTES: dict[str, Requests | str] = {
     "api-jobs": lambda w: _get(reverse("api-jobs")),
     "api-job": lambda w: _get(*(reverse("api-job", args=[job]) for job in (*w.forgotten_jobs, *w.jobs))),
     "api-export": OWNER_VIEW,
+    "api-imports": lambda w: _get(reverse("api-imports")),
+    "api-import": (
+        "an import's counts, skip reasons and undo receipt, its items named by their source ids, never "
+        "a memory's words (memories.wire.import_dict)"
+    ),
+    "api-import-cancel": "POST only: cancels an import; answers with it (import_dict)",
+    "api-import-undo": "POST only: undoes an import; answers with its purge receipt of counts",
     "api-spaces": lambda w: _get(reverse("api-spaces")),
     "api-space": lambda w: _get(reverse("api-space", args=[w.space_id])),
     "api-tokens": "tokens are managed from the signed-in dashboard only (session_required)",
@@ -348,6 +355,10 @@ DASHBOARD_PAGES: dict[str, Pages | str] = {
     "agents": _page("agents"),
     "agent": lambda w: [reverse("dashboard:agent", args=[w.application_id])],
     "agent-pause": POST_ACTION,
+    "imports": _page("imports"),
+    "import": "an import's page: its counts, skip reasons and receipt (import_dict), never a memory's words",
+    "import-cancel": POST_ACTION,
+    "import-undo": POST_ACTION,
     "agent-resume": POST_ACTION,
 }
 

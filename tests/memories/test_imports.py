@@ -15,7 +15,7 @@ from django.test import override_settings
 
 from accounts.caller import ALL_SCOPES, Actor, Caller
 from memories.models import AuditEvent, Evidence, Import, Job, Memory, Source
-from memories.pipeline.import_formats import ArchiveLimits, import_parse
+from memories.pipeline.import_formats import import_parse
 from memories.services.memories import remember
 from memories.services.purge import memories_hard_delete_in_space
 from memories.worker.run import job_process
@@ -24,13 +24,8 @@ from tests.memories import import_fixtures as fx
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("no_worker_broker")]
 
-LIMITS = ArchiveLimits(max_total=50 * 1024 * 1024, max_ratio=100)
-
-
-def _post_file(client: Any, data: bytes, name: str, **fields: str) -> Any:
-    upload = io.BytesIO(data)
-    upload.name = name
-    return client.post("/api/v1/imports", {"file": upload, **fields}, format="multipart")
+LIMITS = fx.LIMITS
+_post_file = fx.post_file
 
 
 def _run(response: Any) -> dict[str, Any]:

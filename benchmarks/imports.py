@@ -79,7 +79,7 @@ def import_run(client: httpx.Client, url: str, conversation: Conversation) -> di
         time.sleep(0.2)
         made = client.get(f"/api/v1/imports/{made['id']}", headers=headers).json()["import"]
     seconds = time.perf_counter() - started
-    cpu = sum(cpu_spent(cpu_before, cpu_seconds(service_processes(url))).values())
+    parts = cpu_spent(cpu_before, cpu_seconds(service_processes(url)))
     # Which turn each memory came from: the item id its source keeps (source_ref), from the export.
     sources: dict[str, str] = {}
     with client.stream("GET", "/api/v1/export", headers=headers) as export:
@@ -89,7 +89,7 @@ def import_run(client: httpx.Client, url: str, conversation: Conversation) -> di
                 sources[record["id"]] = record["source_ref"]
             elif record["type"] == "memory" and record["provenance"]["source_id"] in sources:
                 conversation.memory_turn[record["id"]] = sources[record["provenance"]["source_id"]]
-    return {"import": made, "seconds": seconds, "cpu": cpu}
+    return {"import": made, "seconds": seconds, "cpu": sum(parts.values()), "parts": parts}
 
 
 def per_save_run(client: httpx.Client, url: str, conversation: Conversation) -> dict[str, Any]:
@@ -135,6 +135,12 @@ def main() -> None:
                     f"skipped {made['skipped_reasons']}, {result['seconds']:.1f} s",
                     file=sys.stderr,
                 )
+                # Where the import's CPU went, a turn's share by part (which part to work on next).
+                shares = ", ".join(
+                    f"{part} {seconds / len(conversation.turns) * 1000:.1f}"
+                    for part, seconds in sorted(result["parts"].items())
+                )
+                print(f"import {conversation.name}: CPU ms/turn by part: {shares}", file=sys.stderr)
                 scores = ask(client, conversation, 20, [])
                 turns = len(conversation.turns)
                 rows.append(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import uuid
+from collections.abc import Iterable
 
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
 from django.utils import timezone
@@ -27,7 +28,7 @@ from memories.models import Entity, MemoryEntity, Relation
 from memories.parsing import RowId
 from memories.pipeline.entities import normalize_entity_name
 from memories.pipeline.language import fold
-from memories.services.rows import row_update
+from memories.services.rows import row_update, rows_update
 
 TYPE_VOTES = "type_votes"
 
@@ -73,10 +74,7 @@ def entity_record(*, owner_id: RowId, space_id: RowId, name: str, type_: str) ->
     own when there is none); the row stays locked until the caller commits. Raises ValueError for a
     name with no key or an unknown type: callers check both first.
     """
-    spelling = " ".join(name.split())[:200]
-    key = normalize_entity_name(spelling)
-    if not key or type_ not in Entity.Type.values:
-        raise ValueError(f"no entity for name {spelling!r} of type {type_!r}")
+    spelling, key = _spelling_key(name, type_)
     # No savepoint of its own: a save names a few entities per memory, and two statements per name
     # (SAVEPOINT, RELEASE) were a fifth of a save's. The INSERT of a new name keeps one, since it is
     # the statement that can fail (a concurrent insert of the same key), as get_or_create does.
@@ -84,30 +82,97 @@ def entity_record(*, owner_id: RowId, space_id: RowId, name: str, type_: str) ->
         # Row lock: two saves naming Acme at once must not both read the same votes and lose one.
         entity = _entity_locked(owner_id, space_id, key)
         if entity is None:
-            try:
-                with transaction.atomic():
-                    entity = Entity.objects.create(
-                        owner_id=owner_id,
-                        space_id=space_id,
-                        normalized_name=key,
-                        name=spelling,
-                        type=type_,
-                        attributes={TYPE_VOTES: {type_: 1}},
-                    )
+            entity, created = _entity_made(owner_id, space_id, key, spelling, type_)
+            if created:
                 return entity, True
-            except IntegrityError:
-                # A concurrent save made it first: its row, locked (the INSERT waited for its commit).
-                entity = _entity_locked(owner_id, space_id, key)
-                if entity is None:
-                    raise
-        votes = entity_type_votes(entity)
-        votes[type_] = votes.get(type_, 0) + 1
-        entity.type = entity_refined_type(entity.type, votes)
-        entity.attributes = {**entity.attributes, TYPE_VOTES: votes}
-        _add_alias(entity, spelling)
-        entity.updated_at = timezone.now()
-        row_update(entity, ("type", "attributes", "aliases", "updated_at"))
+        _mentioned(entity, spelling, type_)
+        row_update(entity, _MENTION_FIELDS)
         return entity, False
+
+
+class EntityBook:
+    """entity_record for the many statements of one batch (an import's): the entities they name read
+    and locked in one statement (in key order, as entity_record's callers take them), each mention
+    counted in memory by entity_record's rule, and every entity changed written once, in one message
+    (write). The same rows result as from one entity_record per mention, with two round trips a
+    mention fewer; the caller writes before its transaction commits, and uses a book for one
+    transaction only (a rolled back savepoint would leave the book's counts ahead of the rows)."""
+
+    def __init__(self, *, owner_id: uuid.UUID, space_id: uuid.UUID, names: Iterable[str]) -> None:
+        self._owner_id, self._space_id = owner_id, space_id
+        keys = sorted({key for name in names if (key := normalize_entity_name(" ".join(name.split())[:200]))})
+        rows = (
+            Entity.objects.select_for_update()
+            .filter(owner_id=owner_id, space_id=space_id, normalized_name__in=keys)
+            .order_by("normalized_name")
+            if keys
+            else Entity.objects.none()
+        )
+        self._entities: dict[str, Entity] = {entity.normalized_name: entity for entity in rows}
+        self._changed: dict[uuid.UUID, Entity] = {}
+
+    def record(self, *, name: str, type_: str) -> Entity:
+        """entity_record's entity for this mention (a new one inserted now), its row written later."""
+        spelling, key = _spelling_key(name, type_)
+        entity = self._entities.get(key)
+        if entity is None:
+            entity, created = _entity_made(self._owner_id, self._space_id, key, spelling, type_)
+            self._entities[key] = entity
+            if created:
+                return entity
+        _mentioned(entity, spelling, type_)
+        self._changed[entity.id] = entity
+        return entity
+
+    def write(self) -> None:
+        """The entities the mentions changed, each row once, in one message."""
+        rows_update(list(self._changed.values()), _MENTION_FIELDS)
+        self._changed.clear()
+
+
+# What a mention changes of an entity's row.
+_MENTION_FIELDS = ("type", "attributes", "aliases", "updated_at")
+
+
+def _spelling_key(name: str, type_: str) -> tuple[str, str]:
+    spelling = " ".join(name.split())[:200]
+    key = normalize_entity_name(spelling)
+    if not key or type_ not in Entity.Type.values:
+        raise ValueError(f"no entity for name {spelling!r} of type {type_!r}")
+    return spelling, key
+
+
+def _entity_made(
+    owner_id: RowId, space_id: RowId, key: str, spelling: str, type_: str
+) -> tuple[Entity, bool]:
+    """A new entity for `key` (its first mention counted), or, when a concurrent save made it first,
+    that one's row, locked (the INSERT waited for its commit); (entity, created)."""
+    try:
+        with transaction.atomic():
+            entity = Entity.objects.create(
+                owner_id=owner_id,
+                space_id=space_id,
+                normalized_name=key,
+                name=spelling,
+                type=type_,
+                attributes={TYPE_VOTES: {type_: 1}},
+            )
+        return entity, True
+    except IntegrityError:
+        found = _entity_locked(owner_id, space_id, key)
+        if found is None:
+            raise
+        return found, False
+
+
+def _mentioned(entity: Entity, spelling: str, type_: str) -> None:
+    """One more mention of an existing entity, in memory: a vote for its type, its spelling."""
+    votes = entity_type_votes(entity)
+    votes[type_] = votes.get(type_, 0) + 1
+    entity.type = entity_refined_type(entity.type, votes)
+    entity.attributes = {**entity.attributes, TYPE_VOTES: votes}
+    _add_alias(entity, spelling)
+    entity.updated_at = timezone.now()
 
 
 # Every column of an entity, in the model's order (Entity.from_db reads a row of them so).

@@ -53,13 +53,34 @@ def row_update(obj: Model, fields: tuple[str, ...]) -> None:
     machinery built and compiled an UPDATE each time, three times the CPU of the statement itself
     (0.16-0.23 ms against 0.05, 2,000 updates of an entity). No save signals are sent (none of the
     models written here has receivers). Raises DatabaseError when the row is gone, as save does."""
+    sql, params = _update_of(obj, fields)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        if cursor.rowcount != 1:
+            raise DatabaseError("Save with update_fields did not affect any rows.")
+
+
+def rows_update(objs: list[Model], fields: tuple[str, ...]) -> None:
+    """row_update for each of `objs` (of one model), in one message: one round trip for all. The
+    caller holds the rows locked (a row gone cannot be told apart in one message's count)."""
+    if not objs:
+        return
+    statements: list[str] = []
+    params: list[Any] = []
+    for obj in objs:
+        sql, values = _update_of(obj, fields)
+        statements.append(sql)
+        params.extend(values)
+    with connection.cursor() as cursor:
+        cursor.execute(";".join(statements), params)
+
+
+def _update_of(obj: Model, fields: tuple[str, ...]) -> tuple[str, list[Any]]:
+    # The UPDATE of `fields` of `obj`'s row and its parameters.
     sql, columns = _update_statement(type(obj), fields)
     values = [field.get_db_prep_save(field.pre_save(obj, False), connection) for field in columns]
     owner = [obj.owner_id] if _owned(type(obj)) else []  # type: ignore[attr-defined]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*values, *owner, obj.pk])
-        if cursor.rowcount != 1:
-            raise DatabaseError("Save with update_fields did not affect any rows.")
+    return sql, [*values, *owner, obj.pk]
 
 
 @functools.cache

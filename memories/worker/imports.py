@@ -327,14 +327,22 @@ def _write(
         if state[0] is not None:
             import_job_stop(job=job, made=made)
             return False
+        reads = None
         if not careful:
             Source.objects.bulk_create([source for source, _, _ in work])
+            # The batch's duplicate and entity reads made once (store.BatchReads); a careful pass,
+            # whose items may roll back alone, reads per statement.
+            reads = store.batch_reads(
+                job=job, candidates=[c for _, _, candidates in work for c in candidates]
+            )
         position = 0
         for source, item, candidates in work:
             mine = vectors[position : position + len(candidates)]
             position += len(candidates)
             if not careful:
-                store.statements_write(job=job, source=source, candidates=candidates, vectors=mine)
+                store.statements_write(
+                    job=job, source=source, candidates=candidates, vectors=mine, reads=reads
+                )
                 stored += 1
                 continue
             try:
@@ -347,6 +355,8 @@ def _write(
             except Exception:
                 logger.exception("import %s: item %s failed", made.id, item.source_id)
                 failed.append({"source_id": item.source_id[:200], "reason": Code.INTERNAL_ERROR.value})
+        if reads is not None:
+            reads.entities.write()
         made.items_read = state[1] + len(items)
         made.items_stored += stored
         made.items_skipped += sum(tally.skipped.values())

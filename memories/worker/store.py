@@ -10,6 +10,7 @@ import json
 import logging
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import DEFAULT_DB_ALIAS, connection, transaction
@@ -31,7 +32,7 @@ from memories.pipeline.supersede import (
     supersede,
 )
 from memories.pipeline.update import Verdict, frame_of
-from memories.services.entities import entity_record
+from memories.services.entities import EntityBook, entity_record
 from memories.services.rows import rows_insert
 from memories.worker import lease
 
@@ -143,15 +144,54 @@ def job_write(
 
 
 def statements_write(
-    *, job: Job, source: Source, candidates: list[Candidate], vectors: list[list[float]]
+    *,
+    job: Job,
+    source: Source,
+    candidates: list[Candidate],
+    vectors: list[list[float]],
+    reads: BatchReads | None = None,
 ) -> list[Memory]:
     """One source's statements stored in order, each as a save's are (_store: evidence for what holds
     it, or a new memory superseding what it replaces), in the caller's transaction under the owner's
-    write lock; the job is left as it is (an import stores many sources under one job)."""
+    write lock; the job is left as it is (an import stores many sources under one job). `reads`: the
+    batch's reads made once (batch_reads), whose entities the caller writes before it commits."""
     return [
-        _store(job=job, source=source, candidate=candidate, vector=vector)
+        _store(job=job, source=source, candidate=candidate, vector=vector, reads=reads)
         for candidate, vector in zip(candidates, vectors, strict=True)
     ]
+
+
+@dataclass
+class BatchReads:
+    """What _store reads per statement that no decision of the batch's own can change except through
+    what it stores itself, read once for a batch of statements in one transaction (an import's): the
+    entities they name (EntityBook), and the current memories with their fingerprints (oldest first),
+    which _store keeps true as it goes (a memory it stores is added, one it supersedes removed), so
+    a later statement of the batch sees an earlier one's memory as a save one by one would. The
+    nearest priors stay a read per statement: they rank by the vector index, which the batch's own
+    rows join as they are written."""
+
+    entities: EntityBook
+    same: dict[str, list[Memory]]
+
+
+def batch_reads(*, job: Job, candidates: list[Candidate]) -> BatchReads:
+    """The reads of these statements of the job made at once, their rows locked until it commits."""
+    stated = [str(e["name"]) for e in job.options.get("entities") or []]
+    names = [*(name for candidate in candidates for name, _ in candidate.entities), *stated]
+    fingerprints = sorted({fingerprint_of(candidate.content) for candidate in candidates})
+    same: dict[str, list[Memory]] = {}
+    rows = (
+        Memory.objects.select_for_update()
+        .filter(owner_id=job.owner_id, space_id=job.space_id, fingerprint__in=fingerprints)
+        .filter(superseded_at__isnull=True)
+        .filter(active_q())
+        .order_by("recorded_at")
+        .values_list("fingerprint", *_SAME_FIELDS)
+    )
+    for fingerprint, *fields in rows:
+        same.setdefault(fingerprint, []).append(Memory.from_db(DEFAULT_DB_ALIAS, _SAME_FIELDS, fields))
+    return BatchReads(EntityBook(owner_id=job.owner_id, space_id=job.space_id, names=names), same)
 
 
 # A job's last write, sent as written (every save ends with it; building the UPDATE cost more CPU
@@ -195,6 +235,7 @@ def _store(
     vector: list[float],
     advice: dict[uuid.UUID, Verdict] | None = None,
     revised: uuid.UUID | None = None,
+    reads: BatchReads | None = None,
 ) -> Memory:
     """One statement of the job stored: evidence for a memory that holds it, or a new memory that
     supersedes what it replaces. `revised`: the version a revision replaces (_revision_target)."""
@@ -202,17 +243,21 @@ def _store(
     # The same fact again (same space, still current): more evidence, not a new row.
     # A forgotten memory takes no part: the words said again are a new memory (docs/decisions.md).
     # The same words about an event on another day are another event.
-    existing = [
-        Memory.from_db(DEFAULT_DB_ALIAS, _SAME_FIELDS, row)
-        for row in compiled_rows(
-            _same_fingerprint(), owner_id=job.owner_id, space_id=job.space_id, fingerprint=fingerprint
-        )
-    ]
+    existing = (
+        [
+            Memory.from_db(DEFAULT_DB_ALIAS, _SAME_FIELDS, row)
+            for row in compiled_rows(
+                _same_fingerprint(), owner_id=job.owner_id, space_id=job.space_id, fingerprint=fingerprint
+            )
+        ]
+        if reads is None
+        else reads.same.get(fingerprint, [])
+    )
     # A revision is a new version even when its words repeat the one it revises (new dates or kind).
     existing_match = next((m for m in existing if m.id != revised and same_event_day(candidate, m)), None)
     stated = [(e["name"], e["type"]) for e in job.options.get("entities") or []]
     if existing_match is not None:
-        return _confirm(job=job, source=source, memory=existing_match, entities=stated)
+        return _confirm(job=job, source=source, memory=existing_match, entities=stated, reads=reads)
     frame = frame_of(candidate.content)
     judged = judge_priors(job=job, candidate=candidate, frame=frame, vector=vector, advice=advice)
     same = next(
@@ -220,7 +265,7 @@ def _store(
     )
     if same is not None:
         # A rewording ("I have a peanut allergy" after "I'm allergic to peanuts"): evidence.
-        return _confirm(job=job, source=source, memory=same, entities=stated)
+        return _confirm(job=job, source=source, memory=same, entities=stated, reads=reads)
     now = timezone.now()
     memory = Memory(
         owner_id=job.owner_id,
@@ -254,7 +299,7 @@ def _store(
     # are found or made (their rows locked, in key order, until the job commits).
     links = [
         MemoryEntity(owner_id=job.owner_id, memory_id=memory.id, entity_id=entity.id)
-        for entity in _entities_recorded(job=job, entities=[*candidate.entities, *stated])
+        for entity in _entities_recorded(job=job, entities=[*candidate.entities, *stated], reads=reads)
     ]
     rows_insert(memory, Evidence(owner_id=job.owner_id, memory=memory, source=source), *links)
     replaced = {m.id for m, verdict in judged if verdict in (Verdict.UPDATE, Verdict.NEGATION)}
@@ -263,9 +308,15 @@ def _store(
     if revised is not None:
         # The person said this replaces that memory: the same supersede rule closes it.
         replaced.add(revised)
+    closed: set[uuid.UUID] = set()
     if replaced:
         rivals = Memory.objects.filter(id__in=replaced, superseded_at__isnull=True)
-        supersede(new=memory, rivals=rivals, source=source, now=now)
+        closed = {older.id for older in supersede(new=memory, rivals=rivals, source=source, now=now)}
+    if reads is not None:
+        # The batch's fingerprints as the database now holds them (BatchReads).
+        for kept in reads.same.values():
+            kept[:] = [m for m in kept if m.id not in closed]
+        reads.same.setdefault(fingerprint, []).append(memory)
     return memory
 
 
@@ -292,7 +343,9 @@ def _same_fingerprint() -> CompiledQuery:
     )
 
 
-def _confirm(*, job: Job, source: Source, memory: Memory, entities: list[tuple[str, str]]) -> Memory:
+def _confirm(
+    *, job: Job, source: Source, memory: Memory, entities: list[tuple[str, str]], reads: BatchReads | None
+) -> Memory:
     """The same fact said again: the new source is evidence for the memory that holds it."""
     Evidence.objects.get_or_create(
         memory=memory,
@@ -302,12 +355,14 @@ def _confirm(*, job: Job, source: Source, memory: Memory, entities: list[tuple[s
     )
     # The entities a saver names are added; the first claimant's category and
     # confidence stay (a repetition is evidence, not an edit).
-    _link_entities(job=job, memory=memory, entities=entities)
+    _link_entities(job=job, memory=memory, entities=entities, reads=reads)
     return memory
 
 
-def _link_entities(*, job: Job, memory: Memory, entities: list[tuple[str, str]]) -> None:
-    linked = _entities_recorded(job=job, entities=entities)
+def _link_entities(
+    *, job: Job, memory: Memory, entities: list[tuple[str, str]], reads: BatchReads | None
+) -> None:
+    linked = _entities_recorded(job=job, entities=entities, reads=reads)
     if linked:
         # One INSERT for the memory's links, with their owner (a link already there is skipped, as
         # add() does, without add()'s read of the links first, which named no owner).
@@ -320,7 +375,9 @@ def _link_entities(*, job: Job, memory: Memory, entities: list[tuple[str, str]])
         )
 
 
-def _entities_recorded(*, job: Job, entities: list[tuple[str, str]]) -> list[Entity]:
+def _entities_recorded(
+    *, job: Job, entities: list[tuple[str, str]], reads: BatchReads | None
+) -> list[Entity]:
     """The entities of the job's space that `entities` name (entity_record), each once."""
     valid_types = set(Entity.Type.values)
     # entity_record locks each row until the job commits; key order makes two saves naming the same
@@ -330,6 +387,9 @@ def _entities_recorded(*, job: Job, entities: list[tuple[str, str]]) -> list[Ent
     for name, type_ in sorted(entities, key=lambda item: normalize_entity_name(item[0])):
         if not normalize_entity_name(name) or type_ not in valid_types:
             continue
-        entity, _ = entity_record(owner_id=job.owner_id, space_id=job.space_id, name=name, type_=type_)
+        if reads is not None:
+            entity = reads.entities.record(name=name, type_=type_)
+        else:
+            entity, _ = entity_record(owner_id=job.owner_id, space_id=job.space_id, name=name, type_=type_)
         linked.setdefault(entity.id, entity)
     return list(linked.values())

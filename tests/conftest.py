@@ -171,6 +171,34 @@ def child_env(django_db_setup, django_db_blocker, tmp_path_factory, images_dir) 
     }
 
 
+# The session's worker, while it runs (celery_worker): session_worker_paused stops it for a test.
+_SESSION_WORKERS: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture
+def session_worker_paused() -> Iterator[None]:
+    """The session's worker (celery_worker), if one runs, suspended for this test. It works on the
+    test database through its own broker folder, and its recovery sweep acts on every job it finds
+    there: a test that runs another broker against the same database (one database, two brokers,
+    which no deployment is) would see that sweep send its jobs to the other broker."""
+    import psutil
+
+    family = [
+        member
+        for proc in _SESSION_WORKERS
+        if proc.poll() is None
+        for parent in [psutil.Process(proc.pid)]
+        for member in (parent, *parent.children(recursive=True))
+    ]
+    for member in family:
+        member.suspend()
+    try:
+        yield
+    finally:
+        for member in family:
+            member.resume()
+
+
 @pytest.fixture(scope="session")
 def celery_worker(child_env) -> Iterator[subprocess.Popen[str]]:
     """A real Celery worker process on the test database and a private broker folder.
@@ -205,7 +233,9 @@ def celery_worker(child_env) -> Iterator[subprocess.Popen[str]]:
     else:
         proc.kill()
         raise RuntimeError("the test worker did not answer a ping within 60 s")
+    _SESSION_WORKERS.append(proc)
     yield proc
+    _SESSION_WORKERS.remove(proc)
     proc.terminate()
     try:
         proc.wait(timeout=20)

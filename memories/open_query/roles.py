@@ -255,7 +255,9 @@ SELECT session_user = current_user AND current_user = %(role)s,
        has_database_privilege(current_database(), 'TEMPORARY'),
        has_schema_privilege('public', 'USAGE'),
        coalesce((SELECT array_agg(item ORDER BY item) FROM pg_db_role_setting s, unnest(s.setconfig) AS item
-                 WHERE s.setrole = r.oid AND s.setdatabase = 0), '{{}}')
+                 WHERE s.setrole = r.oid
+                   AND s.setdatabase IN (0, (SELECT d.oid FROM pg_database d
+                                             WHERE d.datname = current_database()))), '{{}}')
            IS DISTINCT FROM {_defaults()}
 FROM pg_roles r WHERE r.rolname = current_user
 """

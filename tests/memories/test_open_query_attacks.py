@@ -615,7 +615,7 @@ def test_a_stale_scope_row_of_bob_on_the_pid_alice_gets_is_replaced(world, alice
 def test_parallel_workers_have_their_own_pids_and_still_read_the_leaders_scope(world, alice, bob):
     """A parallel worker is another process with another pid; had pg_backend_pid() been evaluated
     in one, the views would read the scope row of the worker's pid: here, Bob's, planted on every
-    pid a worker could get. Parallel plans are forced for the query role while this runs."""
+    pid a worker could get. Parallel plans are forced for the database while this runs."""
     for index in range(200):
         _memory(bob, world["bob_space"], f"{index} bob filler {uuid.uuid4().hex}")
     forcing = (
@@ -624,9 +624,13 @@ def test_parallel_workers_have_their_own_pids_and_still_read_the_leaders_scope(w
         "parallel_tuple_cost = 0",
         "min_parallel_table_scan_size = 0",
     )
+    # Forced for the database, not the role: the role check (roles.CHECK_SQL, at most once a minute)
+    # rightly refuses a query role whose own defaults were changed, and would fail this test whenever
+    # its minute happened to end inside it.
+    database = connection.settings_dict["NAME"]
     with psycopg.connect(**superuser_params(), autocommit=True) as admin:
         for setting in forcing:
-            admin.execute(f"ALTER ROLE {ROLE} SET {setting}")
+            admin.execute(f"ALTER DATABASE {database} SET {setting}")
         launched = "SELECT parallel_workers_launched FROM pg_stat_database WHERE datname = current_database()"
         before = admin.execute(launched).fetchone()
         pids = _planted_pids(3000)
@@ -643,7 +647,7 @@ def test_parallel_workers_have_their_own_pids_and_still_read_the_leaders_scope(w
                 assert rows in ([["I love green tea."]], [[1]], []), (sql, rows)
         finally:
             for setting in forcing:
-                admin.execute(f"ALTER ROLE {ROLE} RESET {setting.split(' ')[0]}")
+                admin.execute(f"ALTER DATABASE {database} RESET {setting.split(' ')[0]}")
             with connection.cursor() as cursor:
                 cursor.execute("DELETE FROM open_query_scope WHERE pid = ANY(%s)", [pids])
         # A backend reports its counts when it exits: once the query role's are gone, they are in.

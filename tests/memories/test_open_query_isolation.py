@@ -281,12 +281,22 @@ def fresh_check():
             "has other defaults",
         ),
         ("ALTER ROLE {role} SET work_mem = '4GB'", "ALTER ROLE {role} RESET work_mem", "has other defaults"),
+        # The same defaults for this database alone: a role may set those for itself too.
+        (
+            "ALTER ROLE {role} IN DATABASE {database} SET statement_timeout = 0",
+            "ALTER ROLE {role} IN DATABASE {database} RESET statement_timeout",
+            "has other defaults",
+        ),
     ],
 )
 def test_it_fails_closed_when_the_role_could_do_more_than_read_the_views(
     world, alice, fresh_check, make_unsafe, undo, problem, caplog
 ):
-    names = {"role": settings.OPEN_QUERY_ROLE, "service": connection.settings_dict["USER"]}
+    names = {
+        "role": settings.OPEN_QUERY_ROLE,
+        "service": connection.settings_dict["USER"],
+        "database": connection.settings_dict["NAME"],
+    }
     with psycopg.connect(**superuser_params(), autocommit=True) as admin:
         admin.execute(make_unsafe.format(**names))
         try:

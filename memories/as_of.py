@@ -16,8 +16,10 @@ Two clocks run through every row (../shared/design/ARCHITECTURE.md, "The clocks"
 
 The views:
 
-- **current** (no T): not superseded and not past `valid_until`. A future `valid_from` does not
-  hide a row: a stated plan is the current statement.
+- **current** (no T): not past its end. A row with a `valid_until` to come holds until then, even
+  when its replacement is already known ("Starting in March I'll be at Acme": the current employer
+  is superseded now, in system time, and holds until March); one without holds until it is
+  superseded. A future `valid_from` does not hide a row: a stated plan is the current statement.
 - **as of T** (`at=T`): what held at T in the world, as the service knows it now: start <= T < end.
   So a conversation imported today with its real dates can be asked about its own past, and a fact
   replaced later is seen as it was.
@@ -104,10 +106,9 @@ def _ends_after(moment: datetime, prefix: str) -> Q:
 
 
 def current_q(*, now: datetime | None = None, prefix: str = "") -> Q:
-    """Rows that hold now: not superseded, not past `valid_until`."""
-    return Q(**{_f(prefix, "superseded_at__isnull"): True}) & (
-        Q(**{_f(prefix, "valid_until__isnull"): True})
-        | Q(**{_f(prefix, "valid_until__gt"): now or timezone.now()})
+    """Rows that hold now: before their `valid_until`, or without one and not superseded."""
+    return Q(**{_f(prefix, "valid_until__gt"): now or timezone.now()}) | (
+        Q(**{_f(prefix, "valid_until__isnull"): True}) & Q(**{_f(prefix, "superseded_at__isnull"): True})
     )
 
 
@@ -195,7 +196,7 @@ def held_sql(view: View, *, alias: str, with_occurred: bool = True) -> str:
     a = alias
     if view.at is None:
         condition = (
-            f"{a}.superseded_at IS NULL AND ({a}.valid_until IS NULL OR {a}.valid_until > %(as_of_now)s)"
+            f"{a}.valid_until > %(as_of_now)s OR ({a}.valid_until IS NULL AND {a}.superseded_at IS NULL)"
         )
     else:
         start = f"coalesce({', '.join(f'{a}.{name}' for name in _start_fields(with_occurred))})"
@@ -244,10 +245,13 @@ def world_start_latest(row: object) -> datetime:
 
 def status_of(*, superseded_at: datetime | None, valid_until: datetime | None, now: datetime) -> str:
     """Whether a row holds now (the Python side of `current_q`): `current`, `superseded` (a newer
-    one replaced it) or `expired` (past its `valid_until`)."""
+    one replaced it) or `expired` (past its `valid_until`). A row with a `valid_until` to come is
+    current until then, replaced or not (a change that starts later)."""
+    if valid_until is not None and valid_until > now:
+        return CURRENT
     if superseded_at is not None:
         return SUPERSEDED
-    if valid_until is not None and valid_until <= now:
+    if valid_until is not None:
         return EXPIRED
     return CURRENT
 

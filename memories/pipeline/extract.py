@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Set
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from memories.pipeline.documents import document_blocks
 from memories.pipeline.entities import COMMON_WORDS, extract_entities, names_in, type_of_header
@@ -35,6 +35,7 @@ from memories.pipeline.language import (
     split_speaker,
     statement_sentences,
 )
+from memories.pipeline.lexicon import detect, lexicon
 from memories.pipeline.segment import Piece, is_conversation, locate, segment_spans, statement_spans
 from memories.pipeline.timeparse import is_future, is_past, leading_date, mentions_time, resolve_time_periods
 
@@ -225,7 +226,49 @@ def candidate_of(
         stated_at=piece_reference,
     )
     _set_clock(candidate, periods, piece_reference)
+    if (starts := scheduled_start(utterance, periods=periods, reference=piece_reference)) is not None:
+        # "Starting in March I'll be at Acme": it holds from March, whatever its kind (a plan keeps its
+        # due date too). Its start is a time to come, so it names no period it already held in.
+        candidate.valid_from, candidate.starts_by = starts, None
     return candidate
+
+
+def scheduled_start(
+    text: str, *, periods: list[tuple[str, datetime, datetime | None]], reference: datetime
+) -> datetime | None:
+    """The time to come that a start cue of the text's language names ("Starting in March", "from
+    next month", "ab Mai", "a partir de septiembre"), else None: when what the text says starts to hold.
+
+    The time resolver reads English (`periods`); in the other languages the cue's month name, or its
+    "next week / month / year", is read with the lexicon: the first day of it, after `reference`."""
+    lex = lexicon(detect(text))
+    for match in lex.start.finditer(text):
+        cue = match.group().lower()
+        for phrase, moment, _ in periods:
+            if phrase.lower() in cue and is_future(moment, reference):
+                return moment
+        words = [word.strip(".'\u2019") for word in re.split("[\\s'\u2019]+", cue)]
+        for word in words:
+            if (month := lex.month_numbers.get(word)) is not None:
+                year = reference.year + (1 if month <= reference.month else 0)
+                day = reference.replace(hour=0, minute=0, second=0, microsecond=0)
+                return day.replace(year=year, month=month, day=1)
+        for word in words:
+            period = lex.period_words.get(word)
+            if period is not None and (next_start := _next_period(period, reference)) is not None:
+                return next_start
+    return None
+
+
+def _next_period(period: str, reference: datetime) -> datetime | None:
+    day = reference.replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "week":
+        return day + timedelta(days=7 - day.weekday())
+    if period == "month":
+        return day.replace(year=day.year + day.month // 12, month=day.month % 12 + 1, day=1)
+    if period == "year":
+        return day.replace(year=day.year + 1, month=1, day=1)
+    return None
 
 
 def _set_clock(

@@ -73,12 +73,23 @@ def supersede(*, new: Memory | Relation, rivals: QuerySet[Any], source: Source, 
             new.save(update_fields=["valid_until"])
             continue
         change = new_from
-        if new_from < old_from <= new_latest:
+        if (due := _due_change(new, older, said=new_said)) is not None:
+            # "In June we're moving to Portland" after "I live in Denver": the plan changes the fact
+            # when it is due, so the move holds from June, and Denver until then.
+            change = new.valid_from = due
+            new.save(update_fields=["valid_from"])
+        elif new_from < old_from <= new_latest:
             change = old_from + (max(min(new_latest, new_said), old_from) - old_from) / 2
             new.valid_from = change
             new.save(update_fields=["valid_from"])
+        if change > new_said and (_is_plan(older) or old_from > new_said):
+            # A plan, or a row that had not started yet, replaced by one that starts later, ends when
+            # it is replaced: it never comes to hold ("Starting April ..." after "Starting March ...").
+            change = new_said
         older.superseded_at = now
         older.superseded_by = new
+        # A change to come (`change` after now) leaves the row holding until then: the current view
+        # reads `valid_until`, not only `superseded_at` (memories.as_of).
         older.valid_until = change
         older.save(update_fields=["superseded_at", "superseded_by", "valid_until"])
         Evidence.objects.get_or_create(
@@ -91,6 +102,20 @@ def supersede(*, new: Memory | Relation, rivals: QuerySet[Any], source: Source, 
     return closed
 
 
+def _is_plan(row: Memory | Relation) -> bool:
+    return isinstance(row, Memory) and row.kind == Memory.Kind.FORESIGHT
+
+
+def _due_change(new: Memory | Relation, older: Memory | Relation, *, said: datetime) -> datetime | None:
+    """When a plan that replaces a fact takes effect: its due time, if that is still to come and
+    it has no start of its own; None otherwise (another plan is replaced now, rescheduled)."""
+    if not _is_plan(new) or _is_plan(older) or not isinstance(new, Memory):
+        return None
+    if new.valid_from is not None or new.due_at is None or new.due_at <= said:
+        return None
+    return new.due_at
+
+
 def supersession_undo(*, successor: Memory | Relation) -> list[Any]:
     """Reopen the rows `successor` closed, because it is about to be deleted: the statement that
     replaced them is gone, and leaving them replaced by nothing would leave nothing current. An end
@@ -101,7 +126,8 @@ def supersession_undo(*, successor: Memory | Relation) -> list[Any]:
     rows: QuerySet[Any] = type(successor).objects.select_for_update()
     for older in rows.filter(superseded_by_id=successor.id):
         older.superseded_at = older.superseded_by = None
-        if older.valid_until == start:
+        # The successor's start, or when it was said (a plan it replaced ended then).
+        if older.valid_until in (start, said_at(successor)):
             older.valid_until = None
         older.save(update_fields=["superseded_at", "superseded_by", "valid_until"])
         reopened.append(older)

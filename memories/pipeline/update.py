@@ -254,6 +254,11 @@ def frame_of(text: str) -> Frame:
     # "Let me correct that: my sister's birthday is May 13": the lead says how (its cues count),
     # the rest what, and whom about.
     body = _without_lead(lex, said)
+    # "Starting Monday my manager will be Luis": the start is when the change holds, so the statement
+    # is read without it (its subject is "my manager", its date no value) and says a change.
+    scheduled = bool(lex.start.search(body))
+    if scheduled:
+        body = _LEADING_PUNCTUATION_RE.sub("", lex.start.sub(" ", body)).strip() or body
     subject, subject_words = _subject(speaker, body) if english else _subject_in(lex, speaker, body)
     # "Anne, not Anna", "es ist 10 Uhr, nicht 9 Uhr": the value rejected (each lexicon's patterns).
     rejected = frozenset(
@@ -312,7 +317,7 @@ def frame_of(text: str) -> Frame:
     frame_words = _frame_words(lex, frame_text, light | subject_words)
     strong_cue = strong or bool(lex.strong_cue.search(said))
     # "I won't quit" reports no change.
-    change = (bool(lex.change.search(plain)) and not lex.negation.search(plain)) or ending
+    change = (bool(lex.change.search(plain)) and not lex.negation.search(plain)) or ending or scheduled
     return Frame(
         subject=subject,
         words=frozenset(words),
@@ -345,6 +350,8 @@ def frame_of(text: str) -> Frame:
         and not frame_words - {lex.stem(w) for w in lex.pronouns | _EN.pronouns},
     )
 
+
+_LEADING_PUNCTUATION_RE = re.compile(r"^[\s,;:\u2014-]+")
 
 # A lead clause of at most this many characters ("Wait, no, I got that wrong:") before the statement.
 _LEAD_MAX = 60

@@ -20,9 +20,26 @@ from memories.models import Evidence, Job, Memory
 from memories.services.account import user_sign_up
 from tests.helpers import pat_client, wait_for_job
 from tests.memories.update_cases import CASES, Case
-from tests.memories.update_cases_40 import BATCH_40A, BATCH_40B, BATCH_40C, BATCH_40F, BATCH_40G, BATCH_40H
+from tests.memories.update_cases_40 import (
+    BATCH_40A,
+    BATCH_40B,
+    BATCH_40C,
+    BATCH_40F,
+    BATCH_40G,
+    BATCH_40H,
+    BATCH_40I,
+)
 
-ALL_CASES: tuple[Case, ...] = (*CASES, *BATCH_40A, *BATCH_40B, *BATCH_40C, *BATCH_40F, *BATCH_40G, *BATCH_40H)
+ALL_CASES: tuple[Case, ...] = (
+    *CASES,
+    *BATCH_40A,
+    *BATCH_40B,
+    *BATCH_40C,
+    *BATCH_40F,
+    *BATCH_40G,
+    *BATCH_40H,
+    *BATCH_40I,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker")]
 

@@ -866,3 +866,39 @@ BATCH_40H: tuple[Case, ...] = (
     _h("fr:quantity", "frère", "Je gagne 3000 euros par mois.",
        "Mon frère gagne 4000 euros par mois.", "add"),
 )  # fmt: skip
+
+# Batch 40i: changes that start in the future (issue 40, section 2), and what must not be read as one.
+# Written before the rule for future changes, scored blind (docs/decisions.md).
+_i = _b("40i")
+
+BATCH_40I: tuple[Case, ...] = (
+    _i("future", "employer next month", "I work at Globex.",
+       "From next month I'll be working for Umbrella Corp.", "update"),
+    _i("future", "move in June", "I live in Denver.", "In June we're moving to Portland.", "update"),
+    _i("future", "new manager Monday", "My manager is Karen.", "Starting Monday my manager will be Luis.",
+       "update"),
+    _i("future", "office moves", "Our office is on Main Street.",
+       "From April the office will be on Harbor Road.", "update"),
+    _i("future", "rent from January", "My rent is $1,200 a month.",
+       "Starting in January my rent goes up to $1,300.", "update"),
+    _i("future", "yoga day", "Yoga class is on Wednesdays.",
+       "From next week yoga moves to Fridays.", "update"),
+    _i("future", "promotion in July", "I'm a junior developer at Kite.",
+       "I got promoted: from July I'll be a senior developer at Kite.", "update"),
+    _i("de:future", "Umzug im Mai", "Ich wohne in Köln.", "Ab Mai wohne ich in Hamburg.", "update"),
+    _i("es:future", "trabajo en septiembre", "Trabajo en Telefónica.",
+       "A partir de septiembre trabajaré en Indra.", "update"),
+    _i("fr:future", "déménagement en octobre", "J'habite à Lyon.",
+       "À partir d'octobre, j'habiterai à Nantes.", "update"),
+    # Must not: a visit, a maybe, someone else, a condition, an extra session, a trip.
+    _i("future", "a visit", "I live in Denver.", "Next month I'm visiting my sister in Portland.", "add"),
+    _i("future", "a maybe", "I work at Globex.", "Maybe next year I'll look for a job at Umbrella.", "add"),
+    _i("future", "the husband's job", "I work at Globex.",
+       "My husband will start at Umbrella in March.", "add"),
+    _i("future", "a condition", "I live in Denver.",
+       "If the offer comes through, we might move to Portland in June.", "add"),
+    _i("future", "an extra class", "Yoga class is on Wednesdays.",
+       "Next week there's an extra yoga class on Saturday.", "add"),
+    _i("de:future", "Dienstreise", "Ich arbeite bei Siemens.",
+       "Nächsten Monat habe ich eine Dienstreise nach Berlin.", "add"),
+)  # fmt: skip

@@ -59,6 +59,10 @@ class Lexicon:
     # "the rent stays the same", "bleibt gleich", "sigue igual", "reste le même": the value holds;
     # such a statement confirms what is held and never replaces it.
     continuity: re.Pattern[str]
+    # "Starting in March", "from next month", "ab Mai", "a partir de septiembre", "à partir
+    # d'octobre": when what the statement says starts to hold, a time to come. Such a statement
+    # states a change (it has a start), and the time is when, not a value of what changes.
+    start: re.Pattern[str]
     # Words elided onto the next ("j'habite" is "habite" said by "je").
     elided: frozenset[str]
     opener: re.Pattern[str]
@@ -98,6 +102,10 @@ class Lexicon:
     # Words a question asks for a relation with without naming it ("which city", "what company"):
     # word -> relation, beside `relations`.
     asks: dict[str, str] = field(default_factory=dict)
+    # Where the time resolver (English) does not read the language: its month names (-> 1..12) and
+    # its words for a week, a month and a year, for the time a `start` names ("ab Mai").
+    month_numbers: dict[str, int] = field(default_factory=dict)
+    period_words: dict[str, str] = field(default_factory=dict)
 
     def stem(self, word: str) -> str:
         """The word's Snowball stem in this language."""
@@ -131,6 +139,8 @@ def lexicon(code: str) -> Lexicon:
         pronouns=_words(data.get("pronouns", "")),
         addressee=_words(data.get("addressee", "")),
         asks={word.lower(): name for name, words in data.get("asks", {}).items() for word in words.split()},
+        month_numbers={word.lower(): int(number) for word, number in data.get("month_numbers", {}).items()},
+        period_words={word.lower(): period for word, period in data.get("period_words", {}).items()},
         **words,  # type: ignore[arg-type]
         **patterns,  # type: ignore[arg-type]
     )
@@ -154,7 +164,7 @@ _WORD_FIELDS = (
 )
 _PATTERN_FIELDS = (
     "strong_cue", "negation", "idioms", "against", "tentative", "reported", "change", "additive", "ending",
-    "continuity",
+    "continuity", "start",
 )  # fmt: skip
 _KEYS = {"strong_cue": "strong_cues"}
 

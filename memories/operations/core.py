@@ -289,7 +289,7 @@ def _answer(caller: Caller, args: dict[str, Any]) -> dict[str, object]:
     """
     result = _recalled(caller, args, args["question"])
     answer = answering.answer_question(
-        question=args["question"], hits=result.hits, max_tokens=args.get("max_tokens")
+        question=args["question"], hits=result.hits, max_tokens=args.get("max_tokens"), at=result.at
     )
     return {
         "answer": answer.text,

@@ -30,8 +30,10 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
 from memories import embeddings
+from memories.as_of import is_current, world_start
 from memories.models import Memory
 from memories.outbound import OutboundError, post_json
 from memories.pipeline.language import STOP_WORDS, split_sentences, split_speaker
@@ -200,6 +202,9 @@ class Resolved:
 
     hits: list[Hit]
     history: dict[Any, list[Memory]] = field(default_factory=dict)
+    # What a stated hit becomes later: the change to come that replaces it ("Starting in March I'll
+    # be at Acme" for "I work at Initech", asked before March), said after it, never instead of it.
+    upcoming: dict[Any, list[Memory]] = field(default_factory=dict)
     dropped_for_qualifier: int = 0
     conflicts: int = 0
 
@@ -243,13 +248,17 @@ def _subject_conflict(question: str, content: str) -> bool:
     return bool(about) and asks_about_self(question)
 
 
-def resolve(question: str, hits: Sequence[Hit]) -> Resolved:
+def resolve(question: str, hits: Sequence[Hit], *, at: datetime | None = None) -> Resolved:
     """What the answer may state. A memory about another person of the same name ("colleague Alex"
     for "my cousin Alex"), or about another person than the one asked about (`_subject_conflict`),
     is left out. Two retrieved memories that disagree (the update engine's
     judgement, `memories.pipeline.update.judge`) are not stated side by side: the one said later
     holds and the other becomes its history; so does every memory a retrieved one superseded (but
-    not a forgotten one)."""
+    not a forgotten one).
+
+    `at` is the time asked about (now when None). A retrieved memory that starts after it (a change
+    to come) replaces nothing then: it is told beside the memory it will replace (`upcoming`)."""
+    moment = at or timezone.now()
     kept = [
         hit
         for hit in hits
@@ -270,12 +279,23 @@ def resolve(question: str, hits: Sequence[Hit]) -> Resolved:
         else {}
     )
     replaced: set[Any] = set()
+    later: dict[Any, Memory] = {hit.memory.id: hit.memory for hit in kept if world_start(hit.memory) > moment}
+    for hit in kept:
+        successor = later.get(hit.memory.superseded_by_id)
+        if successor is not None and hit.memory.id not in later:
+            resolved.upcoming.setdefault(hit.memory.id, []).append(successor)
+            replaced.add(successor.id)
     for index, newer in enumerate(by_said):
-        if newer.memory.id in replaced:
+        if newer.memory.id in replaced or newer.memory.id in later:
             continue
         for older in by_said[index + 1 :]:
             new_vector, old_vector = vectors.get(newer.memory.id), vectors.get(older.memory.id)
-            if older.memory.id in replaced or new_vector is None or old_vector is None:
+            if (
+                older.memory.id in replaced
+                or older.memory.id in later
+                or new_vector is None
+                or old_vector is None
+            ):
                 continue
             verdict = judge(
                 frames[newer.memory.id],
@@ -293,6 +313,8 @@ def resolve(question: str, hits: Sequence[Hit]) -> Resolved:
         ids = [hit.memory.id for hit in resolved.hits]
         # Never a forgotten memory: it is nobody's history.
         for old in memory_replaced_list(owner_id=resolved.hits[0].memory.owner_id, memory_ids=ids):
+            if is_current(old, moment):
+                continue  # it still holds then: replaced later, not history yet
             resolved.history.setdefault(old.superseded_by_id, []).append(old)
     return resolved
 
@@ -306,13 +328,21 @@ def history_words(memories: Sequence[Memory]) -> str:
     return "before that: " + "; ".join(parts) if parts else ""
 
 
-def answer_question(*, question: str, hits: Sequence[Hit], max_tokens: int | None = None) -> Answer:
+def upcoming_words(memories: Sequence[Memory]) -> str:
+    """ "from 1 March 2027: "Starting in March I'll be at Acme."" for a change to come."""
+    parts = [f"from {when_of(new) or 'later'}: \u201c{new.content.strip()}\u201d" for new in memories[:2]]
+    return "; ".join(parts)
+
+
+def answer_question(
+    *, question: str, hits: Sequence[Hit], max_tokens: int | None = None, at: datetime | None = None
+) -> Answer:
     """Answer `question` from `hits` (best first), citing only hits that support what is said.
 
     Both answerers see the same resolved hits (`resolve`): no other person of the same name, and of
     two memories that disagree only the one that holds, with the other as its history.
     """
-    resolved = resolve(question, hits)
+    resolved = resolve(question, hits, at=at)
     answer = _answer(question=question, resolved=resolved, max_tokens=max_tokens)
     answer.checks["left_out_other_person"] = resolved.dropped_for_qualifier
     answer.checks["conflicts_resolved"] = resolved.conflicts
@@ -323,17 +353,33 @@ def _answer(*, question: str, resolved: Resolved, max_tokens: int | None) -> Ans
     hits = resolved.hits
     if settings.LLM_BASE_URL and hits:
         try:
-            return llm_answer(question=question, hits=hits, max_tokens=max_tokens, history=resolved.history)
+            return llm_answer(
+                question=question,
+                hits=hits,
+                max_tokens=max_tokens,
+                history=resolved.history,
+                upcoming=resolved.upcoming,
+            )
         except OutboundError as exc:
             # The answer model is optional: without it the built-in answerer still answers, and
             # says so in `model`, rather than the whole call failing.
             logger.warning("answer model unavailable (%s); answering extractively", exc)
             answer = extractive_answer(
-                question=question, hits=hits, max_tokens=max_tokens, history=resolved.history
+                question=question,
+                hits=hits,
+                max_tokens=max_tokens,
+                history=resolved.history,
+                upcoming=resolved.upcoming,
             )
             answer.model["fallback_reason"] = "the answer model is unavailable"
             return answer
-    return extractive_answer(question=question, hits=hits, max_tokens=max_tokens, history=resolved.history)
+    return extractive_answer(
+        question=question,
+        hits=hits,
+        max_tokens=max_tokens,
+        history=resolved.history,
+        upcoming=resolved.upcoming,
+    )
 
 
 # --- extractive ----------------------------------------------------------------------------------
@@ -355,6 +401,7 @@ def extractive_answer(
     hits: Sequence[Hit],
     max_tokens: int | None = None,
     history: dict[Any, list[Memory]] | None = None,
+    upcoming: dict[Any, list[Memory]] | None = None,
 ) -> Answer:
     """The best-matching sentences of the top memories, each with its date and citation."""
     model = {"mode": "extractive", "name": EXTRACTIVE_MODEL}
@@ -396,7 +443,8 @@ def extractive_answer(
         number = sources.index(hit) + 1
         when = when_of(hit.memory)
         earlier = history_words((history or {}).get(hit.memory.id, []))
-        note = "; ".join(part for part in (when, earlier) if part)
+        coming = upcoming_words((upcoming or {}).get(hit.memory.id, []))
+        note = "; ".join(part for part in (when, earlier, coming) if part)
         line = f"{sentence} ({note}) [{number}]" if note else f"{sentence} [{number}]"
         if lines and used + len(line) + 1 > budget:
             break
@@ -420,7 +468,11 @@ A memory marked "no longer holds" is history: say it as the past ("you used to .
 If the memories do not answer the question, reply exactly: I don't have any memory about that."""
 
 
-def _numbered(hits: Sequence[Hit], history: dict[Any, list[Memory]] | None = None) -> str:
+def _numbered(
+    hits: Sequence[Hit],
+    history: dict[Any, list[Memory]] | None = None,
+    upcoming: dict[Any, list[Memory]] | None = None,
+) -> str:
     lines = []
     for number, hit in enumerate(hits, start=1):
         memory = hit.memory
@@ -429,6 +481,9 @@ def _numbered(hits: Sequence[Hit], history: dict[Any, list[Memory]] | None = Non
         earlier = history_words((history or {}).get(memory.id, []))
         # History is shown as history, so the model can say "you used to ..." and never states it as current.
         suffix = f" (no longer holds, {earlier})" if earlier else ""
+        # A change to come is said as the future ("from March you will ..."), the memory as current.
+        coming = upcoming_words((upcoming or {}).get(memory.id, []))
+        suffix += f" (holds until it changes, {coming})" if coming else ""
         lines.append(f"[{number}] ({label}) {memory.content}{suffix}")
     return "\n".join(lines)
 
@@ -468,6 +523,7 @@ def llm_answer(
     hits: Sequence[Hit],
     max_tokens: int | None = None,
     history: dict[Any, list[Memory]] | None = None,
+    upcoming: dict[Any, list[Memory]] | None = None,
 ) -> Answer:
     """The chat model's answer from the numbered hits, keeping only checked, supported citations."""
     response = post_json(
@@ -478,7 +534,10 @@ def llm_answer(
             "max_tokens": max_tokens or DEFAULT_LLM_MAX_TOKENS,
             "messages": [
                 {"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": f"Memories:\n{_numbered(hits, history)}\n\nQuestion: {question}"},
+                {
+                    "role": "user",
+                    "content": f"Memories:\n{_numbered(hits, history, upcoming)}\n\nQuestion: {question}",
+                },
             ],
         },
         api_key=settings.LLM_API_KEY,

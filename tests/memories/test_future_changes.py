@@ -77,7 +77,10 @@ def test_a_change_that_starts_later_keeps_the_current_value_until_then(
     listed = [row["content"] for row in _listed(client)]
     assert earlier in listed, listed
     now_answer = _answer(client, question)
-    assert now_answer != NO_EVIDENCE and old in now_answer, now_answer
+    # Stated first, as what holds; the change to come only in its note ("from 1 March 2027: ...").
+    stated = now_answer.splitlines()[0].split(" (")[0]
+    assert now_answer != NO_EVIDENCE and old in stated and new not in stated, now_answer
+    assert new in now_answer and "before that" not in now_answer, now_answer
     # After the change: the new value, and the old only as what came before.
     after = (successor.valid_from + timedelta(days=1)).isoformat()
     later_answer = _answer(client, question, at=after)

@@ -365,6 +365,15 @@ def _boundary_re(code: str) -> re.Pattern[str]:
     subjects = "|".join(re.escape(w) for w in sorted(lex.self_words | lex.possessive, key=len, reverse=True))
     joiners = "|".join(re.escape(w) for w in sorted(lex.joiners, key=len, reverse=True))
     pattern = rf"\s*;\s+|,\s+(?:{joiners})\s+(?=(?:{subjects})\b)" if joiners else _SEMICOLON_RE.pattern
+    if joiners and lex.copulas:
+        # Without a comma, a joiner opens a statement only before a possessive, a noun or two and a
+        # copula: "The building was sold and our landlord is now Ms. Ito"; not "my mom and my dad".
+        possessive = "|".join(re.escape(w) for w in sorted(lex.possessive, key=len, reverse=True))
+        copulas = "|".join(re.escape(w) for w in sorted(lex.copulas, key=len, reverse=True))
+        pattern += (
+            rf"|\s+(?:{joiners})\s+(?=(?:{possessive})\s+[^\W\d_]+(?:\s+[^\W\d_]+)?\s+"
+            rf"(?:\w+\s+)?(?:{copulas})\b)"
+        )
     return re.compile(pattern, re.IGNORECASE)
 
 

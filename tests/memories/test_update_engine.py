@@ -28,6 +28,7 @@ from tests.memories.update_cases_40 import (
     BATCH_40G,
     BATCH_40H,
     BATCH_40I,
+    BATCH_40J,
 )
 
 ALL_CASES: tuple[Case, ...] = (
@@ -39,6 +40,7 @@ ALL_CASES: tuple[Case, ...] = (
     *BATCH_40G,
     *BATCH_40H,
     *BATCH_40I,
+    *BATCH_40J,
 )
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker")]

@@ -902,3 +902,44 @@ BATCH_40I: tuple[Case, ...] = (
     _i("de:future", "Dienstreise", "Ich arbeite bei Siemens.",
        "Nächsten Monat habe ich eine Dienstreise nach Berlin.", "add"),
 )  # fmt: skip
+
+# Batch 40j: a fresh sample across the classes, in four languages, written after 40i's rules and
+# before any change for it, scored blind (docs/decisions.md).
+_j = _b("40j")
+
+BATCH_40J: tuple[Case, ...] = (
+    _j("quantity", "subscribers halved", "The podcast has 800 listeners.",
+       "The podcast is down to 400 listeners.", "update"),
+    _j("quantity", "price hike", "Netflix costs me $15 a month.",
+       "Netflix raised its price, I now pay $18 a month.", "update"),
+    _j("value", "meeting room", "The book club meets in room 204.",
+       "The book club meets in room 310 now.", "update"),
+    _j("value", "new plate", "My licence plate is KX-2231.", "Got new plates: KX-9904.", "update"),
+    _j("value", "gym time", "I go to the gym at 7am.", "I've moved my gym sessions to 6pm.", "update"),
+    _j("correction", "misremembered", "My niece is 9.", "Actually I misremembered, my niece is 10.",
+       "update"),
+    _j("correction", "typo", "My postcode is 90210.", "Typo earlier, the postcode is 90211.", "update"),
+    _j("who", "new landlord", "Our landlord is Mr. Grant.",
+       "The building was sold and our landlord is now Ms. Ito.", "update"),
+    _j("who", "friend's city", "I live in Leeds.", "My friend Tom lives in York.", "add"),
+    _j("note", "busy note", "My locker code is 4512.",
+       "Long day. The new locker code is 7730. Also picked up groceries.", "update"),
+    _j("future", "contract from May", "My contract is 30 hours a week.",
+       "From May my contract goes up to 38 hours a week.", "update"),
+    _j("must-not", "a past trip", "I live in Oslo.", "Last summer I spent two weeks in Rome.", "add"),
+    _j("must-not", "a wish", "I drive a Golf.", "I'd love to drive a Tesla one day.", "add"),
+    _j("must-not", "a quote", "My favourite film is Alien.",
+       "My brother says his favourite film is Heat.", "add"),
+    _j("same", "reworded", "I'm allergic to peanuts.", "Peanuts give me an allergic reaction.", "same"),
+    _j("de:value", "neue Nummer", "Meine Handynummer ist 0170 1234567.",
+       "Meine neue Handynummer ist 0171 7654321.", "update"),
+    _j("de:correction", "korrigiert", "Der Termin ist am Dienstag.",
+       "Korrektur: der Termin ist am Mittwoch.", "update"),
+    _j("es:value", "nuevo coche", "Tengo un Seat Ibiza.", "Vendí el Seat y ahora tengo un Toyota Corolla.",
+       "update"),
+    _j("es:must-not", "la hermana", "Vivo en Valencia.", "Mi hermana vive en Bilbao.", "add"),
+    _j("fr:quantity", "loyer baisse", "Mon loyer est de 900 euros.", "Mon loyer a baissé à 850 euros.",
+       "update"),
+    _j("fr:correction", "je me suis trompé", "Mon vol part à 7h.", "Je me suis trompé, mon vol part à 9h.",
+       "update"),
+)  # fmt: skip

@@ -104,6 +104,10 @@ class Lexicon:
     asks: dict[str, str] = field(default_factory=dict)
     # Where the time resolver (English) does not read the language: its month names (-> 1..12) and
     # its words for a week, a month and a year, for the time a `start` names ("ab Mai").
+    # "is", "ist", "es", "est" (singular only: "my car and my bike are blue" is one subject of two
+    # nouns): after "and our landlord" they make a statement of its own ("The building was sold and
+    # our landlord is now Ms. Ito").
+    copulas: frozenset[str] = frozenset()
     month_numbers: dict[str, int] = field(default_factory=dict)
     period_words: dict[str, str] = field(default_factory=dict)
 
@@ -161,6 +165,7 @@ _WORD_FIELDS = (
     "many",
     "subjects",
     "verb_endings",
+    "copulas",
 )
 _PATTERN_FIELDS = (
     "strong_cue", "negation", "idioms", "against", "tentative", "reported", "change", "additive", "ending",

@@ -1,5 +1,6 @@
 """When a statement says it starts to hold later ("Starting in March", "ab Mai"): the lexicon's start
-cues, read in four languages (memories.pipeline.extract.scheduled_start)."""
+cues, read in four languages (memories.pipeline.extract.scheduled_start); and where a joiner without a
+comma opens a statement of its own (memories.pipeline.segment)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,20 @@ def test_a_start_to_come_is_when_the_statement_holds_from(text, starts):
 def test_no_start_to_come(text):
     _, (candidate,) = extract(text, reference=REFERENCE)
     assert candidate.valid_from is None or candidate.valid_from <= REFERENCE
+
+
+@pytest.mark.parametrize(
+    ("text", "statements"),
+    [
+        # A joiner without a comma opens a statement before a possessive, a noun and a copula.
+        ("The building was sold and our landlord is now Ms. Ito.", 2),
+        ("Das Haus wurde verkauft und unser Vermieter ist jetzt Herr Ito.", 2),
+        ("I bought a house and my commute is now 10 minutes.", 2),
+        # Not two nouns of one subject, nor one object of two nouns.
+        ("My car and my bike are blue.", 1),
+        ("I love my mom and my dad.", 1),
+    ],
+)
+def test_a_joiner_before_a_possessive_subject_opens_a_statement(text, statements):
+    _, candidates = extract(text, reference=REFERENCE)
+    assert len(candidates) == statements, [c.content for c in candidates]

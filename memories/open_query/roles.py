@@ -279,6 +279,25 @@ CHECK_NAMES = (
 )
 
 
+# The views the role must be able to read, each read once by the check (`view_problems`). A plain
+# server lets a view read its tables with its owner's rights; Citus checks every shard's privileges
+# as the role that runs the query (docs/scale.md, "The open query on Citus"), so there the role, which
+# holds SELECT on the views alone, reads none of them and the open query stays off.
+VIEWS_SQL = """
+SELECT c.relname FROM pg_class c
+WHERE c.relnamespace = 'open_query'::regnamespace AND c.relkind = 'v'
+ORDER BY c.relname
+"""
+
+
+def view_problems(names: list[str], refused: dict[str, str]) -> list[str]:
+    """What keeps the role from reading its views: none at all, or the ones whose read failed
+    (`refused`: a view's name and PostgreSQL's message)."""
+    if not names:
+        return ["has no open_query views to read (migrations not applied?)"]
+    return [f"cannot read the view open_query.{name}: {refused[name]}" for name in names if name in refused]
+
+
 def role_problems(row: tuple[object, ...] | None) -> list[str]:
     """What is wrong with the query role, from `CHECK_SQL`'s row: empty when it is safe."""
     if row is None:

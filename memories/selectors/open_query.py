@@ -51,7 +51,7 @@ from accounts.throttles import rate_limited
 from memories.errors import AppError, Code
 from memories.models import Space
 from memories.open_query.guard import CheckedQuery
-from memories.open_query.roles import CHECK_SQL, role_problems
+from memories.open_query.roles import CHECK_SQL, VIEWS_SQL, role_problems, view_problems
 
 logger = logging.getLogger(__name__)
 
@@ -331,10 +331,26 @@ def _connect() -> psycopg.Connection[Any]:
 
 def _problems(conn: psycopg.Connection[Any]) -> list[str]:
     try:
-        return role_problems(conn.execute(CHECK_SQL, {"role": settings.OPEN_QUERY_ROLE}).fetchone())
+        problems = role_problems(conn.execute(CHECK_SQL, {"role": settings.OPEN_QUERY_ROLE}).fetchone())
+        names = [str(row[0]) for row in conn.execute(VIEWS_SQL).fetchall()]
     except psycopg.Error as exc:
         # No open_query schema yet (migrations not applied), or a catalog the role may not read.
         return [f"could not be checked: {exc.diag.message_primary or type(exc).__name__}"]
+    return problems + view_problems(names, _unreadable(conn, names))
+
+
+def _unreadable(conn: psycopg.Connection[Any], names: list[str]) -> dict[str, str]:
+    """Each view read once as the role, outside any scope (so it shows nothing, and what it shows is
+    dropped unread): the views whose read PostgreSQL refused, with its message. A grant gone, or a
+    database where the views' tables are not read with the views' owner's rights (Citus), is found
+    here, before an agent's statement is refused for it."""
+    refused: dict[str, str] = {}
+    for name in names:
+        try:
+            conn.execute(pg_sql.SQL("SELECT 1 FROM open_query.{} LIMIT 1").format(pg_sql.Identifier(name)))
+        except psycopg.Error as exc:
+            refused[name] = (exc.diag.message_primary or type(exc).__name__)[:200]
+    return refused
 
 
 def query_role_problems() -> list[str]:

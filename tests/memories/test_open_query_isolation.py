@@ -281,6 +281,13 @@ def fresh_check():
             "has other defaults",
         ),
         ("ALTER ROLE {role} SET work_mem = '4GB'", "ALTER ROLE {role} RESET work_mem", "has other defaults"),
+        # Less than a reader of the views is refused too: one view it cannot read (a grant gone; on
+        # Citus every view, whose shards are checked as the role itself: docs/scale.md).
+        (
+            "REVOKE SELECT ON open_query.relations FROM {role}",
+            "GRANT SELECT ON open_query.relations TO {role}",
+            "cannot read the view open_query.relations: permission denied for view relations",
+        ),
         # The same defaults for this database alone: a role may set those for itself too.
         (
             "ALTER ROLE {role} IN DATABASE {database} SET statement_timeout = 0",

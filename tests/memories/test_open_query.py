@@ -328,6 +328,8 @@ def test_holds_now_agrees_with_the_one_current_rule(alice):
         {"valid_until": now + timedelta(days=1)},
         {"superseded_at": now - timedelta(hours=1)},
         {"valid_from": now + timedelta(days=3)},
+        # Replaced by a change that starts later: it holds until then (memories.as_of).
+        {"superseded_at": now - timedelta(hours=1), "valid_until": now + timedelta(days=30)},
     ]
     for index, fields in enumerate(cases):
         _memory(alice, space, f"case {index}", **fields)
@@ -335,7 +337,7 @@ def test_holds_now_agrees_with_the_one_current_rule(alice):
         Memory.objects.filter(current_q(now=timezone.now()), owner=alice).values_list("content", flat=True)
     )
     held = run(alice, "SELECT content FROM memories WHERE holds_now", space=space)
-    assert set(values(held)) == expected and len(expected) == 3
+    assert set(values(held)) == expected and len(expected) == 4
 
 
 # === saved queries ========================================================================

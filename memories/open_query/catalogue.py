@@ -52,7 +52,11 @@ _WORLD = (
         "stated_at, else recorded_at.",
     ),
     _c("world_until", "timestamptz", "When it stopped holding: valid_until, else superseded_at; null: open."),
-    _c("holds_now", "boolean", "Holds now: before its valid_until, or without one and not superseded (the current view)."),
+    _c(
+        "holds_now",
+        "boolean",
+        "Holds now: before its valid_until, or without one and not superseded (the current view).",
+    ),
 )
 
 VIEWS: dict[str, View] = {

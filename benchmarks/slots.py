@@ -24,6 +24,7 @@ import statistics
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -95,16 +96,56 @@ FACTS: dict[str, list[tuple[str, list[str]]]] = {
 }
 
 
+# A second set, written on 6 December 2026 before the slot vocabulary of recall (issue 40 section 3)
+# existed and scored blind on the code of that day: other statements, other questions, the same slots
+# (`--set b`). The first set had been seen while the recall knobs were chosen; this one had not.
+FACTS_B: dict[str, list[tuple[str, list[str]]]] = {
+    "home": [
+        (
+            "Just signed the lease on a two-bedroom in Rotterdam.",
+            ["Where do I live?", "Which city is my home in?"],
+        ),
+        ("Our house is the blue one on Kestrel Lane.", ["What's my address?"]),
+    ],
+    "work": [
+        (
+            "Started at Halcyon Labs in January as their data person.",
+            ["Who do I work for?", "What company am I at?"],
+        ),
+        ("Marta signs off on all my expense reports.", ["Who is my boss?"]),
+    ],
+    "job": [("I teach chemistry to tenth graders.", ["What is my job?", "What do I do for work?"])],
+    "family": [
+        ("My brother Luca lives in Turin.", ["Do I have siblings?"]),
+        ("Our twins turn four next week.", ["Do I have children?", "How old are my kids?"]),
+        ("Sam and I got engaged in June.", ["Who is my partner?", "Am I engaged?"]),
+    ],
+    "contacts": [("The plumber we use is Ravi, 555-0177.", ["Who do I call when the sink leaks?"])],
+    "health": [
+        ("Penicillin gives me a rash.", ["Am I allergic to any medicine?"]),
+        ("I've had asthma since I was a kid.", ["Do I have any chronic conditions?"]),
+    ],
+    "preferences": [
+        ("Aisle seat on trains, always.", ["Where do I like to sit on a train?"]),
+        ("I'm vegetarian.", ["Do I eat meat?"]),
+    ],
+    "plans": [
+        ("Signed up for a pottery course that starts in May.", ["What am I planning to learn?"]),
+        ("We're visiting my in-laws in Cork over Christmas.", ["Where am I going for the holidays?"]),
+    ],
+}
+SETS = {"a": FACTS, "b": FACTS_B}
+
 Row = tuple[str, str, int | None, str]
 
 
-def people(crowd_size: int) -> list[Conversation]:
+def people(crowd_size: int, facts_by_slot: dict[str, list[tuple[str, list[str]]]]) -> list[Conversation]:
     """Two spaces: the statements among `crowd_size` turns of another person's chat, and alone."""
     crowd = load_conversation(DATA_DIR / "26.json").turns[:crowd_size]
     when = crowd[0].occurred_at if crowd else datetime(2023, 5, 8, tzinfo=UTC)
     facts = [
         Turn(f"{slot}/{i}", statement, when, "")
-        for slot, items in FACTS.items()
+        for slot, items in facts_by_slot.items()
         for i, (statement, _) in enumerate(items)
     ]
     # The facts spread through the chat, each saved as a note of its own.
@@ -122,9 +163,9 @@ def rank_of(found: list[str], slot: str, index: int) -> int | None:
     return found.index(f"{slot}/{index}") + 1 if f"{slot}/{index}" in found else None
 
 
-def ask_all(client: httpx.Client, person: Conversation, top_k: int) -> list[Row]:
+def ask_all(client: httpx.Client, person: Conversation, top_k: int, facts: dict[str, Any]) -> list[Row]:
     rows: list[Row] = []
-    for slot, items in FACTS.items():
+    for slot, items in facts.items():
         for i, (_statement, questions) in enumerate(items):
             for question in questions:
                 response = client.post(
@@ -139,7 +180,9 @@ def ask_all(client: httpx.Client, person: Conversation, top_k: int) -> list[Row]
     return rows
 
 
-def ask_in_process(data_dir: Path, person: Conversation, top_k: int, variant: str) -> list[Row]:
+def ask_in_process(
+    data_dir: Path, person: Conversation, top_k: int, variant: str, facts: dict[str, Any]
+) -> list[Row]:
     """`ask_all` with `memory_recall` called in process with the variant's knobs."""
     from benchmarks._service import use_service_database
     from benchmarks.distractor_stages import _knobs_from
@@ -154,7 +197,7 @@ def ask_in_process(data_dir: Path, person: Conversation, top_k: int, variant: st
     assert space is not None
     knobs = _knobs_from([v for v in variant.split(",") if v])
     rows: list[Row] = []
-    for slot, items in FACTS.items():
+    for slot, items in facts.items():
         for i, (_statement, questions) in enumerate(items):
             for question in questions:
                 result = memory_recall(
@@ -168,7 +211,7 @@ def ask_in_process(data_dir: Path, person: Conversation, top_k: int, variant: st
 def report(label: str, crowded: list[Row], alone: list[Row], *, detail: bool) -> None:
     print(label)
     print(f"{'slot':<13}{'n':>3}{'@1':>6}{'@5':>6}{'@10':>6}{'alone: answered':>17}{'@1':>6}")
-    for slot in [*FACTS, "overall"]:
+    for slot in [*dict.fromkeys(r[0] for r in crowded), "overall"]:
         chosen = [r for r in crowded if slot in ("overall", r[0])]
         bare = [r for r in alone if slot in ("overall", r[0])]
         line = f"{slot:<13}{len(chosen):>3}"
@@ -189,22 +232,26 @@ def main() -> None:
     parser.add_argument(
         "--variant", action="append", help="then these ranking knobs in process ('own_boost=0.3')"
     )
+    parser.add_argument("--set", choices=sorted(SETS), default="a", help="which statements and questions")
     args = parser.parse_args()
-    crowd, alone = people(args.crowd)
+    facts = SETS[args.set]
+    crowd, alone = people(args.crowd, facts)
     with service_with_data_dir() as (url, _token, data_dir):
         tokens = create_users(data_dir, ["slots-crowd@example.com", "slots-alone@example.com"])
         with httpx.Client(base_url=url, timeout=120) as client:
             for person, token in zip((crowd, alone), tokens, strict=True):
                 person.token = token
                 wait_for_jobs(client, person, ingest(client, person, session_ids=False))
-            rows = (ask_all(client, crowd, args.top_k), ask_all(client, alone, args.top_k))
+            rows = (ask_all(client, crowd, args.top_k, facts), ask_all(client, alone, args.top_k, facts))
             variants = {
-                variant: tuple(ask_in_process(data_dir, p, args.top_k, variant) for p in (crowd, alone))
+                variant: tuple(
+                    ask_in_process(data_dir, p, args.top_k, variant, facts) for p in (crowd, alone)
+                )
                 for variant in args.variant or []
             }
-    facts = len(alone.turns)
-    print(f"everyday slot questions: {len(rows[0])} questions about {facts} statements,")
-    print(f"among {len(crowd.turns) - facts} turns of another person's chat, and alone")
+    statements = len(alone.turns)
+    print(f"everyday slot questions: {len(rows[0])} questions about {statements} statements,")
+    print(f"among {len(crowd.turns) - statements} turns of another person's chat, and alone")
     report("through the API, default knobs", *rows, detail=True)
     for variant, (crowded, bare) in variants.items():
         print()

@@ -134,7 +134,35 @@ FACTS_B: dict[str, list[tuple[str, list[str]]]] = {
         ("We're visiting my in-laws in Cork over Christmas.", ["Where am I going for the holidays?"]),
     ],
 }
-SETS = {"a": FACTS, "b": FACTS_B}
+# A third set, written after the slot vocabulary (lexicon `slots`) had been drawn up with sets a and b
+# in view, and before it was run on this one: the figure for the vocabulary that was not fitted.
+FACTS_C: dict[str, list[tuple[str, list[str]]]] = {
+    "home": [
+        ("We're renting a cottage just outside Galway now.", ["Where do I live?"]),
+        ("My flatmate and I split a place in Kreuzberg.", ["What neighbourhood is my home in?"]),
+    ],
+    "work": [
+        ("I've been with Northwind Traders for three years.", ["Who is my employer?"]),
+        ("Priya is my line manager.", ["Who is my supervisor?"]),
+    ],
+    "job": [
+        ("I'm a paramedic.", ["What is my profession?"]),
+        ("Nights at the hospital pharmacy are my shifts these days.", ["What do I do for a living?"]),
+    ],
+    "family": [
+        ("My mum turns 70 in May.", ["How old is my mother?"]),
+        ("My son Eli just started school.", ["Do I have any children?"]),
+        ("My wife Nora is a pilot.", ["Who is my spouse?"]),
+    ],
+    "contacts": [("Our vet is Dr. Mills, 555-0101.", ["How do I reach my pet's doctor?"])],
+    "health": [
+        ("I'm on metformin for type 2 diabetes.", ["What medication do I take?"]),
+        ("Shellfish makes my throat swell.", ["What am I allergic to?"]),
+    ],
+    "preferences": [("I only drink decaf after noon.", ["How do I take my coffee in the afternoon?"])],
+    "plans": [("Next summer we're doing a road trip through Norway.", ["What trips do I have planned?"])],
+}
+SETS = {"a": FACTS, "b": FACTS_B, "c": FACTS_C}
 
 Row = tuple[str, str, int | None, str]
 

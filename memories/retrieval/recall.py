@@ -43,7 +43,7 @@ from memories import embeddings
 from memories.as_of import View, active_sql, held_sql, held_sql_params, started_sql
 from memories.models import FTS_CONFIG, Memory, Space
 from memories.pipeline.language import REQUEST_WORDS, ROLE_SPEAKERS, STOP_WORDS, USER_ROLES, fold, stem
-from memories.pipeline.lexicon import persons
+from memories.pipeline.lexicon import persons, slot_words
 from memories.pipeline.timeparse import resolve_times
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
 from memories.selectors.jobs import PENDING_SAVES_SQL
@@ -107,6 +107,9 @@ class Knobs:
     # saves reach the caller. 1 turns it off.
     sibling_share: float = 0.5
     time_boost: float = 0.2
+    # The share of a question's weight a word of the everyday slot it asks about has on the text
+    # side (lexicon `slots`: "Where do I live?" -> "moved", "flat", "lease"). 0 turns it off.
+    slot_weight: float = 0.5
     # "<n> weeks ago" names a point said roughly: its window is centred on it and grows with the unit
     # (query_periods). Off: the window of any other phrase, the rule before December 2026.
     centred_ago: bool = True
@@ -265,6 +268,14 @@ def query_words(query: str) -> list[str]:
     # Case-folded but not accent-folded: the 'english' configuration keeps accents ("café").
     words = [w for w in _WORD_RE.findall(query.casefold()) if w not in REQUEST_WORDS]
     return list(dict.fromkeys(words))[:MAX_QUERY_WORDS]
+
+
+def _text_words(query: str, knobs: Knobs) -> dict[str, list[Any]]:
+    """The text side's words: the query's, then (at `slot_weight` each) those its everyday slot is
+    often said with, so "Where do I live?" finds "We moved into the new flat in Lisbon"."""
+    words = query_words(query)
+    slot = [w for w in slot_words(query) if w not in words] if knobs.slot_weight > 0 else []
+    return {"words": words + slot, "word_weights": [1.0] * len(words) + [knobs.slot_weight] * len(slot)}
 
 
 def matched_words(content: str, words: Sequence[str]) -> list[str]:
@@ -485,9 +496,12 @@ def _text_side_sql(request: RecallRequest) -> str:
     where = _filters(request)
     return f"""
 terms AS (
-    SELECT DISTINCT ON (tq::text) tq AS q
-    FROM unnest(%(words)s::text[]) AS w, plainto_tsquery('{FTS_CONFIG}', w) AS tq
+    -- A word of the question weighs 1; a word of the slot it asks about (`slot_words`) its share.
+    SELECT DISTINCT ON (tq::text) tq AS q, w.weight
+    FROM unnest(%(words)s::text[], %(word_weights)s::float8[]) AS w(word, weight),
+         plainto_tsquery('{FTS_CONFIG}', w.word) AS tq
     WHERE numnode(tq) > 0
+    ORDER BY tq::text, w.weight DESC
 ),
 sample AS MATERIALIZED (
     -- Document frequencies come from (up to) df_sample memories of the space: exact in spaces
@@ -503,7 +517,7 @@ sample AS MATERIALIZED (
 ),
 sample_size AS (SELECT count(*) AS n FROM sample),
 weighted AS MATERIALIZED (
-    SELECT t.q, d.df, s.n, ln(1 + (s.n - d.df + 0.5::float8) / (d.df + 0.5::float8)) AS idf
+    SELECT t.q, d.df, s.n, t.weight * ln(1 + (s.n - d.df + 0.5::float8) / (d.df + 0.5::float8)) AS idf
     FROM terms t, sample_size s,
          LATERAL (SELECT count(*) AS df FROM sample x WHERE x.search_vector @@ t.q) d
 ),
@@ -835,7 +849,7 @@ def _params(
         "kinds": list(request.kinds),
         "tags": list(request.tags),
         "session": str(request.session_id) if request.session_id is not None else None,
-        "words": query_words(request.query),
+        **_text_words(request.query, knobs),
         "names": query_names(request.query),
         "entity_names": query_names(request.query, fold_accents=True),
         "period_starts": [start for start, _ in periods],

@@ -108,6 +108,12 @@ class Lexicon:
     # nouns): after "and our landlord" they make a statement of its own ("The building was sold and
     # our landlord is now Ms. Ito").
     copulas: frozenset[str] = frozenset()
+    # The everyday slots a person asks their agent about (home, work, family, health, plans ...): the
+    # words a question asks one with, and the words a statement of it is often said with ("We moved
+    # into the new flat" is a home, with no word of "Where do I live?"). Retrieval's only: the update
+    # engine's relations (`relations`) decide what replaces what, and must stay narrow.
+    slots_asked: dict[str, str] = field(default_factory=dict)
+    slots_said: dict[str, tuple[str, ...]] = field(default_factory=dict)
     month_numbers: dict[str, int] = field(default_factory=dict)
     period_words: dict[str, str] = field(default_factory=dict)
 
@@ -143,6 +149,14 @@ def lexicon(code: str) -> Lexicon:
         pronouns=_words(data.get("pronouns", "")),
         addressee=_words(data.get("addressee", "")),
         asks={word.lower(): name for name, words in data.get("asks", {}).items() for word in words.split()},
+        slots_asked={
+            word.lower(): slot
+            for slot, words in data.get("slots", {}).items()
+            for word in words["asked"].split()
+        },
+        slots_said={
+            slot: tuple(words["said"].lower().split()) for slot, words in data.get("slots", {}).items()
+        },
         month_numbers={word.lower(): int(number) for word, number in data.get("month_numbers", {}).items()},
         period_words={word.lower(): period for word, period in data.get("period_words", {}).items()},
         **words,  # type: ignore[arg-type]
@@ -229,6 +243,23 @@ def relations_asked(text: str) -> frozenset[str]:
         for word in words
         if (relation := lex.relations.get(word) or lex.asks.get(word))
     )
+
+
+def slot_words(question: str) -> list[str]:
+    """The words statements of the everyday slots a first-person question asks about are often said
+    with ("Where do I live?" -> "moved", "flat", "lease", ...), in the question's language and
+    English's; none for a question about someone else or asking no slot."""
+    if not persons(question)[0]:
+        return []
+    code = detect(question)
+    lexes = [lexicon(code)] if code == ENGLISH else [lexicon(code), lexicon(ENGLISH)]
+    words = [word.lower() for word in _WORD_RE.findall(question)]
+    said: dict[str, None] = {}
+    for lex in lexes:
+        for word in words:
+            if (slot := lex.slots_asked.get(word)) is not None:
+                said.update(dict.fromkeys(lex.slots_said[slot]))
+    return list(said)
 
 
 def persons(text: str) -> tuple[bool, bool]:

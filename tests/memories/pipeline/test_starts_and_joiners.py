@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memories.pipeline.extract import extract
+from memories.pipeline.lexicon import slot_words
 
 REFERENCE = datetime(2026, 12, 6, 12, tzinfo=UTC)
 
@@ -60,3 +61,23 @@ def test_no_start_to_come(text):
 def test_a_joiner_before_a_possessive_subject_opens_a_statement(text, statements):
     _, candidates = extract(text, reference=REFERENCE)
     assert len(candidates) == statements, [c.content for c in candidates]
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("Where do I live?", "moved"),
+        ("Who is my boss?", "report"),
+        ("Do I have kids?", "daughter"),
+        ("Wo wohne ich?", "umgezogen"),
+    ],
+)
+def test_a_first_person_slot_question_brings_the_words_its_statements_are_said_with(question, said):
+    assert said in slot_words(question)
+
+
+@pytest.mark.parametrize(
+    "question", ["Where does Caroline live?", "What is my favourite colour?", "Where did I buy my bike?"]
+)
+def test_no_slot_words_for_someone_else_or_no_slot(question):
+    assert slot_words(question) == []

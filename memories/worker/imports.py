@@ -34,7 +34,7 @@ from memories.errors import Code
 from memories.models import Import, Job, Source
 from memories.pipeline.entities import capitalised_words, normalize_entity_name
 from memories.pipeline.extract import Candidate
-from memories.pipeline.import_formats import ExportState, ImportItem, import_parse
+from memories.pipeline.import_formats import ExportedMemory, ExportState, ImportItem, import_parse
 from memories.pipeline.supersede import masked_texts_judged, masked_vectors_keep
 from memories.selectors.graph import entity_names_known
 from memories.services.imports import archive_limits, import_claimant, import_job_stop, import_source_kind
@@ -101,8 +101,10 @@ def import_run(*, job: Job, claim: lease.Claim) -> None:
     starts = [made.items_read, *range(made.items_read + first, len(items), size)]
     batches = [items[start : start + (first if n == 0 else size)] for n, start in enumerate(starts)]
     # A batch is written in one space (the engine judges within a space); an export's items come
-    # space by space, so this splits a batch at most once per space.
-    batches = [part for batch in batches for part in _by_space(batch)]
+    # space by space, so this splits a batch at most once per space; and it starts after each moment
+    # the person forgot a memory (restore.forgetting_cuts).
+    cuts = restore.forgetting_cuts(items=items, state=parsed.state) if parsed.state else set()
+    batches = [part for batch in batches for part in _parts(batch, cuts)]
     seen: set[str] = set()
     upcoming = _prepare(job=job, made=made, items=batches[0], seen=seen, spaces=spaces) if batches else None
     for index in range(len(batches)):
@@ -120,7 +122,8 @@ def import_run(*, job: Job, claim: lease.Claim) -> None:
             if index + 1 < len(batches)
             else None
         )
-        if not _stored(job=job, made=made, claim=claim, prepared=current, vectors=vectors):
+        forget = restore.forgotten_due(batch=current.items, state=parsed.state) if parsed.state else []
+        if not _stored(job=job, made=made, claim=claim, prepared=current, vectors=vectors, forget=forget):
             if upcoming is not None:
                 upcoming.vectors.cancel()
             return
@@ -177,10 +180,10 @@ def _held(*, job: Job, made: Import, claim: lease.Claim) -> int | None:
     return int(state[1])
 
 
-def _by_space(batch: list[ImportItem]) -> list[list[ImportItem]]:
+def _parts(batch: list[ImportItem], cuts: set[str]) -> list[list[ImportItem]]:
     parts: list[list[ImportItem]] = []
     for item in batch:
-        if parts and parts[-1][-1].space == item.space:
+        if parts and parts[-1][-1].space == item.space and item.source_id not in cuts:
             parts[-1].append(item)
         else:
             parts.append([item])
@@ -349,11 +352,18 @@ def _refresh(*, prepared: _Prepared) -> None:
 
 
 def _stored(
-    *, job: Job, made: Import, claim: lease.Claim, prepared: _Prepared, vectors: list[list[float]]
+    *,
+    job: Job,
+    made: Import,
+    claim: lease.Claim,
+    prepared: _Prepared,
+    vectors: list[list[float]],
+    forget: list[ExportedMemory],
 ) -> bool:
     """One batch written; False when the import must stop (cancelled, or the job taken over by
-    another process)."""
+    another process). `forget`: what our export says was forgotten before the batch was said."""
     arguments = {
+        "forget": forget,
         "job": job,
         "acting": prepared.job,
         "made": made,
@@ -384,6 +394,7 @@ def _write(
     work: list[tuple[Source, ImportItem, list[Candidate]]],
     vectors: list[list[float]],
     tally: _Tally,
+    forget: list[ExportedMemory],
     careful: bool = False,
 ) -> bool:
     stored = 0
@@ -392,6 +403,8 @@ def _write(
         reached = _held(job=job, made=made, claim=claim)
         if reached is None:
             return False
+        # Before the batch's reads: what was forgotten by then takes no part in its judgements.
+        restore.forgotten_apply(job=acting, made=made, memories=forget)
         reads = None
         if not careful:
             Source.objects.bulk_create([source for source, _, _ in work])

@@ -14,11 +14,13 @@ nothing, and the import's undo, which removes what its sources made, removes all
 
 from __future__ import annotations
 
+import bisect
 import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from django.db import transaction
+from django.db.models import Model
 
 from memories.errors import AppError
 from memories.models import Entity, Import, Job, Memory, Relation, Source
@@ -28,6 +30,7 @@ from memories.pipeline.import_formats import (
     ExportedMemory,
     ExportedRelation,
     ExportState,
+    ImportItem,
 )
 from memories.pipeline.supersede import relation_retire
 from memories.services.entities import entity_record
@@ -40,18 +43,9 @@ from memories.wire import MEMORY_CLOCKS, RELATION_CLOCKS
 
 DEEPRECALL = "deeprecall"
 _NEVER = datetime.max.replace(tzinfo=UTC)
+_FORGOTTEN_FIELDS = ("status", "suppressed_at", "suppressed_reason", "suppressed_note")
 # What a memory's restored fields are: the person's labels and states, then its history's clocks.
-_MEMORY_FIELDS = (
-    "tags",
-    "category",
-    "confidence",
-    "pinned",
-    "status",
-    "suppressed_at",
-    "suppressed_reason",
-    "suppressed_note",
-    *MEMORY_CLOCKS,
-)
+_MEMORY_FIELDS = ("tags", "category", "confidence", "pinned", *_FORGOTTEN_FIELDS, *MEMORY_CLOCKS)
 
 
 def spaces_made(*, job: Job, made: Import, state: ExportState) -> dict[str, uuid.UUID]:
@@ -86,6 +80,87 @@ def state_apply(
     return {"relations": relations, **_memories_restored(job=job, made=made, state=state)}
 
 
+# --- forgetting in its time ----------------------------------------------------------------------
+
+
+def forgetting_cuts(*, items: list[ImportItem], state: ExportState) -> set[str]:
+    """The items a batch must start at so that each memory is forgotten when it was: the first item
+    of a space recorded after a memory of that space was forgotten. What is said after a memory was
+    forgotten takes no part with it (a forgotten memory is never judged): the same words said again
+    made a new memory, and must again (forgotten_apply, at the start of that batch)."""
+    space_of = {item.source_id: item.space for item in items}
+    times: dict[str, list[datetime]] = {}
+    for memory in state.memories:
+        if memory.suppressed and memory.suppressed_at is not None and memory.source_id in space_of:
+            times.setdefault(space_of[memory.source_id], []).append(memory.suppressed_at)
+    for listed in times.values():
+        listed.sort()
+    cuts: set[str] = set()
+    previous: dict[str, datetime] = {}
+    for item in items:
+        moments = times.get(item.space)
+        if item.recorded_at is None or not moments:
+            continue
+        before = previous.get(item.space)
+        # A moment of forgetting between the item before and this one.
+        if before is not None and bisect.bisect_right(moments, before) < bisect.bisect_right(
+            moments, item.recorded_at
+        ):
+            cuts.add(item.source_id)
+        previous[item.space] = item.recorded_at
+    return cuts
+
+
+def forgotten_due(*, batch: list[ImportItem], state: ExportState) -> list[ExportedMemory]:
+    """The exported memories forgotten before the batch's first item was recorded."""
+    first = batch[0].recorded_at if batch else None
+    if first is None:
+        return []
+    return [
+        m for m in state.memories if m.suppressed and m.suppressed_at is not None and m.suppressed_at < first
+    ]
+
+
+def _rebuilt(job: Job, made: Import, refs: Iterable[str] | None) -> dict[uuid.UUID, str]:
+    """This import's item sources (id -> the exported source's id), those of `refs` (all: None)."""
+    sources = Source.objects.filter(
+        owner_id=job.owner_id, claimant=import_claimant(made.id), source_kind=import_source_kind(DEEPRECALL)
+    )
+    if refs is not None:
+        sources = sources.filter(source_ref__in=list(refs))
+    return dict(sources.values_list("id", "source_ref"))
+
+
+def _forgotten_as(memory: Memory, exported: ExportedMemory) -> None:
+    memory.status = Memory.Status.SUPPRESSED
+    memory.suppressed_at = exported.suppressed_at or memory.suppressed_at
+    reason = exported.suppressed_reason
+    memory.suppressed_reason = reason if reason in Memory.SuppressReason.values else "other"
+    memory.suppressed_note = exported.suppressed_note
+
+
+def forgotten_apply(*, job: Job, made: Import, memories: list[ExportedMemory]) -> None:
+    """Inside a batch's transaction, before its items: these exported memories forgotten on the
+    memories made again from their sources (already stored by an earlier batch), as they were by then.
+    Idempotent: a memory already forgotten is left as it is."""
+    if not memories:
+        return
+    sources = _rebuilt(job, made, {memory.source_id for memory in memories})
+    wanted = {(memory.source_id, memory.content): memory for memory in memories}
+    rows = (
+        Memory.objects.select_for_update()
+        .filter(owner_id=job.owner_id, source_id__in=list(sources), status=Memory.Status.ACTIVE)
+        .defer("embedding", "search_vector")
+    )
+    changed: list[Model] = []
+    for memory in rows:
+        exported = wanted.get((sources[memory.source_id], memory.content)) if memory.source_id else None
+        if exported is not None:
+            _forgotten_as(memory, exported)
+            changed.append(memory)
+    rows_update(changed, _FORGOTTEN_FIELDS)
+
+
 # --- relations ----------------------------------------------------------------------------------
 
 
@@ -114,13 +189,13 @@ def _relations_replayed(*, job: Job, made: Import, state: ExportState, spaces: d
     ]
     events += [(r.invalidated_at, 1, r) for r in state.relations if r.invalidated_at is not None]
     made_here: dict[str, Relation] = {}
-    for _, _, event in sorted(events, key=lambda e: (e[0], e[1])):
+    for at, _, event in sorted(events, key=lambda e: (e[0], e[1])):
         if isinstance(event, ExportedRelation):
             relation = made_here.get(event.id)
             if relation is not None and relation.invalidated_at is None:
                 relation.invalidated_at = event.invalidated_at
                 relation.invalidated_note = event.invalidated_note
-                relation_retire(relation=relation, now=event.invalidated_at)  # type: ignore[arg-type]
+                relation_retire(relation=relation, now=at)
                 relation.save(update_fields=["superseded_at", "invalidated_at", "invalidated_note"])
             continue
         space_id = spaces.get(event.space, job.space_id)
@@ -159,8 +234,10 @@ def _relations_replayed(*, job: Job, made: Import, state: ExportState, spaces: d
         record = exported[relation_id]
         for name, value in record.clocks.items():
             setattr(relation, name, value)
-        successor = made_here.get(record.superseded_by or "")
-        relation.superseded_by = successor if record.superseded_by else None
+        if record.superseded_by is None:
+            relation.superseded_by = None
+        elif record.superseded_by in made_here:
+            relation.superseded_by = made_here[record.superseded_by]
     rows_update(list(made_here.values()), RELATION_CLOCKS)
     return len(made_here)
 
@@ -189,13 +266,7 @@ def _memories_restored(*, job: Job, made: Import, state: ExportState) -> dict[st
     category, confidence, pinned, forgotten, every clock, and what replaced each (where that was
     made again too). A memory the export has and the engine did not make again keeps nothing: the
     import counts it (`not_rebuilt`)."""
-    sources = dict(
-        Source.objects.filter(
-            owner_id=job.owner_id,
-            claimant=import_claimant(made.id),
-            source_kind=import_source_kind(DEEPRECALL),
-        ).values_list("id", "source_ref")
-    )
+    sources = _rebuilt(job, made, None)
     rebuilt: dict[tuple[str, str], list[Memory]] = {}
     rows = (
         Memory.objects.select_for_update()
@@ -216,11 +287,7 @@ def _memories_restored(*, job: Job, made: Import, state: ExportState) -> dict[st
         memory.confidence = exported.confidence
         memory.pinned = exported.pinned
         if exported.suppressed:
-            memory.status = Memory.Status.SUPPRESSED
-            memory.suppressed_at = exported.suppressed_at or memory.suppressed_at
-            reason = exported.suppressed_reason
-            memory.suppressed_reason = reason if reason in Memory.SuppressReason.values else "other"
-            memory.suppressed_note = exported.suppressed_note
+            _forgotten_as(memory, exported)
         else:
             memory.status, memory.suppressed_at = Memory.Status.ACTIVE, None
             memory.suppressed_reason = memory.suppressed_note = ""

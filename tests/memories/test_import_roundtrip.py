@@ -24,10 +24,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from accounts.caller import Actor
 from accounts.models import User
-from memories.models import Entity, Evidence, Import, Memory, MemoryEntity, Relation, Source, Space
+from memories.models import Entity, Evidence, Import, Job, Memory, MemoryEntity, Relation, Source, Space
 from memories.services.account import account_delete, user_sign_up
 from tests.helpers import pat_client, wait_for_job
 from tests.memories.import_fixtures import post_file
@@ -52,6 +53,11 @@ def _save(client: Any, content: str, **fields: Any) -> list[Memory]:
     return list(Memory.objects.filter(owner_id=job.owner_id, job_id=job.id).order_by("recorded_at"))
 
 
+def _forget(client: Any, memory: Memory, reason: str) -> None:
+    response = client.post(f"/api/v1/memories/{memory.id}/suppress", {"reason_code": reason}, format="json")
+    assert response.status_code == 200, response.json()
+
+
 def _operation(client: Any, name: str, **arguments: Any) -> dict[str, Any]:
     response = client.post(f"/api/v1/operations/{name}", arguments, format="json")
     assert response.status_code == 200, response.json()
@@ -61,8 +67,9 @@ def _operation(client: Any, name: str, **arguments: Any) -> dict[str, Any]:
 
 def _history_of(user: User) -> Any:
     """A varied history, made through REST as a person and their agent would: facts changed over
-    time, an episode, a plan, tags, two spaces, a pinned and a forgotten memory, relations from
-    `relate` (one replaced by a later one, one retired by the agent)."""
+    time, an episode, a plan, tags, two spaces, a pinned and two forgotten memories (one said again
+    after), a manual edit in the dashboard, relations from `relate` (one replaced by a later one,
+    one retired by the agent)."""
     client = pat_client(user)
     work = client.post("/api/v1/spaces", {"name": "Work"}, format="json").json()["id"]
     _save(client, "I live in Paris with my sister.", occurred_at=_at(1, 10), tags=["home"])
@@ -77,10 +84,24 @@ def _history_of(user: User) -> Any:
     _save(client, "I am allergic to peanuts.", occurred_at=_at(3, 1))
     _save(client, "I have a peanut allergy.", occurred_at=_at(3, 2))
     assert client.post(f"/api/v1/memories/{passport[0].id}/pin").status_code == 200
-    suppressed = client.post(
-        f"/api/v1/memories/{forgotten[0].id}/suppress", {"reason_code": "private"}, format="json"
-    )
-    assert suppressed.status_code == 200, suppressed.json()
+    _forget(client, forgotten[0], "private")
+    # Forgotten, then said again: the words said again are a new memory (a forgotten one takes no
+    # part in any judgement), and only the first stays forgotten.
+    _forget(client, _save(client, "I drink coffee every morning.", occurred_at=_at(3, 10))[0], "outdated")
+    _save(client, "I drink coffee every morning.", occurred_at=_at(3, 20))
+    # A manual edit in the dashboard: a new version with a date the person set, replacing the old.
+    manager = Memory.objects.get(owner=user, content="My manager is Claire Dubois.")
+    dashboard = Client()
+    dashboard.force_login(user)
+    edit = {
+        "content": "My manager is Claire Martin.",
+        "kind": "fact",
+        "tags": "team",
+        "valid_from_on": "2024-04-01",
+    }
+    assert dashboard.post(f"/memories/{manager.id}/edit", edit).status_code == 302
+    revision = Job.objects.filter(owner=user).order_by("-created_at").first()
+    assert revision is not None and wait_for_job(revision.id).status == "succeeded"
     _operation(client, "relate", source="Alex", target="Paris", relation_type="lives_in")
     _operation(client, "relate", source="Alex", target="Berlin", relation_type="lives_in")
     wants = _operation(client, "relate", source="Alex", target="a sailing boat", relation_type="wants")

@@ -264,8 +264,8 @@ def _matched(
 def _memories_restored(*, job: Job, made: Import, state: ExportState) -> dict[str, int]:
     """The export's labels, states and history on the memories this import made again: tags,
     category, confidence, pinned, forgotten, every clock, and what replaced each (where that was
-    made again too). A memory the export has and the engine did not make again keeps nothing: the
-    import counts it (`not_rebuilt`)."""
+    made again too). A memory of the file whose source this import stored but which the engine did
+    not make again from it keeps nothing: the import counts it (`not_rebuilt`)."""
     sources = _rebuilt(job, made, None)
     rebuilt: dict[tuple[str, str], list[Memory]] = {}
     rows = (
@@ -300,4 +300,7 @@ def _memories_restored(*, job: Job, made: Import, state: ExportState) -> dict[st
         elif exported.superseded_by in pairs:
             memory.superseded_by = pairs[exported.superseded_by][1]
     rows_update([memory for _, memory in pairs.values()], _MEMORY_FIELDS)
-    return {"memories": len(pairs), "not_rebuilt": len(state.memories) - len(pairs)}
+    # Of the memories whose words this import stored (not those an earlier import of the file had).
+    stored = set(sources.values())
+    expected = sum(1 for memory in state.memories if memory.source_id in stored)
+    return {"memories": len(pairs), "not_rebuilt": expected - len(pairs)}

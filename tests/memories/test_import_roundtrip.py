@@ -207,6 +207,8 @@ class TestRoundTrip:
         made = _import(client, export)
 
         assert _state(again) == before
+        restored = {"spaces_created": 1, "relations": len(before["relations"]), "not_rebuilt": 0}
+        assert made["restored"] == {**restored, "memories": len(before["memories"])}
         assert made["items"]["failed"] == 0, made
         forgotten = Memory.objects.get(owner=again, content=FORGOTTEN)
         assert forgotten.status == "suppressed"
@@ -216,6 +218,7 @@ class TestRoundTrip:
         counts = _counts(again)
         twice = _import(client, export)
         assert twice["items"]["stored"] == 0
+        assert twice["restored"] == {"spaces_created": 0, "relations": 0, "memories": 0, "not_rebuilt": 0}
         assert (_counts(again), _state(again)) == (counts, before)
 
         # Undo removes what the import added: its memories, relations, sources and the space it made.

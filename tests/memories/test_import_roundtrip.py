@@ -237,7 +237,7 @@ class TestOutsider:
         _save(bob_client, "My cat is called Biscuit.", occurred_at=_at(4, 1))
         bob_before = _state(bob)
 
-        _import(bob_client, export)
+        made = _import(bob_client, export)
 
         assert (_state(alice), _counts(alice)) == alice_before
         bob_after = _state(bob)
@@ -252,3 +252,9 @@ class TestOutsider:
             assert not model.objects.filter(owner=bob, space__owner=alice).exists()
         alice_ids = {str(space.id) for space in Space.objects.filter(owner=alice)}
         assert not Space.objects.filter(owner=bob, id__in=alice_ids).exists()
+        # Alice cannot see or undo Bob's import; Bob's undo leaves him what he had, and Alice hers.
+        assert alice_client.get(f"/api/v1/imports/{made['id']}").status_code == 404
+        assert alice_client.post(f"/api/v1/imports/{made['id']}/undo").status_code == 404
+        assert bob_client.post(f"/api/v1/imports/{made['id']}/undo").status_code == 200
+        assert _state(bob) == bob_before
+        assert (_state(alice), _counts(alice)) == alice_before

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from django.db import transaction
 from django.db.models import Model
 
+from memories.as_of import active_q
 from memories.errors import AppError
 from memories.models import Entity, Import, Job, Memory, Relation, Source
 from memories.pipeline.import_formats import (
@@ -149,7 +150,7 @@ def forgotten_apply(*, job: Job, made: Import, memories: list[ExportedMemory]) -
     wanted = {(memory.source_id, memory.content): memory for memory in memories}
     rows = (
         Memory.objects.select_for_update()
-        .filter(owner_id=job.owner_id, source_id__in=list(sources), status=Memory.Status.ACTIVE)
+        .filter(active_q(), owner_id=job.owner_id, source_id__in=list(sources))
         .defer("embedding", "search_vector")
     )
     changed: list[Model] = []

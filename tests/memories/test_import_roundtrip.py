@@ -24,14 +24,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from django.db import transaction
 from django.test import Client
 
 from accounts.caller import Actor
 from accounts.models import User
 from memories.models import Entity, Evidence, Import, Job, Memory, MemoryEntity, Relation, Source, Space
+from memories.pipeline.import_formats import import_parse
 from memories.services.account import account_delete, user_sign_up
+from memories.worker import restore
 from tests.helpers import pat_client, wait_for_job
-from tests.memories.import_fixtures import post_file
+from tests.memories.import_fixtures import LIMITS, post_file
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker")]
 
@@ -210,6 +213,15 @@ class TestRoundTrip:
         restored = {"spaces_created": 1, "relations": len(before["relations"]), "not_rebuilt": 0}
         assert made["restored"] == {**restored, "memories": len(before["memories"])}
         assert made["items"]["failed"] == 0, made
+        # An attempt that finds the state applied (a worker killed after it, before the job ended)
+        # applies it again, with the worker's own functions: nothing changes.
+        job, imported = Job.objects.get(id=made["job_id"]), Import.objects.get(id=made["id"])
+        state = import_parse(data=export, filename="export.jsonl", limits=LIMITS).state
+        assert state is not None
+        with transaction.atomic():
+            spaces = restore.spaces_made(job=job, made=imported, state=state)
+            again_applied = restore.state_apply(job=job, made=imported, state=state, spaces=spaces)
+        assert again_applied["relations"] == 0 and _state(again) == before
         forgotten = Memory.objects.get(owner=again, content=FORGOTTEN)
         assert forgotten.status == "suppressed"
         assert "4821" not in _shown(client, "What is my bank PIN?")

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Model
 
 from memories.as_of import active_q
@@ -41,6 +41,7 @@ from memories.services.rows import rows_update
 from memories.services.sources import content_hash
 from memories.services.spaces import space_named
 from memories.wire import MEMORY_CLOCKS, RELATION_CLOCKS
+from memories.worker import store
 
 DEEPRECALL = "deeprecall"
 _NEVER = datetime.max.replace(tzinfo=UTC)
@@ -55,6 +56,11 @@ def spaces_made(*, job: Job, made: Import, state: ExportState) -> dict[str, uuid
     A name no space can have (an edited file) leaves its items in the import's space."""
     spaces = {"": job.space_id}
     with transaction.atomic():
+        # The owner's write lock, as a batch takes it: two imports of one owner naming the same new
+        # space make it once.
+        lock, keys = store.owner_write_lock([job.owner_id])
+        with connection.cursor() as cursor:
+            cursor.execute(lock, keys)
         locked = Import.objects.select_for_update().get(owner_id=job.owner_id, id=made.id)
         created = list(locked.restored.get("spaces", []))
         for name in state.spaces:

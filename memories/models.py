@@ -303,6 +303,9 @@ class Import(HeldToOwner):
     cancel_requested_at = models.DateTimeField(null=True, blank=True)
     undone_at = models.DateTimeField(null=True, blank=True)
     undo_receipt = models.JSONField(null=True, blank=True)
+    # Our own export: what the import applied beside its items, for its undo (the ids of the
+    # spaces it created; its memories, relations and their states go with its sources).
+    restored = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

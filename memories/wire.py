@@ -246,6 +246,17 @@ class ImportDict(TypedDict):
     cancel_requested_at: str | None
     undone_at: str | None
     undo_receipt: PurgeReceipt | None
+    restored: ImportRestored | None
+
+
+class ImportRestored(TypedDict):
+    """What an import of our own export applied beside its items (memories/worker/restore.py)."""
+
+    spaces_created: int
+    relations: int
+    memories: int
+    # Memories of the file the engine did not make again from their words (their states are lost).
+    not_rebuilt: int
 
 
 class PurgeReceipt(TypedDict):
@@ -417,6 +428,19 @@ def import_dict(made: Import) -> ImportDict:
         "cancel_requested_at": iso(made.cancel_requested_at),
         "undone_at": iso(made.undone_at),
         "undo_receipt": cast(PurgeReceipt, made.undo_receipt) if made.undo_receipt else None,
+        "restored": _import_restored(made),
+    }
+
+
+def _import_restored(made: Import) -> ImportRestored | None:
+    applied = made.restored if isinstance(made.restored, dict) else {}
+    if made.format != Import.Format.DEEPRECALL or "memories" not in applied:
+        return None  # another format, or not applied yet
+    return {
+        "spaces_created": len(applied.get("spaces", [])),
+        "relations": int(applied.get("relations", 0)),
+        "memories": int(applied.get("memories", 0)),
+        "not_rebuilt": int(applied.get("not_rebuilt", 0)),
     }
 
 

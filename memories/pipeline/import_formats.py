@@ -16,9 +16,10 @@ The formats, each as its public documentation and real exports show it:
 - Markdown notes: a zip (or a folder the CLI zips) of `.md` files in Obsidian's layout: optional
   YAML front matter (`tags`, `date` / `created`, `aliases`), inline `#tags`, `[[links]]`. One item
   per note; its path in the archive is its id.
-- Our own export (`GET /api/v1/export`, JSON Lines): its sources are the testimony, read back in
-  the order they were recorded, each with the time it referred to; the memories are what the
-  update engine makes of them again.
+- Our own export (`GET /api/v1/export`, JSON Lines): its sources are the testimony, read back space
+  by space in the order they were recorded, each with the time it referred to; the memories are
+  what the update engine makes of them again, and what the export carries beside them (spaces,
+  states, history, relations made with `relate`) is read into an `ExportState` the worker applies.
 
 Nothing here touches the database: the service checks a file with `import_parse` before it stores
 it, and the worker reads it again with the same function.
@@ -41,6 +42,7 @@ from typing import Any
 import yaml
 
 from memories.errors import AppError, Code
+from memories.wire import MEMORY_CLOCKS, RELATION_CLOCKS
 
 FORMATS = ("chatgpt", "claude", "mem0", "markdown", "deeprecall")
 
@@ -60,12 +62,16 @@ class ImportItem:
     group: str = ""
     title: str = ""
     tags: tuple[str, ...] = field(default=())
+    # Our own export only: the name of the space it was said in ("" for the export's default space,
+    # which is the space the import goes to), and when the service first recorded it.
+    space: str = ""
+    recorded_at: datetime | None = None
 
     def __post_init__(self) -> None:
         # An export is what its exporter wrote: a NUL or a lone surrogate ("\\u0000", "\\ud800" in
         # JSON) is legal there and cannot be stored by PostgreSQL or encoded as UTF-8. Cleaned here,
         # once for every format, rather than refused: nobody can edit a 200 MB export by hand.
-        for name in ("source_id", "role", "text", "group", "title"):
+        for name in ("source_id", "role", "text", "group", "title", "space"):
             object.__setattr__(self, name, storable(getattr(self, name)))
         object.__setattr__(self, "tags", tuple(storable(tag) for tag in self.tags))
 
@@ -89,9 +95,76 @@ class ArchiveLimits:
 
 
 @dataclass(frozen=True)
+class ExportedMemory:
+    """A memory as our export holds it: what the engine cannot read again from the words alone (the
+    person's labels and states, and its history as it happened)."""
+
+    id: str
+    source_id: str
+    space: str
+    content: str
+    kind: str
+    category: str
+    tags: tuple[str, ...]
+    confidence: float
+    pinned: bool
+    suppressed: bool
+    suppressed_at: datetime | None
+    suppressed_reason: str
+    suppressed_note: str
+    # MEMORY_CLOCKS' times (memories.wire), and the id of the exported memory that replaced it.
+    clocks: dict[str, datetime | None]
+    superseded_by: str | None
+
+
+@dataclass(frozen=True)
+class ExportedEntity:
+    name: str
+    type: str
+
+
+@dataclass(frozen=True)
+class ExportedClaim:
+    """One `relate` of our export: its claim (a source of origin relate) and the relation it asserted."""
+
+    source_id: str
+    space: str
+    content: str
+    refers_to: datetime | None
+    recorded_at: datetime
+    subject: ExportedEntity
+    object: ExportedEntity
+    relation_type: str
+    relation_id: str
+
+
+@dataclass(frozen=True)
+class ExportedRelation:
+    id: str
+    # RELATION_CLOCKS' times (memories.wire), and the id of the exported relation that replaced it.
+    clocks: dict[str, datetime | None]
+    superseded_by: str | None
+    invalidated_at: datetime | None
+    invalidated_note: str
+
+
+@dataclass(frozen=True)
+class ExportState:
+    """What our own export carries beside its sources: the other spaces (by name), the memories'
+    states and history, and the relations made with `relate` (their claims in the order made)."""
+
+    spaces: tuple[str, ...] = ()
+    memories: tuple[ExportedMemory, ...] = ()
+    claims: tuple[ExportedClaim, ...] = ()
+    relations: tuple[ExportedRelation, ...] = ()
+
+
+@dataclass(frozen=True)
 class ParsedImport:
     format: str
     items: list[ImportItem]
+    # Our own export only.
+    state: ExportState | None = None
 
 
 def _refuse(code: Code, message: str, **details: Any) -> AppError:
@@ -415,8 +488,8 @@ def _markdown(files: dict[str, bytes]) -> Iterator[ImportItem]:
 _EXPORT_ORIGINS = {"remember", "rest", "import", "document", "image"}
 
 
-def _deeprecall(data: bytes) -> Iterator[ImportItem]:
-    sources: list[dict[str, Any]] = []
+def _export_records(data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each line of our export as (line number, record)."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -432,24 +505,163 @@ def _deeprecall(data: bytes) -> Iterator[ImportItem]:
             ) from exc
         if not isinstance(record, dict) or "type" not in record:
             raise _schema("Deep Recall", f"line {number}", "'type'")
-        if record["type"] == "source":
-            for name in ("id", "content", "origin", "recorded_at"):
-                if name not in record:
-                    raise _schema("Deep Recall", f"line {number} (a source)", f"'{name}'")
+        yield number, record
+
+
+def _needs(record: dict[str, Any], number: int, what: str, names: tuple[str, ...]) -> None:
+    for name in names:
+        if name not in record:
+            raise _schema("Deep Recall", f"line {number} ({what})", f"'{name}'")
+
+
+def _has(record: dict[str, Any], names: tuple[str, ...]) -> bool:
+    return all(record.get(name) is not None for name in names)
+
+
+def _text(value: object) -> str:
+    return storable(value) if isinstance(value, str) else ""
+
+
+def _times(record: object, names: tuple[str, ...]) -> dict[str, datetime | None]:
+    values = record if isinstance(record, dict) else {}
+    return {name: _time(values.get(name)) for name in names}
+
+
+# The clocks' times (superseded_by, an id, is read on its own).
+_MEMORY_TIMES = tuple(name for name in MEMORY_CLOCKS if name != "superseded_by")
+_RELATION_TIMES = tuple(name for name in RELATION_CLOCKS if name != "superseded_by")
+
+
+def _deeprecall(data: bytes) -> ParsedImport:
+    """Our export's sources as items, each space's in the order they were recorded (the order the
+    engine first read them in), and what the export carries beside them (ExportState)."""
+    spaces: dict[str, str] = {}
+    sources: list[dict[str, Any]] = []
+    entities: dict[str, ExportedEntity] = {}
+    memories: list[ExportedMemory] = []
+    relations: list[tuple[dict[str, Any], ExportedRelation]] = []
+    for number, record in _export_records(data):
+        kind = record["type"]
+        # The sources are the testimony and must be whole; a record of the rest that lacks what it
+        # needs (an export edited by hand) is left out: its items are imported all the same.
+        if kind == "source":
+            _needs(record, number, "a source", ("id", "content", "origin", "recorded_at"))
             sources.append(record)
-    sources.sort(key=lambda s: (str(s["recorded_at"]), str(s["id"])))
-    for source in sources:
+        elif kind == "space" and _has(record, ("id", "name")):
+            spaces[str(record["id"])] = "" if record.get("is_default") else _text(record["name"])[:100]
+        elif kind == "entity" and _has(record, ("id", "name", "entity_type")):
+            entities[str(record["id"])] = ExportedEntity(_text(record["name"]), _text(record["entity_type"]))
+        elif kind == "memory" and _has(record, ("id", "content", "provenance", "clocks")):
+            memories.append(_exported_memory(record, spaces))
+        elif kind == "relation" and _has(record, ("id", "subject_id", "object_id", "relation_type")):
+            relations.append((record, _exported_relation(record)))
+    by_id = {str(source["id"]): source for source in sources}
+    order = {name: index for index, name in enumerate(dict.fromkeys(["", *spaces.values()]))}
+
+    def recorded(source: dict[str, Any]) -> tuple[int, str, str]:
+        space = spaces.get(str(source.get("space_id")), "")
+        return (order[space], str(source["recorded_at"]), str(source["id"]))
+
+    items: list[ImportItem] = []
+    for source in sorted(sources, key=recorded):
         origin = source["origin"]
         if not isinstance(origin, str) or origin not in _EXPORT_ORIGINS or source.get("purged_at"):
             continue
-        yield ImportItem(
-            source_id=str(source["id"]),
-            role=str(source["origin"]),
-            text=str(source.get("content") or "").strip(),
-            at=_time(source.get("refers_to")) or _time(source.get("recorded_at")),
-            group=str(source.get("session_id") or ""),
-            title=str(source.get("title") or ""),
+        items.append(
+            ImportItem(
+                source_id=str(source["id"]),
+                role=origin,
+                text=str(source.get("content") or "").strip(),
+                at=_time(source.get("refers_to")) or _time(source.get("recorded_at")),
+                group=str(source.get("session_id") or ""),
+                title=str(source.get("title") or ""),
+                space=spaces.get(str(source.get("space_id")), ""),
+                recorded_at=_time(source.get("recorded_at")),
+            )
         )
+    claims = _claims(relations, by_id, entities, spaces)
+    used = {claim.space for claim in claims}
+    state = ExportState(
+        # Only the spaces something is imported into: an empty space of the export is not made.
+        spaces=tuple(name for name in order if name and name in {*(i.space for i in items), *used}),
+        memories=tuple(memories),
+        claims=tuple(sorted(claims, key=lambda claim: (claim.recorded_at, claim.source_id))),
+        relations=tuple(relation for _, relation in relations),
+    )
+    return ParsedImport("deeprecall", items, state)
+
+
+def _exported_memory(record: dict[str, Any], spaces: dict[str, str]) -> ExportedMemory:
+    provenance = record["provenance"] if isinstance(record["provenance"], dict) else {}
+    clocks = record["clocks"] if isinstance(record["clocks"], dict) else {}
+    tags = record.get("tags")
+    confidence = record.get("confidence")
+    return ExportedMemory(
+        id=str(record["id"]),
+        source_id=str(provenance.get("source_id") or ""),
+        space=spaces.get(str(record.get("space_id")), ""),
+        content=_text(record["content"]),
+        kind=_text(record.get("kind")),
+        category=_text(record.get("category")),
+        tags=tuple(_text(tag)[:100] for tag in tags if isinstance(tag, str))[:50]
+        if isinstance(tags, list)
+        else (),
+        confidence=float(confidence) if isinstance(confidence, int | float) and 0 <= confidence <= 1 else 0.9,
+        pinned=record.get("pinned") is True,
+        suppressed=record.get("status") == "suppressed",
+        suppressed_at=_time(record.get("suppressed_at")),
+        suppressed_reason=_text(record.get("suppressed_reason"))[:50],
+        suppressed_note=_text(record.get("suppressed_note"))[:500],
+        clocks=_times(clocks, _MEMORY_TIMES),
+        superseded_by=str(clocks["superseded_by"]) if clocks.get("superseded_by") else None,
+    )
+
+
+def _exported_relation(record: dict[str, Any]) -> ExportedRelation:
+    return ExportedRelation(
+        id=str(record["id"]),
+        clocks=_times(record, _RELATION_TIMES),
+        superseded_by=str(record["superseded_by"]) if record.get("superseded_by") else None,
+        invalidated_at=_time(record.get("invalidated_at")),
+        invalidated_note=_text(record.get("invalidated_note"))[:500],
+    )
+
+
+def _claims(
+    relations: list[tuple[dict[str, Any], ExportedRelation]],
+    sources: dict[str, dict[str, Any]],
+    entities: dict[str, ExportedEntity],
+    spaces: dict[str, str],
+) -> list[ExportedClaim]:
+    """Each `relate` claim of the export with the relation it asserted (a claim supports one)."""
+    claims: list[ExportedClaim] = []
+    for record, relation in relations:
+        subject = entities.get(str(record["subject_id"]))
+        obj = entities.get(str(record["object_id"]))
+        evidence = record.get("evidence")
+        if subject is None or obj is None or not isinstance(evidence, list):
+            continue
+        for item in evidence:
+            source = sources.get(str(item.get("source_id"))) if isinstance(item, dict) else None
+            if source is None or source.get("origin") != "relate" or item.get("stance") != "supports":
+                continue
+            recorded_at = _time(source.get("recorded_at"))
+            if recorded_at is None or source.get("purged_at"):
+                continue
+            claims.append(
+                ExportedClaim(
+                    source_id=str(source["id"]),
+                    space=spaces.get(str(record.get("space_id")), ""),
+                    content=_text(source.get("content")),
+                    refers_to=_time(source.get("refers_to")),
+                    recorded_at=recorded_at,
+                    subject=subject,
+                    object=obj,
+                    relation_type=_text(record["relation_type"]),
+                    relation_id=relation.id,
+                )
+            )
+    return claims
 
 
 # --- detection ------------------------------------------------------------------------------------
@@ -519,7 +731,7 @@ def _parse_file(data: bytes, filename: str) -> ParsedImport:
     """A file that is not a zip: our export, one note, or a JSON export."""
     head = data.lstrip()[:200]
     if head.startswith(b'{"type":"account"') or head.startswith(b'{"type": "account"'):
-        return ParsedImport("deeprecall", _ordered(_deeprecall(data)))
+        return _deeprecall(data)
     if filename.lower().endswith((".md", ".markdown")):
         return ParsedImport("markdown", [_note(posixpath.basename(filename), data)])
     if head[:1] in (b"{", b"["):

@@ -8,7 +8,7 @@ The worker reads it again and stores its items in batches (memories/worker/impor
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import transaction
@@ -17,13 +17,13 @@ from django.utils import timezone
 from accounts.caller import Actor, Caller
 from accounts.models import User
 from memories.errors import AppError, Code
-from memories.models import AuditEvent, Import, Job, Memory, Source
+from memories.models import AuditEvent, Entity, Evidence, Import, Job, Memory, Relation, Source, Space
 from memories.parsing import RowId
 from memories.pipeline.import_formats import ArchiveLimits, import_parse
 from memories.pipeline.supersede import supersession_undo
 from memories.services.audit import audit_record
 from memories.services.jobs import job_queue
-from memories.services.purge import memories_purge, purge_record
+from memories.services.purge import memories_purge, purge_record, relation_purge
 from memories.services.spaces import space_for_caller
 from memories.wire import PurgeReceipt
 
@@ -142,9 +142,8 @@ def import_undo(*, actor: Actor, import_id: RowId) -> PurgeReceipt:
     if made.job.status in (Job.Status.QUEUED, Job.Status.RUNNING):
         raise AppError(Code.IMPORT_RUNNING)
     owner = actor.owner
-    sources = Source.objects.filter(
-        owner=owner, origin=Source.Origin.IMPORT, claimant=import_claimant(made.id)
-    )
+    # Its items' sources, and the `relate` claims an import of our own export replayed.
+    sources = Source.objects.filter(owner=owner, claimant=import_claimant(made.id))
     source_ids = list(sources.values_list("id", flat=True))
     memories = list(
         Memory.objects.select_for_update().filter(owner=owner, source_id__in=source_ids).defer("embedding")
@@ -155,10 +154,12 @@ def import_undo(*, actor: Actor, import_id: RowId) -> PurgeReceipt:
     for memory in memories:
         supersession_undo(successor=memory)
     purged = memories_purge(owner=owner, memories=memories)
+    _relations_undo(owner=owner, source_ids=source_ids, purged=purged)
     # Items that only confirmed memories stored before (evidence, no memory of their own) go too.
     leftover = Source.objects.filter(owner=owner, id__in=source_ids)
     purged["sources_deleted"] += leftover.count()
     leftover.delete()
+    purged["spaces"] = _spaces_undo(owner=owner, made=made)
     receipt = purge_record(
         actor=actor,
         action=AuditEvent.Action.IMPORT_UNDONE,
@@ -171,3 +172,30 @@ def import_undo(*, actor: Actor, import_id: RowId) -> PurgeReceipt:
     made.data = None
     made.save(update_fields=["undone_at", "undo_receipt", "data"])
     return receipt
+
+
+def _relations_undo(*, owner: User, source_ids: list[Any], purged: dict[str, int]) -> None:
+    """Purge the relations only the import's claims asserted, newest first (what one replaced is
+    current again, as after any relation's hard delete); one also claimed outside the import stays
+    and loses the import's claims with its sources."""
+    claimed = Evidence.objects.filter(owner=owner, source_id__in=source_ids, relation__isnull=False)
+    relations = Relation.objects.select_for_update().filter(owner=owner, id__in=claimed.values("relation_id"))
+    for relation in relations.order_by("-recorded_at", "-id"):
+        if Evidence.objects.filter(owner=owner, relation=relation).exclude(source_id__in=source_ids).exists():
+            continue
+        for name, count in relation_purge(owner=owner, relation=relation).items():
+            purged[name] = purged.get(name, 0) + count
+
+
+def _spaces_undo(*, owner: User, made: Import) -> int:
+    """Delete the spaces the import made (our own export's), those still empty: one the person has
+    put something in since is theirs now. Returns how many went."""
+    made_ids = made.restored.get("spaces", []) if isinstance(made.restored, dict) else []
+    deleted = 0
+    for space in Space.objects.select_for_update().filter(owner=owner, id__in=made_ids, is_default=False):
+        held = (Memory, Source, Relation, Entity, Job, Import)
+        if any(model.objects.filter(owner=owner, space=space).exists() for model in held):
+            continue
+        space.delete()
+        deleted += 1
+    return deleted

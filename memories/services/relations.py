@@ -136,32 +136,12 @@ def relation_record(
             agent_action="relate two different entities (a space holds one entity per name: "
             '"Acme" and "Acme Corp" are one)',
         )
-    # Row lock on the subject: two relates of the same subject (Paris and Berlin at once) must
-    # not both find "no current lives_in" and both become current.
-    subject = Entity.objects.select_for_update().get(id=subject.id)
     now = timezone.now()
     content = f"{subject.name} {relation_type} {obj.name}"
     when: dict[str, object] = {"refers_to": valid_from, "recorded_at": now}
     source = source_record(caller=caller, space=space, origin=Source.Origin.RELATE, content=content, **when)
-    same = {"owner": caller.user, "space": space, "subject": subject, "object": obj, "type": relation_type}
-    existing = (
-        Relation.objects.filter(**same)
-        .filter(relation_visible(now=now))
-        .order_by("-recorded_at", "-id")
-        .first()
-    )
-    superseded: list[Relation] = []
-    if existing is not None:
-        relation, created = existing, False
-    else:
-        relation = Relation(**same, valid_from=valid_from, recorded_at=now)
-        relation.embedding = embeddings.embed([relation.sentence()])[0]
-        relation.save(force_insert=True)
-        created = True
-        if relation_type in SINGLE_VALUED:
-            superseded = supersede(new=relation, rivals=relation_rivals(relation), source=source, now=now)
-    Evidence.objects.create(
-        owner=caller.user, relation=relation, source=source, stance=Evidence.Stance.SUPPORTS
+    relation, created, superseded = relation_claim(
+        subject=subject, obj=obj, relation_type=relation_type, valid_from=valid_from, source=source
     )
     # Ids and the type only: entity names are the user's content.
     detail = {
@@ -186,6 +166,48 @@ def relation_record(
         superseded=superseded,
         entities_created=[e for e, made in ((subject, subject_created), (obj, object_created)) if made],
     )
+
+
+def relation_claim(
+    *, subject: Entity, obj: Entity, relation_type: str, valid_from: datetime | None, source: Source
+) -> tuple[Relation, bool, list[Relation]]:
+    """The one rule of a claimed relation, at the time its claim (`source`, stored) was recorded:
+    the same relation, still current then, gains the claim as evidence; otherwise a new relation,
+    which supersedes the current one of a single-valued type. (relation, created, superseded).
+
+    Used by `relation_record` and by an import of our own export, which replays each claim at the
+    time it was first made so that the relations and their history come back as they were."""
+    # Row lock on the subject: two relates of the same subject (Paris and Berlin at once) must
+    # not both find "no current lives_in" and both become current.
+    subject = Entity.objects.select_for_update().get(owner_id=source.owner_id, id=subject.id)
+    now = source.recorded_at
+    same = {
+        "owner_id": source.owner_id,
+        "space_id": source.space_id,
+        "subject": subject,
+        "object": obj,
+        "type": relation_type,
+    }
+    existing = (
+        Relation.objects.filter(**same)
+        .filter(relation_visible(now=now))
+        .order_by("-recorded_at", "-id")
+        .first()
+    )
+    superseded: list[Relation] = []
+    if existing is not None:
+        relation, created = existing, False
+    else:
+        relation = Relation(**same, valid_from=valid_from, recorded_at=now)
+        relation.embedding = embeddings.embed([relation.sentence()])[0]
+        relation.save(force_insert=True)
+        created = True
+        if relation_type in SINGLE_VALUED:
+            superseded = supersede(new=relation, rivals=relation_rivals(relation), source=source, now=now)
+    Evidence.objects.create(
+        owner_id=source.owner_id, relation=relation, source=source, stance=Evidence.Stance.SUPPORTS
+    )
+    return relation, created, superseded
 
 
 def _relation_for_update(*, owner: Any, relation_id: RowId) -> Relation:

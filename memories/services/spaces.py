@@ -55,6 +55,17 @@ def space_create(*, actor: Actor, name: str) -> Space:
     return space
 
 
+def space_named(*, owner: User, name: str) -> tuple[Space, bool]:
+    """The owner's space of this name (names are told apart without case, as the constraint does),
+    created if there is none; (space, created). Inside the caller's transaction, under the owner's
+    write lock (an import's). Raises AppError for a name a space cannot have."""
+    cleaned = _clean_name(name)
+    existing = Space.objects.filter(owner=owner, name__iexact=cleaned).first()
+    if existing is not None:
+        return existing, False
+    return Space.objects.create(owner=owner, name=cleaned), True
+
+
 def space_for_caller(*, caller: Caller, space_id: RowId | None = None) -> Space:
     """Which space a caller's read or write lands in: the one rule every surface uses.
 

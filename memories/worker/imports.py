@@ -15,6 +15,7 @@ item said twice in it) is skipped, so importing twice adds nothing.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import logging
@@ -33,12 +34,12 @@ from memories.errors import Code
 from memories.models import Import, Job, Source
 from memories.pipeline.entities import capitalised_words, normalize_entity_name
 from memories.pipeline.extract import Candidate
-from memories.pipeline.import_formats import ImportItem, import_parse
+from memories.pipeline.import_formats import ExportedMemory, ExportState, ImportItem, import_parse
 from memories.pipeline.supersede import masked_texts_judged, masked_vectors_keep
 from memories.selectors.graph import entity_names_known
 from memories.services.imports import archive_limits, import_claimant, import_job_stop, import_source_kind
 from memories.services.sources import content_hash
-from memories.worker import lease, store
+from memories.worker import lease, restore, store
 from memories.worker.candidates import candidates_of
 
 logger = logging.getLogger(__name__)
@@ -89,35 +90,114 @@ def import_run(*, job: Job, claim: lease.Claim) -> None:
     if made.data is None:
         _finish(job, made)
         return
-    items = import_parse(data=bytes(made.data), filename=made.filename, limits=archive_limits()).items
+    parsed = import_parse(data=bytes(made.data), filename=made.filename, limits=archive_limits())
+    items = parsed.items
+    # Our own export names the spaces its items were said in: each is the owner's space of that name
+    # (made if missing), its default space the import's own.
+    spaces = restore.spaces_made(job=job, made=made, state=parsed.state) if parsed.state else {}
     # The first batch small: nothing is written while it is embedded, and every later batch is
     # embedded while the one before it is written.
     size, first = settings.IMPORT_BATCH, min(FIRST_BATCH, settings.IMPORT_BATCH)
     starts = [made.items_read, *range(made.items_read + first, len(items), size)]
     batches = [items[start : start + (first if n == 0 else size)] for n, start in enumerate(starts)]
-    batches = [batch for batch in batches if batch]
+    # A batch is written in one space (the engine judges within a space); an export's items come
+    # space by space, so this splits a batch at most once per space; and it starts after each moment
+    # the person forgot a memory (restore.forgetting_cuts).
+    cuts = restore.forgetting_cuts(items=items, state=parsed.state) if parsed.state else set()
+    batches = [part for batch in batches for part in _parts(batch, cuts)]
     seen: set[str] = set()
-    upcoming = _prepare(job=job, made=made, items=batches[0], seen=seen) if batches else None
+    upcoming = _prepare(job=job, made=made, items=batches[0], seen=seen, spaces=spaces) if batches else None
     for index in range(len(batches)):
         current = upcoming
         assert current is not None
         if index:
             # Read again now that the batch before is stored: the names it made known, as a save
             # one by one would have seen them (its vectors are kept where its words are the same).
-            _refresh(job=job, prepared=current)
+            _refresh(prepared=current)
         vectors = _vectors(current)
         # The next batch is read and its texts embedded on another thread while this one is
         # written: the model's run releases the GIL, and the database works on the other core.
         upcoming = (
-            _prepare(job=job, made=made, items=batches[index + 1], seen=seen)
+            _prepare(job=job, made=made, items=batches[index + 1], seen=seen, spaces=spaces)
             if index + 1 < len(batches)
             else None
         )
-        if not _stored(job=job, made=made, claim=claim, prepared=current, vectors=vectors):
+        forget = restore.forgotten_due(batch=current.items, state=parsed.state) if parsed.state else []
+        if not _stored(job=job, made=made, claim=claim, prepared=current, vectors=vectors, forget=forget):
             if upcoming is not None:
                 upcoming.vectors.cancel()
             return
+    if parsed.state is not None and not _restored(
+        job=job, made=made, claim=claim, state=parsed.state, spaces=spaces
+    ):
+        return
     _finish(job, made)
+
+
+def _restored(
+    *, job: Job, made: Import, claim: lease.Claim, state: ExportState, spaces: dict[str, uuid.UUID]
+) -> bool:
+    """What our export carries beside its items, applied after its last batch, in a transaction of
+    its own under the owner's write lock (memories/worker/restore.py). Applied again by an attempt
+    that finds it done: it only touches what this import made, and sets it to the same values."""
+    with transaction.atomic():
+        if _held(job=job, made=made, claim=claim) is None:
+            return False
+        applied = restore.state_apply(job=job, made=made, state=state, spaces=spaces)
+        made.restored = {**made.restored, **applied}
+        Import.objects.filter(owner_id=job.owner_id, id=made.id).update(restored=made.restored)
+    return True
+
+
+def _held(*, job: Job, made: Import, claim: lease.Claim) -> int | None:
+    """Inside the caller's transaction: the owner's write lock, the job's and the import's rows
+    locked; the import's position, or None when it must stop (cancelled, gone, or the job taken
+    over by another process)."""
+    lock, keys = store.owner_write_lock([job.owner_id])
+    with connection.cursor() as cursor:
+        cursor.execute(lock, keys)
+    locked = (
+        Job.objects.select_for_update()
+        .filter(id=job.id)
+        .values_list("status", "attempts", "claimed_by")
+        .first()
+    )
+    state = (
+        Import.objects.select_for_update()
+        .filter(id=made.id)
+        .values_list("cancel_requested_at", "items_read")
+        .first()
+    )
+    if locked is None or state is None:
+        return None
+    job.status, job.attempts, job.claimed_by = locked
+    if not lease.claim_still_ours(job, claim):
+        logger.info("import %s was taken over; dropping attempt %s", made.id, claim.attempt)
+        return None
+    if state[0] is not None:
+        import_job_stop(job=job, made=made)
+        return None
+    return int(state[1])
+
+
+def _parts(batch: list[ImportItem], cuts: set[str]) -> list[list[ImportItem]]:
+    parts: list[list[ImportItem]] = []
+    for item in batch:
+        if parts and parts[-1][-1].space == item.space and item.source_id not in cuts:
+            parts[-1].append(item)
+        else:
+            parts.append([item])
+    return parts
+
+
+def job_in_space(job: Job, space_id: uuid.UUID) -> Job:
+    """The import's job as the engine sees it while it stores items of one space (store.py reads
+    the job's space): the same job, its space the items'."""
+    if space_id == job.space_id:
+        return job
+    acting = copy.copy(job)
+    acting.space_id = space_id
+    return acting
 
 
 def _finish(job: Job, made: Import) -> None:
@@ -141,6 +221,7 @@ def _finish(job: Job, made: Import) -> None:
 def _sources(
     job: Job, made: Import, items: list[ImportItem], tally: _Tally, seen: set[str]
 ) -> list[tuple[Source, ImportItem]]:
+    # `job`: in the items' space (job_in_space).
     """The batch's items that are new and savable, as unsaved sources; the others tallied as skipped.
     `seen`: the keys this attempt has taken so far (the batch before may not be written yet)."""
     kind = import_source_kind(made.format)
@@ -182,7 +263,8 @@ def _sources(
                 title=item.title[:300],
                 session_id=uuid.uuid5(SESSION_NAMESPACE, group) if item.group else None,
                 refers_to=item.at,
-                recorded_at=now + timedelta(microseconds=len(fresh)),
+                # Our export's items keep the moment the service first recorded them.
+                recorded_at=item.recorded_at or now + timedelta(microseconds=len(fresh)),
             )
             fresh.append((source, item))
     return fresh
@@ -192,6 +274,8 @@ def _sources(
 class _Prepared:
     """A batch read and extracted, its texts being embedded (`vectors`)."""
 
+    # The import's job in the batch's space (job_in_space).
+    job: Job
     items: list[ImportItem]
     tally: _Tally
     work: list[tuple[Source, ImportItem, list[Candidate]]]
@@ -238,11 +322,14 @@ def _embedded_soon(texts: list[str]) -> tuple[list[str], Future[list[list[float]
     return masked, embeddings.embed_soon([*texts, *masked])
 
 
-def _prepare(*, job: Job, made: Import, items: list[ImportItem], seen: set[str]) -> _Prepared:
+def _prepare(
+    *, job: Job, made: Import, items: list[ImportItem], seen: set[str], spaces: dict[str, uuid.UUID]
+) -> _Prepared:
     tally = _Tally()
+    job = job_in_space(job, spaces.get(items[0].space, job.space_id))
     work = _extracted(job, _sources(job, made, items, tally, seen), tally)
     masked, vectors = _embedded_soon(_texts(work))
-    return _Prepared(items, tally, work, vectors, masked)
+    return _Prepared(job, items, tally, work, vectors, masked)
 
 
 def _vectors(prepared: _Prepared) -> list[list[float]]:
@@ -253,11 +340,11 @@ def _vectors(prepared: _Prepared) -> list[list[float]]:
     return vectors[:count]
 
 
-def _refresh(*, job: Job, prepared: _Prepared) -> None:
+def _refresh(*, prepared: _Prepared) -> None:
     """The batch's statements read again with the names known now; its texts embedded again only
     where they changed (a name made known can change an entity, seldom the words)."""
     before = _texts(prepared.work)
-    prepared.work = _extracted(job, [(source, item) for source, item, _ in prepared.work], None)
+    prepared.work = _extracted(prepared.job, [(source, item) for source, item, _ in prepared.work], None)
     after = _texts(prepared.work)
     if after != before:
         prepared.vectors.cancel()
@@ -265,12 +352,20 @@ def _refresh(*, job: Job, prepared: _Prepared) -> None:
 
 
 def _stored(
-    *, job: Job, made: Import, claim: lease.Claim, prepared: _Prepared, vectors: list[list[float]]
+    *,
+    job: Job,
+    made: Import,
+    claim: lease.Claim,
+    prepared: _Prepared,
+    vectors: list[list[float]],
+    forget: list[ExportedMemory],
 ) -> bool:
     """One batch written; False when the import must stop (cancelled, or the job taken over by
-    another process)."""
+    another process). `forget`: what our export says was forgotten before the batch was said."""
     arguments = {
+        "forget": forget,
         "job": job,
+        "acting": prepared.job,
         "made": made,
         "claim": claim,
         "items": prepared.items,
@@ -292,48 +387,31 @@ def _stored(
 def _write(
     *,
     job: Job,
+    acting: Job,
     made: Import,
     claim: lease.Claim,
     items: list[ImportItem],
     work: list[tuple[Source, ImportItem, list[Candidate]]],
     vectors: list[list[float]],
     tally: _Tally,
+    forget: list[ExportedMemory],
     careful: bool = False,
 ) -> bool:
     stored = 0
     failed: list[dict[str, str]] = []
     with transaction.atomic():
-        lock, keys = store.owner_write_lock([job.owner_id])
-        with connection.cursor() as cursor:
-            cursor.execute(lock, keys)
-        locked = (
-            Job.objects.select_for_update()
-            .filter(id=job.id)
-            .values_list("status", "attempts", "claimed_by")
-            .first()
-        )
-        state = (
-            Import.objects.select_for_update()
-            .filter(id=made.id)
-            .values_list("cancel_requested_at", "items_read")
-            .first()
-        )
-        if locked is None or state is None:
+        reached = _held(job=job, made=made, claim=claim)
+        if reached is None:
             return False
-        job.status, job.attempts, job.claimed_by = locked
-        if not lease.claim_still_ours(job, claim):
-            logger.info("import %s was taken over; dropping attempt %s", made.id, claim.attempt)
-            return False
-        if state[0] is not None:
-            import_job_stop(job=job, made=made)
-            return False
+        # Before the batch's reads: what was forgotten by then takes no part in its judgements.
+        restore.forgotten_apply(job=acting, made=made, memories=forget)
         reads = None
         if not careful:
             Source.objects.bulk_create([source for source, _, _ in work])
             # The batch's duplicate and entity reads made once (store.BatchReads); a careful pass,
             # whose items may roll back alone, reads per statement.
             reads = store.batch_reads(
-                job=job, candidates=[c for _, _, candidates in work for c in candidates]
+                job=acting, candidates=[c for _, _, candidates in work for c in candidates]
             )
         position = 0
         for source, item, candidates in work:
@@ -341,14 +419,14 @@ def _write(
             position += len(candidates)
             if not careful:
                 store.statements_write(
-                    job=job, source=source, candidates=candidates, vectors=mine, reads=reads
+                    job=acting, source=source, candidates=candidates, vectors=mine, reads=reads
                 )
                 stored += 1
                 continue
             try:
                 with transaction.atomic():
                     source.save(force_insert=True)
-                    store.statements_write(job=job, source=source, candidates=candidates, vectors=mine)
+                    store.statements_write(job=acting, source=source, candidates=candidates, vectors=mine)
                 stored += 1
             except (OperationalError, InterfaceError):
                 raise
@@ -357,7 +435,7 @@ def _write(
                 failed.append({"source_id": item.source_id[:200], "reason": Code.INTERNAL_ERROR.value})
         if reads is not None:
             reads.entities.write()
-        made.items_read = state[1] + len(items)
+        made.items_read = reached + len(items)
         made.items_stored += stored
         made.items_skipped += sum(tally.skipped.values())
         made.items_failed += len(failed)

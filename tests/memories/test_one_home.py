@@ -46,8 +46,11 @@ def _lines_matching(pattern: re.Pattern[str], *, allowed: tuple[str, ...]) -> li
 
 def test_it_closes_rows_in_one_place_only():
     # Closing a row (superseded_at / superseded_by written) happens in memories.pipeline.supersede.
+    # The one other writer is an import of our own export, which judges nothing: it copies the
+    # history the export recorded onto the rows the engine made again (docs/decisions.md).
     closing = re.compile(r"\.superseded_(at|by)\s*=(?!=)")
-    assert _lines_matching(closing, allowed=("memories/pipeline/supersede.py",)) == []
+    allowed = ("memories/pipeline/supersede.py", "memories/worker/restore.py")
+    assert _lines_matching(closing, allowed=allowed) == []
 
 
 @pytest.mark.django_db(transaction=True)

@@ -102,6 +102,11 @@ class Knobs:
     # and plans, and only the person's words get `own_boost`; LongMemEval's preference questions
     # (docs/retrieval.md).
     requests_ask_agent: bool = False
+    # Whether the frame of a request for advice ("Can you suggest ...", "Any advice?", "What do you
+    # think?") is left out of the text side's words: "advice" matched every "Thanks for the advice!"
+    # of a long chat, and with `own_boost` those filled the top of "My cookies need something
+    # extra. Any advice?" (cosine 0.05-0.22 to it). The vector side still embeds the whole query.
+    drop_request_frame: bool = False
     # The n-th memory of one save in the ranking counts sibling_share^(n-1) of its score: a long
     # turn split into a dozen statements fills the top k with one turn otherwise, and fewer distinct
     # saves reach the caller. 1 turns it off.
@@ -260,8 +265,24 @@ def _strong(hit: Hit) -> bool:
     return hit.similarity >= STRONG_SIMILARITY or len(hit.matched_words) >= 2
 
 
-def query_words(query: str) -> list[str]:
-    """The distinct words of the query for the text side, request words removed, in order."""
+# The frame of a request for advice: the words that ask the agent to help ("Can you suggest ...",
+# "Any advice?", "What do you think?"), not what the help is about. As text they match every turn
+# that asked or thanked for advice ("Thanks for the advice!"), whatever its topic.
+_REQUEST_FRAME_RE = re.compile(
+    r"\b(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:suggest|recommend|give\s+me|tell\s+me|share"
+    r"|provide|list|help\s+me(?:\s+(?:with|find|choose|pick))?)"
+    r"|what\s+do\s+you\s+(?:think|suggest|recommend)"
+    r"|(?:do\s+you\s+have\s+)?any\s+(?:advice|suggestions?|recommendations?|tips|ideas)"
+    r"|do\s+you\s+think)\b",
+    re.IGNORECASE,
+)
+
+
+def query_words(query: str, *, drop_request_frame: bool = False) -> list[str]:
+    """The distinct words of the query for the text side, request words removed, in order; with
+    `drop_request_frame`, also the words of a request's frame ("Can you suggest", "Any advice?")."""
+    if drop_request_frame:
+        query = _REQUEST_FRAME_RE.sub(" ", query)
     # Case-folded but not accent-folded: the 'english' configuration keeps accents ("café").
     words = [w for w in _WORD_RE.findall(query.casefold()) if w not in REQUEST_WORDS]
     return list(dict.fromkeys(words))[:MAX_QUERY_WORDS]
@@ -835,7 +856,7 @@ def _params(
         "kinds": list(request.kinds),
         "tags": list(request.tags),
         "session": str(request.session_id) if request.session_id is not None else None,
-        "words": query_words(request.query),
+        "words": query_words(request.query, drop_request_frame=knobs.drop_request_frame),
         "names": query_names(request.query),
         "entity_names": query_names(request.query, fold_accents=True),
         "period_starts": [start for start, _ in periods],

@@ -508,6 +508,7 @@ def ingest_all(
                     "turns": len(question.conversation.turns),
                     "seconds": seconds,
                     "failed_jobs": question.conversation.failed_jobs,
+                    "refused": question.conversation.refused,
                 }
                 manifest_path.write_text(json.dumps(manifest))
                 print(
@@ -524,10 +525,11 @@ def ingest_all(
     turns = sum(len(q.conversation.turns) for q in todo)
     memories = sum(len(q.conversation.memory_turn) for q in todo)
     failed = sum(q.conversation.failed_jobs for q in todo)
+    refused = sum(q.conversation.refused for q in todo)
     print(
         f"ingest: {turns / seconds:.1f} turns/s end to end ({turns} turns of {len(todo)} questions in "
         f"{seconds:.0f} s, {threads} at a time; {memories} memories, {memories / turns:.1f} a turn); "
-        f"{failed} jobs not succeeded"
+        f"{failed} jobs not succeeded, {refused} turns refused as having nothing to remember"
     )
 
 

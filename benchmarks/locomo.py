@@ -131,6 +131,8 @@ class Conversation:
     token: str = ""
     memory_turn: dict[str, str] = field(default_factory=dict)
     failed_jobs: int = 0
+    # Turns the save refused as having nothing to remember (no job, no memory).
+    refused: int = 0
 
 
 def session_date(raw: str) -> datetime:
@@ -171,7 +173,9 @@ def evidence_of(question: dict[str, Any]) -> set[str]:
 
 
 def ingest(client: httpx.Client, conversation: Conversation, *, session_ids: bool) -> dict[str, str]:
-    """Save every turn in order; return job id -> dia id."""
+    """Save every turn in order; return job id -> dia id. A turn the save refuses as having nothing
+    to remember (LongMemEval holds turns such as "User: " with no text) is counted in
+    `conversation.refused` and left out, as a client would; any other refusal stops the run."""
     headers = {"Authorization": f"Bearer {conversation.token}"}
     jobs: dict[str, str] = {}
     for turn in conversation.turns:
@@ -179,6 +183,9 @@ def ingest(client: httpx.Client, conversation: Conversation, *, session_ids: boo
         if session_ids:
             body["session_id"] = turn.session_id
         response = client.post("/api/v1/memories", json=body, headers=headers)
+        if response.status_code == 422 and response.json()["error"]["code"] == "nothing_to_remember":
+            conversation.refused += 1
+            continue
         response.raise_for_status()
         jobs[response.json()["job"]["id"]] = turn.dia_id
     return jobs

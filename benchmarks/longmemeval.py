@@ -282,11 +282,47 @@ def report(
     )
 
 
+def explain(question: Question, hits: Sequence[Any], score_: Score, *, shown: int = 10) -> None:
+    """What ranks above the evidence of a question that missed some at 10 (or ranked an older
+    update first): the first `shown` hits
+    (turn, speaker, session date, score, cosine, words) and the rank of each evidence turn's best
+    memory among the hits (beyond: not in them)."""
+    turns = {t.dia_id: t for t in question.conversation.turns}
+    memory_turn = question.conversation.memory_turn
+    ranked = [memory_turn.get(str(h.memory.id), "?") for h in hits]
+    evidence = list(question.data["evidence"])
+    asked = f"asked {question.data['question_date']}"
+    print(f"\n{question.id} [{question.type}] {asked}: {question.data['question']}")
+    print(f"  answer: {str(question.data['answer'])[:160]}")
+    print(f"  turn@10 {score_.turn[10]:.2f}; evidence ranks: ", end="")
+    print(
+        ", ".join(
+            f"{e} ({turns[e].occurred_at:%Y-%m-%d}) #{ranked.index(e) + 1 if e in ranked else '-'}"
+            for e in evidence
+        )
+    )
+    for position, (hit, turn_id) in enumerate(zip(hits[:shown], ranked, strict=False), start=1):
+        turn = turns.get(turn_id)
+        mark = "*" if turn_id in evidence else " "
+        when = f"{turn.occurred_at:%Y-%m-%d}" if turn else "?"
+        words = " ".join(hit.memory.content.split())[:110]
+        print(f"  {mark}{position:>2} {turn_id:>7} {when} {hit.score:6.3f} cos {hit.similarity:.2f} {words}")
+
+
 def score_variants(
-    var_dir: Path, questions: list[Question], variants: list[str], top_k: int, *, day_end: bool = False
+    var_dir: Path,
+    questions: list[Question],
+    variants: list[str],
+    top_k: int,
+    *,
+    day_end: bool = False,
+    explain_misses: bool = False,
 ) -> dict[str, list[Score]]:
     """Each variant of the ranking knobs scored with `memory_recall` called in process against the
-    running service's database (the code the API runs; no HTTP, no latency measured)."""
+    running service's database (the code the API runs; no HTTP, no latency measured). With
+    `explain_misses`, every question that misses evidence at 10 or ranks an older update first is
+    shown (`explain`), recalled
+    with top_k 100 so the evidence's rank below the top 20 shows too."""
     from benchmarks._service import use_service_database
     from benchmarks.distractor_stages import _knobs_from
 
@@ -325,14 +361,17 @@ def score_variants(
             owner, space = owners[question.id]
             request = RecallRequest(
                 query=str(question.data["question"]),
-                top_k=top_k,
+                top_k=max(top_k, 100) if explain_misses else top_k,
                 at=asked_at(question, day_end=day_end),
             )
             result = memory_recall(
                 owner=owner, space=space, request=request, knobs=knobs, query_vector=vector
             )
             memory_turn = question.conversation.memory_turn
-            scored.append(score(question, [memory_turn.get(str(h.memory.id), "?") for h in result.hits]))
+            hits = result.hits[:top_k]
+            scored.append(score(question, [memory_turn.get(str(h.memory.id), "?") for h in hits]))
+            if explain_misses and (scored[-1].turn[10] < 1 or scored[-1].newest_first is False):
+                explain(question, result.hits, scored[-1])
         results[variant] = scored
     return results
 
@@ -348,6 +387,7 @@ def measure(
     fresh: bool = False,
     variants: Sequence[str] = (),
     day_end: bool = False,
+    explain_misses: bool = False,
 ) -> tuple[list[Score], list[float], dict[str, list[Score]]]:
     """Ingest what the cache lacks, ask every question through the API; then score `variants` of
     the ranking knobs in process. Returns the API's scores and latencies and the variants' scores."""
@@ -379,7 +419,9 @@ def measure(
                 ask(client, q, q.conversation.token, top_k, latencies, day_end=day_end) for q in questions
             ]
             if variants:
-                scored = score_variants(var_dir, questions, list(variants), top_k, day_end=day_end)
+                scored = score_variants(
+                    var_dir, questions, list(variants), top_k, day_end=day_end, explain_misses=explain_misses
+                )
     return scores, latencies, scored
 
 
@@ -402,6 +444,11 @@ def main() -> None:
         action="store_true",
         help="ask at the end of the question's day (some evidence is dated later that day)",
     )
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="with --variant: show what ranks above the evidence that misses the top 10 or is out of order",
+    )
     args = parser.parse_args()
     questions = [load_question(p) for p in chosen_paths(args.data_dir, args.per_type, args.questions)]
     scores, latencies, variants = measure(
@@ -411,6 +458,7 @@ def main() -> None:
         fresh=args.fresh,
         variants=args.variant or [],
         day_end=args.day_end,
+        explain_misses=args.explain,
     )
     turns = sum(len(q.conversation.turns) for q in questions)
     print()
@@ -460,6 +508,7 @@ def ingest_all(
                     "turns": len(question.conversation.turns),
                     "seconds": seconds,
                     "failed_jobs": question.conversation.failed_jobs,
+                    "refused": question.conversation.refused,
                 }
                 manifest_path.write_text(json.dumps(manifest))
                 print(
@@ -476,10 +525,11 @@ def ingest_all(
     turns = sum(len(q.conversation.turns) for q in todo)
     memories = sum(len(q.conversation.memory_turn) for q in todo)
     failed = sum(q.conversation.failed_jobs for q in todo)
+    refused = sum(q.conversation.refused for q in todo)
     print(
         f"ingest: {turns / seconds:.1f} turns/s end to end ({turns} turns of {len(todo)} questions in "
         f"{seconds:.0f} s, {threads} at a time; {memories} memories, {memories / turns:.1f} a turn); "
-        f"{failed} jobs not succeeded"
+        f"{failed} jobs not succeeded, {refused} turns refused as having nothing to remember"
     )
 
 

@@ -358,6 +358,23 @@ class TestWhoAndWhichSave:
         assert _recall(alice, query, knobs=on) == _recall(alice, query, knobs=off)
         assert _recall(alice, query, knobs=on, top_k=1) == [first.content]
 
+    def test_a_request_for_advice_finds_the_persons_words_not_every_thanks_for_advice(self, alice):
+        # The person's own turns that only share the request's frame ("advice", "tips") with the
+        # question come before the turn it is about when the frame's words count as text.
+        (_thanks,), (_tips,), (baking,) = _saves(
+            alice,
+            [
+                ["User: Thanks for the advice! I'll keep those tips in mind for my model ship."],
+                ["User: That's great advice on gym bags, thanks."],
+                ["User: I've been experimenting with turbinado sugar in my baking lately."],
+            ],
+        )
+        query = "My chocolate chip cookies need something extra. Any advice?"
+        framed = replace(DEFAULT_KNOBS, drop_request_frame=False)
+        assert _recall(alice, query, knobs=framed, top_k=1) != [baking.content]
+        unframed = replace(DEFAULT_KNOBS, drop_request_frame=True)
+        assert _recall(alice, query, knobs=unframed, top_k=1) == [baking.content]
+
     def test_a_named_period_finds_what_was_said_in_it(self, alice):
         may, june = _memories(
             alice, ["The dentist said my teeth look fine.", "The dentist said my teeth look great."]
@@ -467,6 +484,22 @@ class TestQueryParsing:
             "josé",
             "runs",
         ]
+
+    def test_a_requests_frame_is_dropped_from_the_words_only_when_asked(self):
+        query = "My cookies need something extra. Any advice?"
+        assert "advice" in query_words(query)
+        assert query_words(query, drop_request_frame=True) == ["my", "cookies", "need", "extra"]
+        for framed in (
+            "Can you suggest some activities for my commute?",
+            "Could you recommend a show for tonight?",
+            "Should I buy a NAS now or wait? What do you think?",
+            "Do you have any tips for a new guitar?",
+        ):
+            dropped = query_words(framed, drop_request_frame=True)
+            assert not {"suggest", "recommend", "think", "tips", "you"} & set(dropped), framed
+        # Advice as the subject of the question is content, not a frame.
+        asked = "What advice did my doctor give me about sleep?"
+        assert query_words(asked, drop_request_frame=True) == query_words(asked)
 
     def test_names_are_phrases_of_up_to_three_words(self):
         names = query_names("Where does Anna Maria's sister live?")

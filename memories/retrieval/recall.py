@@ -294,11 +294,26 @@ def query_words(query: str, *, drop_request_frame: bool = False) -> list[str]:
     return list(dict.fromkeys(words))[:MAX_QUERY_WORDS]
 
 
+# A question that asks for a slot's holder names little else ("Who is my boss?", "Where do I live
+# these days?"); a longer one that mentions a slot word on its way ("Can you suggest activities for
+# my commute to work?", "... the workshop on communication in the workplace?") asks something else.
+SLOT_QUESTION_MAX_WORDS = 8
+
+
+def asks_slot(query: str, knobs: Knobs) -> bool:
+    """Whether the slot's words join the query's: a short question, not a request to the agent."""
+    return (
+        knobs.slot_weight > 0
+        and len(_WORD_RE.findall(query)) <= SLOT_QUESTION_MAX_WORDS
+        and not _REQUEST_TO_AGENT_RE.search(query)
+    )
+
+
 def _text_words(query: str, knobs: Knobs) -> dict[str, list[Any]]:
     """The text side's words: the query's, then (at `slot_weight` each) those its everyday slot is
     often said with, so "Where do I live?" finds "We moved into the new flat in Lisbon"."""
     words = query_words(query, drop_request_frame=knobs.drop_request_frame)
-    slot = [w for w in slot_words(query) if w not in words] if knobs.slot_weight > 0 else []
+    slot = [w for w in slot_words(query) if w not in words] if asks_slot(query, knobs) else []
     return {"words": words + slot, "word_weights": [1.0] * len(words) + [knobs.slot_weight] * len(slot)}
 
 

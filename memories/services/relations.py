@@ -136,6 +136,10 @@ def relation_record(
             agent_action="relate two different entities (a space holds one entity per name: "
             '"Acme" and "Acme Corp" are one)',
         )
+    # Row lock on the subject before the claim's time is taken: relates of one subject are then
+    # recorded in the order they hold the lock, so a later one never gets an earlier time and is
+    # left beside the current one rather than replacing it (relation_claim locks it again, a no-op).
+    subject = Entity.objects.select_for_update().get(owner_id=subject.owner_id, id=subject.id)
     now = timezone.now()
     content = f"{subject.name} {relation_type} {obj.name}"
     when: dict[str, object] = {"refers_to": valid_from, "recorded_at": now}

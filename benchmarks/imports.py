@@ -82,8 +82,12 @@ def import_run(client: httpx.Client, url: str, conversation: Conversation) -> di
     parts = cpu_spent(cpu_before, cpu_seconds(service_processes(url)))
     # Which turn each memory came from: the item id its source keeps (source_ref), from the export.
     sources: dict[str, str] = {}
-    with client.stream("GET", "/api/v1/export", headers=headers) as export:
-        for line in export.iter_lines():
+    export = client.get("/api/v1/export", headers=headers)
+    export.raise_for_status()
+    # JSON Lines: one record per "\n" (httpx's iter_lines also splits at U+2028 and U+0085, which
+    # JSON leaves unescaped in a record's text).
+    for line in export.content.split(b"\n"):
+        if line.strip():
             record = json.loads(line)
             if record["type"] == "source":
                 sources[record["id"]] = record["source_ref"]

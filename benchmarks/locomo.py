@@ -262,6 +262,7 @@ LOO_GRID: dict[str, tuple[float, ...]] = {
     "own_floor": (0.1, 0.2, 0.3),
     "sibling_share": (0.25, 0.5, 1.0),
     "recency_boost": (0.0, 0.3, 0.6),
+    "present_recency": (0.0, 0.15, 0.3),
     "restated_share": (0.5, 0.7, 1.0),
 }
 

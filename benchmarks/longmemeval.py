@@ -1,7 +1,7 @@
 """LongMemEval retrieval benchmark: turn and session recall@5/10/20 of `recall` per question type,
 update order for knowledge-update questions, recall latency and ingest rate.
 
-    .venv/bin/python benchmarks/longmemeval.py [--per-type 3] [--questions ID ...]
+    .venv/bin/python benchmarks/longmemeval.py [--per-type 3] [--questions ID ...] [--via import]
 
 The task is the one in ../shared/benchmarks/longmemeval/README.md, run through the service's own
 API as `locomo.py` runs LoCoMo's: one user (so one space) per question; every turn of its haystack
@@ -10,6 +10,11 @@ is saved with REST `POST /api/v1/memories` in order (content "User: text" or "As
 the question is asked through `POST /api/v1/operations/recall` with top_k 20 and `at` = the
 question's date. A memory counts for the turn it was derived from (the job -> memories map of
 `GET /api/v1/jobs`). Abstention questions (`_abs`) have no evidence and are left out.
+
+`--via import` brings each question's haystack in with one `POST /api/v1/imports` instead (a mem0
+`get_all` file of the same turns, each with its id, content, session date and session: the same
+memories a save of each turn makes, issue 44), in its own cache folder; the ingest rate is then the
+import's, and `benchmarks/imports.py` compares the two paths on LoCoMo.
 
 `--per-type N` is the quick mode: for each question type, the first N non-abstention questions in
 the order of their ids (a fixed rule, the same subset on every run); without it, all 158.
@@ -72,6 +77,9 @@ INGEST_CODE = (
     "memories/services/memories.py",
     "memories/models.py",
 )
+# And an import's (--via import), with its own format.
+IMPORT_FORMAT = "v1: mem0 get_all file, id = turn id, memory = '<Role>: content', created_at = session date"
+IMPORT_CODE = ("memories/worker", "memories/services/imports.py", "benchmarks/imports.py")
 
 
 @dataclass
@@ -142,9 +150,13 @@ def chosen_paths(data_dir: Path, per_type: int | None, ids: list[str] | None) ->
     return [by_type[t][i] for i in range(per_type) for t in TYPES if i < len(by_type[t])]
 
 
-def cache_key() -> str:
+def cache_key(via: str = "save") -> str:
     digest = hashlib.sha256(SAVE_FORMAT.encode())
-    for part in INGEST_CODE:
+    code: tuple[str, ...] = INGEST_CODE
+    if via == "import":
+        digest.update(IMPORT_FORMAT.encode())
+        code = (*INGEST_CODE, *IMPORT_CODE)
+    for part in code:
         path = ROOT / part
         for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
             digest.update(str(file.relative_to(ROOT)).encode())
@@ -388,10 +400,13 @@ def measure(
     variants: Sequence[str] = (),
     day_end: bool = False,
     explain_misses: bool = False,
+    via: str = "save",
 ) -> tuple[list[Score], list[float], dict[str, list[Score]]]:
     """Ingest what the cache lacks, ask every question through the API; then score `variants` of
     the ranking knobs in process. Returns the API's scores and latencies and the variants' scores."""
-    var_dir = ROOT / "var" / "benchmarks" / f"longmemeval-{cache_key()}"
+    var_dir = (
+        ROOT / "var" / "benchmarks" / f"longmemeval-{cache_key(via)}{'-import' if via == 'import' else ''}"
+    )
     if fresh and var_dir.exists():
         shutil.rmtree(var_dir)
     manifest_path = var_dir / "manifest.json"
@@ -408,7 +423,7 @@ def measure(
                 question.conversation.token = token
         with httpx.Client(base_url=url, timeout=300) as client:
             if todo:
-                ingest_all(client, todo, threads, manifest, manifest_path)
+                ingest_all(client, todo, threads, manifest, manifest_path, via=via)
             for question in questions:
                 held = manifest[question.id]
                 question.conversation.token = held["token"]
@@ -449,6 +464,12 @@ def main() -> None:
         action="store_true",
         help="with --variant: show what ranks above the evidence that misses the top 10 or is out of order",
     )
+    parser.add_argument(
+        "--via",
+        choices=("save", "import"),
+        default="save",
+        help="how the haystacks go in: a REST save per turn, or one import per question",
+    )
     args = parser.parse_args()
     questions = [load_question(p) for p in chosen_paths(args.data_dir, args.per_type, args.questions)]
     scores, latencies, variants = measure(
@@ -459,6 +480,7 @@ def main() -> None:
         variants=args.variant or [],
         day_end=args.day_end,
         explain_misses=args.explain,
+        via=args.via,
     )
     turns = sum(len(q.conversation.turns) for q in questions)
     print()
@@ -482,11 +504,21 @@ def main() -> None:
 
 
 def ingest_all(
-    client: httpx.Client, todo: list[Question], threads: int, manifest: dict[str, Any], manifest_path: Path
+    client: httpx.Client,
+    todo: list[Question],
+    threads: int,
+    manifest: dict[str, Any],
+    manifest_path: Path,
+    *,
+    via: str = "save",
 ) -> None:
     """Save the questions' turns, `threads` questions at a time (each question's turns in order,
-    then its jobs awaited), recording each question in the manifest as soon as it is in: an
-    interrupted run keeps what it finished. Prints the ingest rate."""
+    then its jobs awaited; or, `via` import, each question's one import awaited), recording each
+    question in the manifest as soon as it is in: an interrupted run keeps what it finished. Prints
+    the ingest rate."""
+    from benchmarks.imports import import_run
+
+    url = str(client.base_url).rstrip("/")
     started = time.perf_counter()
     pending = list(todo)
     lock = threading.Lock()
@@ -498,8 +530,13 @@ def ingest_all(
                     return
                 question = pending.pop(0)
             begun = time.perf_counter()
-            jobs = ingest(client, question.conversation, session_ids=True)
-            wait_for_jobs(client, question.conversation, jobs)
+            if via == "import":
+                made = import_run(client, url, question.conversation)["import"]
+                question.conversation.failed_jobs = int(made["items"]["failed"])
+                question.conversation.refused = int(made["items"]["skipped"])
+            else:
+                jobs = ingest(client, question.conversation, session_ids=True)
+                wait_for_jobs(client, question.conversation, jobs)
             seconds = time.perf_counter() - begun
             with lock:
                 manifest[question.id] = {

@@ -130,6 +130,11 @@ class Knobs:
     # boost, the one said first none, the others in between by their rank in time ("Where do I keep
     # my sneakers now?" after a move; "How many have I added so far?" after several counts).
     recency_boost: float = 0.3
+    # The same preference, at this boost, for a question asked in the present tense with no word of
+    # "now" ("How many trips have I taken my camera on?", "How often do I see my therapist?"): it asks
+    # how things stand at the time it is asked. Not for one in the past tense ("did", "was"), one about
+    # an earlier state (`asks_then`), or one that names a period (the period ranks then).
+    present_recency: float = 0.0
     # A question that asks for a time ("When did ...?", "How long ago ...?") prefers a memory that
     # places itself in time: its text names one ("yesterday", "last Fri", "for four years", "last
     # summer"; Memory.names_time, set at save time by timeparse.mentions_time), whatever kind the
@@ -395,6 +400,26 @@ _ASKS_NOW_RE = re.compile(
 def asks_now(query: str) -> bool:
     """Whether the query asks how things stand now ("Where do I currently keep ...", "so far")."""
     return _ASKS_NOW_RE.search(query) is not None
+
+
+# A question's tense, by its auxiliaries: present ("do I", "have I taken", "is my", "are on") and past.
+# "'s" is "is" only after a question word or a pronoun ("What's", "it's"; "my sister's" is whose).
+_PRESENT_RE = re.compile(
+    r"\b(?:do|does|am|is|are|have|has)\b|\w['\u2019](?:ve|m|re)\b"
+    r"|\b(?:what|where|who|how|which|when|that|there|it|he|she)['\u2019]s\b",
+    re.IGNORECASE,
+)
+_PAST_RE = re.compile(r"\b(?:did|was|were|had|used)\b|\w['\u2019]d\b", re.IGNORECASE)
+
+
+def asks_present(query: str) -> bool:
+    """Whether the query is asked in the present tense and not in the past, nor about an earlier
+    state ("How many coins do I have?", "How long have I been using it?"; not "When did I ...")."""
+    return (
+        _PRESENT_RE.search(query) is not None
+        and _PAST_RE.search(query) is None
+        and not asks_then(query)
+    )
 
 
 # Questions about an earlier state of something that changed since.
@@ -869,6 +894,15 @@ LIMIT %(top_k)s
     return sql
 
 
+def _recency(query: str, knobs: Knobs, periods: list[tuple[datetime, datetime]]) -> float:
+    """How much the newest of the candidates is preferred (Knobs.recency_boost, present_recency)."""
+    if asks_now(query):
+        return knobs.recency_boost
+    if knobs.present_recency and not periods and asks_present(query):
+        return knobs.present_recency
+    return 0.0
+
+
 def _params(
     *,
     owner: User,
@@ -913,7 +947,7 @@ def _params(
         "agent_roles": list(AGENT_ROLES),
         "sibling_share": knobs.sibling_share,
         "period_said": knobs.period_said,
-        "recency_boost": knobs.recency_boost if asks_now(request.query) else 0.0,
+        "recency_boost": _recency(request.query, knobs, periods),
         "time_boost": knobs.time_boost,
         "dated_boost": knobs.dated_boost,
         "asks_when": asks_when(request.query) and knobs.dated_boost > 0,

@@ -25,6 +25,7 @@ from memories.retrieval.recall import (
     RecallRequest,
     asks_about,
     asks_now,
+    asks_present,
     asks_then,
     asks_when,
     memory_recall,
@@ -456,6 +457,26 @@ class TestWhoAndWhichSave:
             assert asks_now(query), query
         for query in ("Where did I keep my sneakers at first?", "When did Caroline paint the sunrise?"):
             assert not asks_now(query), query
+
+    def test_questions_in_the_present_tense_are_told_apart(self):
+        for query in (
+            "How many plants do I have on the balcony?",
+            "How long have I been learning the cello?",
+            "What's the name of the dentist I see?",
+            "Which gym am I a member of?",
+            "How many books are on my shelf?",
+            "Does my sister live in Leeds?",
+        ):
+            assert asks_present(query), query
+        for query in (
+            "When did I last see the dentist?",
+            "How many plants did I have before the move?",
+            "What was my first car?",
+            "How many books were on my shelf at first?",
+            "Where do I initially keep my bike?",  # an earlier state, whatever the tense
+            "Tell me a joke",  # no tense at all
+        ):
+            assert not asks_present(query), query
 
     def test_questions_about_an_earlier_state_are_told_apart(self):
         for query in (

@@ -415,11 +415,7 @@ _PAST_RE = re.compile(r"\b(?:did|was|were|had|used)\b|\w['\u2019]d\b", re.IGNORE
 def asks_present(query: str) -> bool:
     """Whether the query is asked in the present tense and not in the past, nor about an earlier
     state ("How many coins do I have?", "How long have I been using it?"; not "When did I ...")."""
-    return (
-        _PRESENT_RE.search(query) is not None
-        and _PAST_RE.search(query) is None
-        and not asks_then(query)
-    )
+    return _PRESENT_RE.search(query) is not None and _PAST_RE.search(query) is None and not asks_then(query)
 
 
 # Questions about an earlier state of something that changed since.

@@ -6,6 +6,7 @@ outsider who must never see or change anything of Alice's.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -181,6 +182,14 @@ def session_worker_paused() -> Iterator[None]:
     test database through its own broker folder, and its recovery sweep acts on every job it finds
     there: a test that runs another broker against the same database (one database, two brokers,
     which no deployment is) would see that sweep send its jobs to the other broker."""
+    with session_worker_suspended():
+        yield
+
+
+@contextlib.contextmanager
+def session_worker_suspended() -> Iterator[None]:
+    """The session's worker (celery_worker), if one runs, suspended while the block runs: what it is
+    sent meanwhile waits for it (a page seen while its job is still queued)."""
     import psutil
 
     family = [

@@ -18,7 +18,7 @@ from memories.dashboard.views import _or_404
 from memories.errors import AppError
 from memories.selectors.imports import import_get, import_list
 from memories.services.imports import import_cancel, import_create, import_undo
-from memories.wire import import_dict
+from memories.wire import ImportDict, ImportRestored, import_dict
 
 
 @login_required
@@ -53,7 +53,17 @@ def import_page(request: AuthedHttpRequest) -> HttpResponse:
 @require_GET
 def import_detail(request: AuthedHttpRequest, import_id: uuid.UUID) -> HttpResponse:
     made = import_dict(_or_404(import_get, owner=request.user, import_id=import_id))
-    return render(request, "dashboard/imports/detail.html", {"made": made})
+    return render(request, "dashboard/imports/detail.html", {"made": made, "restored": _restored(made)})
+
+
+def _restored(made: ImportDict) -> ImportRestored | None:
+    """What an import of our own export brought back beside the memories' words, when it brought back
+    anything (or has something it could not) and is not undone: an undone import's receipt says what
+    is gone, and its restored counts are no longer true."""
+    restored = made["restored"]
+    if restored is None or made["undo_receipt"] is not None or not any(restored.values()):
+        return None
+    return restored
 
 
 @login_required

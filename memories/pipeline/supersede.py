@@ -215,17 +215,23 @@ def nearest_prior_rows(*, owner_id: Any, space_id: Any, vector: list[float]) -> 
 
 
 def judge_priors(
-    *, job: Any, candidate: Any, frame: Frame, vector: list[float], advice: dict[Any, Verdict] | None = None
+    *,
+    job: Any,
+    source: Any,
+    candidate: Any,
+    frame: Frame,
+    vector: list[float],
+    advice: dict[Any, Verdict] | None = None,
 ) -> list[tuple[Memory, Verdict]]:
-    """The current memories of the job's space that the new statement may be about, each with its
-    verdict, nearest in meaning first: the model's (`advice`, by memory id) where it gave one, else
-    the update engine's rules (`memories.pipeline.update.judge`)."""
+    """The current memories of the job's space that the new statement (of `source`) may be about,
+    each with its verdict, nearest in meaning first: the model's (`advice`, by memory id) where it
+    gave one, else the update engine's rules (`memories.pipeline.update.judge`)."""
     judged: list[tuple[Memory, Verdict]] = []
     several = _several_claims(candidate.content)
     priors = nearest_prior_rows(owner_id=job.owner_id, space_id=job.space_id, vector=vector)
     # A bare correction ("Sorry, I meant Wednesday") is about the last thing the person said, however
     # far in meaning: that statement is judged too, and is the only one it may replace.
-    last = latest_prior_row(job=job, vector=vector) if frame.bare else None
+    last = latest_prior_row(job=job, source=source, vector=vector) if frame.bare else None
     if last is not None and all(prior.id != last.id for prior in priors):
         priors.append(last)
     frames = [frame_of(prior.content) for prior in priors]
@@ -328,13 +334,16 @@ def _several_claims(text: str) -> bool:
     return sum(1 for sentence in statement_sentences(body) if claims(sentence)) > 1
 
 
-def latest_prior_row(*, job: Any, vector: list[float]) -> Memory | None:
-    """The current memory of the job's space that its owner said last before this job (with its
-    `distance` to `vector`, as nearest_priors gives it), or None."""
+def latest_prior_row(*, job: Any, source: Any, vector: list[float]) -> Memory | None:
+    """The current memory of the job's space that its owner said last before this job's `source`
+    (with its `distance` to `vector`, as nearest_priors gives it), or None."""
     return (
         Memory.objects.filter(owner_id=job.owner_id, space_id=job.space_id, embedding__isnull=False)
         .filter(memory_visible(now=timezone.now()))
-        .exclude(job_id=job.id)
+        # What this very source said is not before it: a save's job is its source's, but an import
+        # stores many sources under one job, and each item's "last thing said" is the item before
+        # it, as it would be had the items been saved one by one.
+        .exclude(job_id=job.id, source_id=source.id)
         .annotate(distance=CosineDistance("embedding", Value(Vector(vector).to_text())))
         .only(*_PRIOR_FIELDS)
         .order_by("-recorded_at", "-id")

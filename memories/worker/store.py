@@ -259,7 +259,9 @@ def _store(
     if existing_match is not None:
         return _confirm(job=job, source=source, memory=existing_match, entities=stated, reads=reads)
     frame = frame_of(candidate.content)
-    judged = judge_priors(job=job, candidate=candidate, frame=frame, vector=vector, advice=advice)
+    judged = judge_priors(
+        job=job, source=source, candidate=candidate, frame=frame, vector=vector, advice=advice
+    )
     same = next(
         (memory for memory, verdict in judged if verdict is Verdict.SAME and memory.id != revised), None
     )

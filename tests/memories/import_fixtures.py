@@ -145,13 +145,17 @@ def claude_zip(statements: list[tuple[str, datetime]] = STATEMENTS) -> bytes:
     )
 
 
-def mem0_json(statements: list[tuple[str, datetime]] = STATEMENTS, *, bare: bool = False) -> bytes:
+def mem0_json(
+    statements: list[tuple[str, datetime]] = STATEMENTS, *, bare: bool = False, tagged: bool = True
+) -> bytes:
+    """mem0's get_all of the statements, in their order; `tagged`: the first with a tag in its
+    metadata (as mem0's metadata carries them)."""
     results = [
         {
             "id": f"6f0c{index:04d}-0000-4000-8000-000000000000",
             "memory": text,
             "hash": f"hash{index}",
-            "metadata": {"tags": ["from-mem0"]} if index == 0 else None,
+            "metadata": {"tags": ["from-mem0"]} if index == 0 and tagged else None,
             "created_at": at.isoformat(),
             "updated_at": None,
             "user_id": "alice",

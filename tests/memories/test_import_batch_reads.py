@@ -27,7 +27,8 @@ def _at(day: int) -> datetime:
 
 # Each line leans on an earlier one: an exact repeat (evidence), a move that replaces the first
 # home, the first home said again after it was replaced (a new memory, not evidence for the closed
-# one), names mentioned again with other spellings and types (votes, aliases), and a new name late.
+# one), names mentioned again with other spellings and types (votes, aliases), a new name late, and
+# a bare correction, which replaces the statement said just before it (an item of the same import).
 STATEMENTS = [
     ("I live in Paris.", _at(1)),
     ("My sister Anna works at Siemens.", _at(2)),
@@ -39,6 +40,8 @@ STATEMENTS = [
     ("My favourite food is ramen.", _at(8)),
     ("Anna and Lukas went hiking near Munich.", _at(9)),
     ("My favourite food is sushi now.", _at(10)),
+    ("The plumber is coming on Tuesday.", _at(11)),
+    ("Sorry, I meant Wednesday.", _at(12)),
 ]
 
 
@@ -81,10 +84,12 @@ def test_an_import_leaves_the_rows_of_saving_one_by_one(alice, bob, batch):
         job_process(job_id=remember(caller=caller, content=text, occurred_at=at).id)
     imported, saved = _rows(alice), _rows(bob)
     # The fixture exercises what the batch's reads must keep true: a repeat as evidence, a replaced
-    # home, the replaced home's words said again, and an entity named with several spellings.
+    # home, the replaced home's words said again, an entity named with several spellings, and a bare
+    # correction of the item before.
     assert saved["history"], "nothing was replaced"
     assert saved["current"].count(("I live in Paris.",)) == 1
     assert any(aliases for *_, aliases in saved["entities"]), "no entity has a second spelling"
+    assert ("The plumber is coming on Tuesday.", "Sorry, I meant Wednesday.") in saved["history"]
     assert imported == saved
 
 

@@ -20,12 +20,14 @@ What is compared, and why (ids are not: a purge removes them and an import makes
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from django.db import transaction
 from django.test import Client
+from django.utils.html import strip_tags
 
 from accounts.caller import Actor
 from accounts.models import User
@@ -191,6 +193,17 @@ def _shown(client: Any, query: str) -> str:
     return str(_operation(client, "recall", query=query))
 
 
+def _restored_on_page(owner: User, import_id: str) -> str | None:
+    """What the dashboard's page of the import says it restored, as text, or None when it says
+    nothing of it."""
+    browser = Client()
+    browser.force_login(owner)
+    page = browser.get(f"/imports/{import_id}/")
+    assert page.status_code == 200
+    found = re.search(r"<section[^>]*data-import-restored>(.*?)</section>", page.content.decode(), re.S)
+    return " ".join(strip_tags(found.group(1)).split()) if found else None
+
+
 class TestRoundTrip:
     def test_export_purge_import_gives_the_same_memories_history_states_and_relations(self, alice):
         client = _history_of(alice)
@@ -213,6 +226,14 @@ class TestRoundTrip:
         restored = {"spaces_created": 1, "relations": len(before["relations"]), "not_rebuilt": 0}
         assert made["restored"] == {**restored, "memories": len(before["memories"])}
         assert made["items"]["failed"] == 0, made
+        # The dashboard's page of the import says, in words, what came back beside the memories.
+        shown = _restored_on_page(again, made["id"])
+        assert shown is not None
+        memories, relations = len(before["memories"]), len(before["relations"])
+        assert f"{memories} memories as you had kept them: pinned or forgotten" in shown, shown
+        assert "1 space you did not have, created for what was said in it." in shown, shown
+        assert f"{relations} relations your agents recorded" in shown, shown
+        assert "not made again" not in shown, shown
         # An attempt that finds the state applied (a worker killed after it, before the job ended)
         # applies it again, with the worker's own functions: nothing changes.
         job, imported = Job.objects.get(id=made["job_id"]), Import.objects.get(id=made["id"])
@@ -232,12 +253,16 @@ class TestRoundTrip:
         assert twice["items"]["stored"] == 0
         assert twice["restored"] == {"spaces_created": 0, "relations": 0, "memories": 0, "not_rebuilt": 0}
         assert (_counts(again), _state(again)) == (counts, before)
+        # Nothing restored, nothing said of it.
+        assert _restored_on_page(again, twice["id"]) is None
 
         # Undo removes what the import added: its memories, relations, sources and the space it made.
         undone = client.post(f"/api/v1/imports/{made['id']}/undo")
         assert undone.status_code == 200, undone.json()
         assert _counts(again) == (0, 0, 0, 0, 0, 0, 1)
         assert Import.objects.get(id=made["id"]).undone_at is not None
+        # Undone, what it restored is gone: the page shows the receipt, not the restored counts.
+        assert _restored_on_page(again, made["id"]) is None
 
 
 class TestOutsider:

@@ -133,7 +133,9 @@
     });
   }
 
-  // The import page: the bar and counts follow GET /api/v1/imports/{id} until the import stops.
+  // The import page: the bar and counts follow GET /api/v1/imports/{id} until the import stops; then
+  // the page is loaded again, and the server shows the result (the reasons items were skipped, what
+  // an export restored, an error, the actions left) in the words it has for them.
   function setupImport() {
     var box = document.querySelector("[data-import-api]");
     if (!box || box.getAttribute("data-import-done") === "true") return;
@@ -141,8 +143,6 @@
     var bar = box.querySelector("[data-import-bar]");
     var statusText = box.querySelector("[data-import-status]");
     var badge = box.querySelector("[data-import-badge]");
-    var errorBox = box.querySelector("[data-import-error]");
-    var cancel = document.querySelector("[data-import-cancel]");
     function show(made) {
       var items = made.items;
       bar.max = Math.max(items.total, 1);
@@ -152,12 +152,7 @@
       badge.textContent = made.status;
       badge.className = "badge " + made.status;
       if (made.status === "queued" || made.status === "running") return false;
-      box.setAttribute("data-import-done", "true");
-      if (cancel) cancel.hidden = true;
-      if (made.error && errorBox) {
-        errorBox.textContent = made.error.message + " (" + made.error.code + ")";
-        errorBox.hidden = false;
-      }
+      window.location.reload();
       return true;
     }
     pollUntil(api, function (body) { return show(body["import"]); }, function () {});

@@ -35,10 +35,16 @@ def _fields(row: object, names: str) -> dict[str, object]:
     return {name: _plain(getattr(row, name)) for name in names.split()}
 
 
+# What else a reader may take for the end of a line (Python's str.splitlines, httpx's iter_lines),
+# which json.dumps leaves as it is: escaped, still the same JSON string.
+_LINE_ENDS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
 def _line(record: dict[str, Any]) -> str:
-    # ensure_ascii=False keeps the file readable; json.dumps escapes newlines inside
-    # strings, so one record is always exactly one line.
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    # ensure_ascii=False keeps the file readable; json.dumps escapes newlines and the other control
+    # characters inside strings, and _LINE_ENDS the rest, so one record is always exactly one line
+    # however the reader splits lines.
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).translate(_LINE_ENDS) + "\n"
 
 
 def _evidence(items: Any) -> list[dict[str, Any]]:

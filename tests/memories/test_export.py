@@ -106,6 +106,17 @@ class TestExport:
         lines = records(response)
         assert lines[0]["type"] == "account" and lines[0]["email"] == "alice@example.com"
 
+    def test_one_record_is_one_line_however_a_reader_splits_lines(self, api, alice):
+        # U+2028, U+2029 and U+0085 end a line for str.splitlines and httpx's iter_lines, and json.dumps
+        # leaves them as they are: a memory that holds one must still be one record, and read back
+        # as the same text.
+        text = "Line one\u2028line two\u2029three\x85four, and a tab\there"
+        make_memory(alice, text)
+        body = b"".join(api.get("/api/v1/export").streaming_content).decode()
+        split = body.splitlines()
+        assert split == body.split("\n")[:-1]
+        assert text in [record.get("content") for record in map(json.loads, split)]
+
     def test_it_contains_every_record_of_the_account_and_nothing_else(self, api, alice, bob):
         alices = build_account(alice, "Alice")
         bobs = build_account(bob, "Bob")

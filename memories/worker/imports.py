@@ -37,7 +37,13 @@ from memories.pipeline.extract import Candidate
 from memories.pipeline.import_formats import ExportedMemory, ExportState, ImportItem, import_parse
 from memories.pipeline.supersede import masked_texts_judged, masked_vectors_keep
 from memories.selectors.graph import entity_names_known
-from memories.services.imports import archive_limits, import_claimant, import_job_stop, import_source_kind
+from memories.services.imports import (
+    archive_limits,
+    import_claimant,
+    import_job_stop,
+    import_source_kind,
+    own_sources,
+)
 from memories.services.sources import content_hash
 from memories.worker import lease, restore, store
 from memories.worker.candidates import candidates_of
@@ -144,7 +150,9 @@ def _restored(
         if _held(job=job, made=made, claim=claim) is None:
             return False
         applied = restore.state_apply(job=job, made=made, state=state, spaces=spaces)
-        made.restored = {**made.restored, **applied}
+        # Read again under the row lock: an undo of another import may have handed it a space.
+        stored = Import.objects.filter(id=made.id).values_list("restored", flat=True).first()
+        made.restored = {**(stored or made.restored), **applied}
         Import.objects.filter(owner_id=job.owner_id, id=made.id).update(restored=made.restored)
     return True
 
@@ -231,6 +239,9 @@ def _sources(
             owner_id=job.owner_id, space_id=job.space_id, source_kind=kind, source_ref__in=refs
         ).values_list("source_ref", flat=True)
     )
+    if made.format == restore.DEEPRECALL:
+        # An export of this very account: its sources are here already.
+        stored |= own_sources(owner_id=job.owner_id, refs=refs)
     claimant = import_claimant(made.id)
     # Each item its own moment, in the items' order: recall finds a statement's neighbours in its
     # conversation by the order their sources were recorded (memories.retrieval.recall's context),

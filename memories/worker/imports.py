@@ -110,6 +110,7 @@ def import_run(*, job: Job, claim: lease.Claim) -> None:
     # space by space, so this splits a batch at most once per space; and it starts after each moment
     # the person forgot a memory (restore.forgetting_cuts).
     cuts = restore.forgetting_cuts(items=items, state=parsed.state) if parsed.state else set()
+    forgetting = restore.Forgetting(items=items, state=parsed.state) if parsed.state else None
     batches = [part for batch in batches for part in _parts(batch, cuts)]
     seen: set[str] = set()
     upcoming = _prepare(job=job, made=made, items=batches[0], seen=seen, spaces=spaces) if batches else None
@@ -128,7 +129,7 @@ def import_run(*, job: Job, claim: lease.Claim) -> None:
             if index + 1 < len(batches)
             else None
         )
-        forget = restore.forgotten_due(batch=current.items, state=parsed.state) if parsed.state else []
+        forget = forgetting.due(current.items) if forgetting else []
         if not _stored(job=job, made=made, claim=claim, prepared=current, vectors=vectors, forget=forget):
             if upcoming is not None:
                 upcoming.vectors.cancel()

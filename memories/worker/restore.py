@@ -124,14 +124,35 @@ def forgetting_cuts(*, items: list[ImportItem], state: ExportState) -> set[str]:
     return cuts
 
 
-def forgotten_due(*, batch: list[ImportItem], state: ExportState) -> list[ExportedMemory]:
-    """The exported memories forgotten before the batch's first item was recorded."""
-    first = batch[0].recorded_at if batch else None
-    if first is None:
-        return []
-    return [
-        m for m in state.memories if m.suppressed and m.suppressed_at is not None and m.suppressed_at < first
-    ]
+class Forgetting:
+    """The exported memories each batch must forget before its reads (forgotten_apply): those of the
+    batch's space forgotten before its first item was recorded, each handed once per attempt. The
+    first batch of an attempt gets every one before it (an attempt may start half-way); a later one
+    only those forgotten since the batch before in its space, so a file of N forgettings costs N,
+    not N x batches (each batch handed every memory forgotten before it: quadratic, and an export
+    with a moment of forgetting between every two items has as many batches as items)."""
+
+    def __init__(self, *, items: list[ImportItem], state: ExportState) -> None:
+        space_of = {item.source_id: item.space for item in items}
+        due: dict[str, list[tuple[datetime, int, ExportedMemory]]] = {}
+        for position, memory in enumerate(state.memories):
+            if memory.suppressed and memory.suppressed_at is not None and memory.source_id in space_of:
+                due.setdefault(space_of[memory.source_id], []).append(
+                    (memory.suppressed_at, position, memory)
+                )
+        self._due = {space: sorted(listed, key=lambda e: (e[0], e[1])) for space, listed in due.items()}
+        self._times = {space: [e[0] for e in listed] for space, listed in self._due.items()}
+        self._handed: dict[str, int] = {}
+
+    def due(self, batch: list[ImportItem]) -> list[ExportedMemory]:
+        first = batch[0].recorded_at if batch else None
+        if first is None:
+            return []
+        space = batch[0].space
+        start = self._handed.get(space, 0)
+        end = max(start, bisect.bisect_left(self._times.get(space, []), first))
+        self._handed[space] = end
+        return [memory for _, _, memory in self._due.get(space, [])[start:end]]
 
 
 def _rebuilt(job: Job, made: Import, refs: Iterable[str] | None) -> dict[uuid.UUID, str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -745,3 +745,57 @@ class TestMore:
         assert list(Memory.objects.filter(owner=alice).values_list("content", flat=True)) == [
             "My desk is on the third floor."
         ]
+
+
+def test_each_forgotten_memory_is_handed_to_one_batch_not_to_every_batch_after():
+    """An export with a moment of forgetting between every two items: as many batches as items
+    (each starts after a forgetting). Each batch must be handed the memories forgotten since the
+    batch before, not all forgotten before it: N x N memories for the database to match again."""
+    from memories.pipeline.import_formats import import_parse
+    from memories.worker import restore
+    from memories.worker.imports import _parts
+    from tests.memories.import_fixtures import LIMITS
+
+    count = 2000
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    lines: list[Record] = [
+        {"type": "account", "id": "a"},
+        {"type": "space", "id": "d", "name": "P", "is_default": True},
+    ]
+    for n in range(count):
+        said = start + timedelta(hours=n)
+        text = f"I tried restaurant number {n} today."
+        lines.append(
+            {
+                "type": "source",
+                "id": f"s{n}",
+                "space_id": "d",
+                "origin": "rest",
+                "content": text,
+                "recorded_at": said.isoformat(),
+            }
+        )
+        lines.append(
+            {
+                "type": "memory",
+                "id": f"m{n}",
+                "space_id": "d",
+                "content": text,
+                "status": "suppressed",
+                "suppressed_at": (said + timedelta(minutes=30)).isoformat(),
+                "provenance": {"source_id": f"s{n}"},
+                "clocks": {"recorded_at": said.isoformat()},
+            }
+        )
+    parsed = import_parse(data=_file(lines), filename="e.jsonl", limits=LIMITS)
+    assert parsed.state is not None
+    batches = _parts(parsed.items, restore.forgetting_cuts(items=parsed.items, state=parsed.state))
+    assert len(batches) == count
+    forgetting = restore.Forgetting(items=parsed.items, state=parsed.state)
+    handed = [memory.id for batch in batches for memory in forgetting.due(batch)]
+    # Each memory once, in the batch after it was forgotten (the last one after the last item: the
+    # end of the import applies it with the other states).
+    assert handed == [f"m{n}" for n in range(count - 1)]
+    # A new attempt that starts half-way gets everything forgotten before its first batch at once.
+    again = restore.Forgetting(items=parsed.items, state=parsed.state)
+    assert [m.id for m in again.due(batches[100])] == [f"m{n}" for n in range(100)]

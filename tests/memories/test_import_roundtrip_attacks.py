@@ -664,7 +664,13 @@ class TestForgotten:
         for query in ("What is my bank PIN?", "4821", "old bank"):
             assert "4821" not in _recall(client, query)
         answer = client.post("/api/v1/operations/answer", {"question": "What is my bank PIN?"}, format="json")
-        assert "4821" not in answer.content.decode()
+        assert answer.status_code == 200 and "4821" not in answer.content.decode()
+        # What was not forgotten is answered: the checks above can see an answer's words.
+        assert "X1234567" in _recall(client, "What is my passport number?")
+        shown = client.post(
+            "/api/v1/operations/answer", {"question": "What is my passport number?"}, format="json"
+        )
+        assert shown.status_code == 200 and "X1234567" in shown.content.decode()
 
 
 def test_a_read_only_token_imports_nothing(alice):
@@ -679,6 +685,35 @@ def test_a_read_only_token_imports_nothing(alice):
 
 
 class TestMore:
+    def test_two_imports_that_each_fit_but_not_together_keep_the_spaces_limit(self, alice, monkeypatch):
+        """Both files pass the check at upload (each alone fits); the worker's space_named holds the
+        limit under the owner's write lock, and the second's items of a space it cannot make go to
+        its own space, stored all the same."""
+        from memories.services import spaces
+
+        monkeypatch.setattr(spaces, "SPACES_MAX", 5)
+        client = pat_client(alice)
+        first = post_file(client, _file(_with_spaces(["A1", "A2", "A3"])), "a.jsonl")
+        records = _with_spaces(["B1", "B2", "B3"])
+        for record in records:  # other words and ids, so the second file is not the first again
+            if record["type"] == "source" and str(record["id"]).startswith("s-"):
+                record["id"], record["content"] = (
+                    f"b{record['id']}",
+                    record["content"].replace("Note", "Memo"),
+                )
+        second = post_file(client, _file(records), "b.jsonl")
+        assert (first.status_code, second.status_code) == (202, 202)
+        made = [Import.objects.get(id=response.json()["import"]["id"]) for response in (first, second)]
+        for one in made:
+            job_process(job_id=one.job_id)
+            one.refresh_from_db()
+            assert one.job.status == Job.Status.SUCCEEDED and one.items_failed == 0
+        assert Space.objects.filter(owner=alice).count() == 5
+        assert Memory.objects.filter(owner=alice, content__startswith="Memo number").count() == 3
+        _undo(made[1], client)
+        _undo(made[0], client)
+        assert list(Space.objects.filter(owner=alice).values_list("name", flat=True)) == ["Personal"]
+
     @pytest.mark.parametrize("name", ["\uff37\uff4f\uff52\uff4b", "Wo\u200brk", "\u2060WORK"])
     def test_a_space_name_that_only_looks_different_goes_into_the_existing_space(self, alice, name):
         client = pat_client(alice)

@@ -594,6 +594,27 @@ class TestSameAccount:
         assert again.superseded_at is None
         assert Memory.objects.filter(owner=bob).count() == 1
 
+    def test_undo_gives_back_a_memory_the_import_replaced_exactly_as_it_was(self, bob):
+        """Bob's home is replaced by the file's (the engine judges it so); the restore then moves the
+        file's memory to its exported clocks. The undo must give Bob's memory back whole, its end
+        (valid_until, set by the supersession from the successor's start) cleared too."""
+        client = pat_client(bob)
+        mine = _save(client, "I live in Madrid.")
+        fields = ("content", "valid_from", "valid_until", "superseded_at", "superseded_by_id", "status")
+        before = Memory.objects.filter(id=mine).values_list(*fields).get()
+        made = _import(bob, _file(_exported()), client)
+        replaced = Memory.objects.get(id=mine)
+        assert replaced.superseded_at is not None, "the fixture must really replace Bob's home"
+        _undo(made, client)
+        assert Memory.objects.filter(id=mine).values_list(*fields).get() == before
+
+    def test_a_file_that_forgot_what_the_person_still_holds_forgets_nothing_of_theirs(self, bob):
+        client = pat_client(bob)
+        mine = _save(client, PIN)
+        _import(bob, _file(_exported()), client)
+        assert Memory.objects.get(id=mine).status == Memory.Status.ACTIVE
+        assert "4821" in _recall(client, "What is my bank PIN?")
+
     def test_undo_after_the_person_edited_a_restored_memory_keeps_the_edit(self, alice):
         records = _exported()
         client = pat_client(alice)

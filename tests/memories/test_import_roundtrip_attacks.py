@@ -598,11 +598,13 @@ class TestSameAccount:
         """Bob's home is replaced by the file's (the engine judges it so); the restore then moves the
         file's memory to its exported clocks. The undo must give Bob's memory back whole, its end
         (valid_until, set by the supersession from the successor's start) cleared too."""
+        records = _exported()  # made before Bob's save, as the file of an older export would be
         client = pat_client(bob)
-        mine = _save(client, "I live in Madrid.")
+        # Said of a time before the file's: the file's home is the newer one, whenever it was recorded.
+        mine = _save(client, "I live in Madrid.", occurred_at="2020-01-01T09:00:00+00:00")
         fields = ("content", "valid_from", "valid_until", "superseded_at", "superseded_by_id", "status")
         before = Memory.objects.filter(id=mine).values_list(*fields).get()
-        made = _import(bob, _file(_exported()), client)
+        made = _import(bob, _file(records), client)
         replaced = Memory.objects.get(id=mine)
         assert replaced.superseded_at is not None, "the fixture must really replace Bob's home"
         _undo(made, client)

@@ -93,6 +93,7 @@ class Code(StrEnum):
     UNKNOWN_RESOURCE = "unknown_resource"
     # The request conflicts with what is stored.
     SPACE_NAME_TAKEN = "space_name_taken"
+    SPACE_LIMIT_REACHED = "space_limit_reached"
     MEMORY_NOT_CURRENT = "memory_not_current"
     RELATION_NOT_RESTORABLE = "relation_not_restorable"
     INVALID_SPACE_NAME = "invalid_space_name"
@@ -397,6 +398,13 @@ CATALOGUE: dict[Code, Entry] = {
         message="There is no resource with this URI here.",
     ),
     Code.SPACE_NAME_TAKEN: Entry(409, "a space with that name exists", "choose another name"),
+    Code.SPACE_LIMIT_REACHED: Entry(
+        409,
+        "an account holds at most `SPACES_MAX` spaces (200, its default included); an import of our "
+        "export counts the spaces it would make (`details.adding`) with those held (`details.held`)",
+        "delete a space you no longer use, or import a file that names fewer new spaces",
+        message="Your account cannot hold more spaces.",
+    ),
     Code.RELATION_NOT_RESTORABLE: Entry(
         409,
         "restoring an invalidated relation while another holds in its place: the same relation said "

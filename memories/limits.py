@@ -8,6 +8,8 @@ there; a token's name length belongs to the accounts app (accounts.services.NAME
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.db import models
 
@@ -36,6 +38,9 @@ SUPPRESS_NOTE_MAX_LENGTH = _max_length(Memory, "suppressed_note")
 
 # How many tags one save or one search may carry (recall, REST save, the dashboard).
 TAGS_MAX = 50
+# How many spaces one account may hold (its default included): each is a separate memory with its
+# own entities and indexes, and an edited import file could otherwise name ten thousand.
+SPACES_MAX = 200
 # The longest question or search text (recall, the evidence tools, the dashboard's search box).
 QUERY_MAX_LENGTH = 2000
 # An image's caption: what its uploader says it shows (a sentence or a paragraph, not a document).
@@ -50,3 +55,10 @@ def document_request_max_bytes() -> int:
     """The largest request body that carries one whole document as JSON (the `ingest` tool, over MCP
     or REST): base64 is 4/3 of the bytes, plus room for the other arguments."""
     return settings.DOCUMENT_MAX_BYTES * 4 // 3 + _JSON_ROOM_BYTES
+
+
+def tags_cleaned(tags: Iterable[object]) -> list[str]:
+    """A memory's tags as every writer stores them: strings only, trimmed, none empty, each at most
+    TAG_MAX_LENGTH characters, no repeats (the first kept), at most TAGS_MAX."""
+    cleaned = (tag.strip()[:TAG_MAX_LENGTH].strip() for tag in tags if isinstance(tag, str))
+    return list(dict.fromkeys(tag for tag in cleaned if tag))[:TAGS_MAX]

@@ -27,6 +27,7 @@ it, and the worker reads it again with the same function.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import lzma
@@ -37,11 +38,12 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from memories.errors import AppError, Code
+from memories.limits import SUPPRESS_NOTE_MAX_LENGTH, tags_cleaned
 from memories.wire import MEMORY_CLOCKS, RELATION_CLOCKS
 
 FORMATS = ("chatgpt", "claude", "mem0", "markdown", "deeprecall")
@@ -112,9 +114,14 @@ class ExportedMemory:
     suppressed_at: datetime | None
     suppressed_reason: str
     suppressed_note: str
-    # MEMORY_CLOCKS' times (memories.wire), and the id of the exported memory that replaced it.
+    # MEMORY_CLOCKS' times (memories.wire) the export's history gives, and the id of the exported
+    # memory that replaced it. A clock left out (one no one could have recorded: _coherent) stays
+    # as the engine made it.
     clocks: dict[str, datetime | None]
     superseded_by: str | None
+    # Whether the export's replacement (superseded_at and superseded_by) is taken: not when it is the
+    # memory itself, part of a cycle, or at a moment that cannot be.
+    replaced_as_exported: bool = True
 
 
 @dataclass(frozen=True)
@@ -141,11 +148,13 @@ class ExportedClaim:
 @dataclass(frozen=True)
 class ExportedRelation:
     id: str
-    # RELATION_CLOCKS' times (memories.wire), and the id of the exported relation that replaced it.
+    # RELATION_CLOCKS' times (memories.wire), and the id of the exported relation that replaced it;
+    # as ExportedMemory's, a clock left out stays as the replayed claim made it.
     clocks: dict[str, datetime | None]
     superseded_by: str | None
     invalidated_at: datetime | None
     invalidated_note: str
+    replaced_as_exported: bool = True
 
 
 @dataclass(frozen=True)
@@ -289,6 +298,14 @@ def _time_as_said(value: object) -> datetime | None:
             return None
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     return None
+
+
+def _recorded(value: object, now: datetime) -> datetime | None:
+    """A system time of our export (when the service recorded, replaced or forgot something): a time
+    no later than `now`, else None. The service never records in the future, so a later one is an
+    edited file, and taking it would hide the row from every view until then (or for ever: 9999)."""
+    parsed = _time(value)
+    return parsed if parsed is not None and parsed <= now else None
 
 
 # --- ChatGPT --------------------------------------------------------------------------------------
@@ -540,6 +557,7 @@ def _deeprecall(data: bytes) -> ParsedImport:
     entities: dict[str, ExportedEntity] = {}
     memories: list[ExportedMemory] = []
     relations: list[tuple[dict[str, Any], ExportedRelation]] = []
+    now = datetime.now(UTC)
     for number, record in _export_records(data):
         kind = record["type"]
         # The sources are the testimony and must be whole; a record of the rest that lacks what it
@@ -549,13 +567,19 @@ def _deeprecall(data: bytes) -> ParsedImport:
             sources.append(record)
         elif kind == "space" and _has(record, ("id", "name")):
             spaces[str(record["id"])] = "" if record.get("is_default") else _text(record["name"])[:100]
-        elif kind == "entity" and _has(record, ("id", "name", "entity_type")):
-            entities[str(record["id"])] = ExportedEntity(_text(record["name"]), _text(record["entity_type"]))
+        elif kind == "entity" and _has(record, ("id", "name")):
+            # A type that is not one of ours (or none) takes the relation's default (restore._entity).
+            entities[str(record["id"])] = ExportedEntity(
+                _text(record["name"]), _text(record.get("entity_type"))
+            )
         elif kind == "memory" and _has(record, ("id", "content", "provenance", "clocks")):
-            memories.append(_exported_memory(record, spaces))
+            memories.append(_exported_memory(record, spaces, now))
         elif kind == "relation" and _has(record, ("id", "subject_id", "object_id", "relation_type")):
-            relations.append((record, _exported_relation(record)))
-    by_id = {str(source["id"]): source for source in sources}
+            relations.append((record, _exported_relation(record, now)))
+    # An id names one row: of two records with the same id (an edited file), the first is it.
+    by_id: dict[str, dict[str, Any]] = {}
+    for source in sources:
+        by_id.setdefault(str(source["id"]), source)
     order = {name: index for index, name in enumerate(dict.fromkeys(["", *spaces.values()]))}
 
     def recorded(source: dict[str, Any]) -> tuple[int, str, str]:
@@ -576,54 +600,116 @@ def _deeprecall(data: bytes) -> ParsedImport:
                 group=str(source.get("session_id") or ""),
                 title=str(source.get("title") or ""),
                 space=spaces.get(str(source.get("space_id")), ""),
-                recorded_at=_time(source.get("recorded_at")),
+                recorded_at=_recorded(source.get("recorded_at"), now),
             )
         )
-    claims = _claims(relations, by_id, entities, spaces)
+    claims = _claims(relations, by_id, entities, spaces, now)
     used = {claim.space for claim in claims}
     state = ExportState(
         # Only the spaces something is imported into: an empty space of the export is not made.
         spaces=tuple(name for name in order if name and name in {*(i.space for i in items), *used}),
-        memories=tuple(memories),
+        memories=_replacements_checked(_first_of_each_id(memories)),
         claims=tuple(sorted(claims, key=lambda claim: (claim.recorded_at, claim.source_id))),
-        relations=tuple(relation for _, relation in relations),
+        relations=_replacements_checked(_first_of_each_id([relation for _, relation in relations])),
     )
     return ParsedImport("deeprecall", items, state)
 
 
-def _exported_memory(record: dict[str, Any], spaces: dict[str, str]) -> ExportedMemory:
+def _exported_memory(record: dict[str, Any], spaces: dict[str, str], now: datetime) -> ExportedMemory:
     provenance = record["provenance"] if isinstance(record["provenance"], dict) else {}
     clocks = record["clocks"] if isinstance(record["clocks"], dict) else {}
     tags = record.get("tags")
     confidence = record.get("confidence")
+    source_id = provenance.get("source_id")
+    times, replaced = _coherent(_times(clocks, _MEMORY_TIMES), now)
+    superseded_by = str(clocks["superseded_by"]) if clocks.get("superseded_by") else None
     return ExportedMemory(
         id=str(record["id"]),
-        source_id=str(provenance.get("source_id") or ""),
+        source_id=str(source_id) if isinstance(source_id, str | int) else "",
         space=spaces.get(str(record.get("space_id")), ""),
         content=_text(record["content"]),
         kind=_text(record.get("kind")),
         category=_text(record.get("category")),
-        tags=tuple(_text(tag)[:100] for tag in tags if isinstance(tag, str))[:50]
-        if isinstance(tags, list)
-        else (),
-        confidence=float(confidence) if isinstance(confidence, int | float) and 0 <= confidence <= 1 else 0.9,
+        tags=tuple(tags_cleaned(_text(tag) for tag in tags)) if isinstance(tags, list) else (),
+        confidence=_confidence(confidence),
         pinned=record.get("pinned") is True,
         suppressed=record.get("status") == "suppressed",
-        suppressed_at=_time(record.get("suppressed_at")),
+        suppressed_at=_recorded(record.get("suppressed_at"), now),
         suppressed_reason=_text(record.get("suppressed_reason"))[:50],
-        suppressed_note=_text(record.get("suppressed_note"))[:500],
-        clocks=_times(clocks, _MEMORY_TIMES),
-        superseded_by=str(clocks["superseded_by"]) if clocks.get("superseded_by") else None,
+        suppressed_note=_text(record.get("suppressed_note"))[:SUPPRESS_NOTE_MAX_LENGTH],
+        clocks=times,
+        superseded_by=superseded_by,
+        replaced_as_exported=replaced and superseded_by != str(record["id"]),
     )
 
 
-def _exported_relation(record: dict[str, Any]) -> ExportedRelation:
+def _confidence(value: object) -> float:
+    # A boolean is an int to Python, and NaN compares false to everything: neither is a confidence.
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        return 0.9
+    return float(value)
+
+
+def _coherent(times: dict[str, datetime | None], now: datetime) -> tuple[dict[str, datetime | None], bool]:
+    """The clocks of a memory or relation that could have been (an edited file's others are left
+    out, and stay as the engine or the replayed claim made them), and whether its replacement
+    (superseded_at) is one: recorded no later than now, replaced after it was recorded and no later
+    than now, and a span that does not end before it starts."""
+    kept = dict(times)
+    recorded_at = kept.get("recorded_at")
+    if recorded_at is not None and recorded_at > now:
+        del kept["recorded_at"]
+        recorded_at = None
+    replaced = True
+    superseded_at = kept.get("superseded_at")
+    if superseded_at is not None and (superseded_at > now or (recorded_at and superseded_at < recorded_at)):
+        del kept["superseded_at"]
+        replaced = False
+    began, ended = kept.get("valid_from"), kept.get("valid_until")
+    if began is not None and ended is not None and ended < began:
+        del kept["valid_from"], kept["valid_until"]
+    return kept, replaced
+
+
+_Row = TypeVar("_Row", ExportedMemory, ExportedRelation)
+
+
+def _first_of_each_id(rows: list[_Row]) -> list[_Row]:
+    """An id names one row: of two records with the same id (an edited file), the first is it."""
+    first: dict[str, _Row] = {}
+    for row in rows:
+        first.setdefault(row.id, row)
+    return list(first.values())
+
+
+def _replacements_checked(rows: list[_Row]) -> tuple[_Row, ...]:
+    """The rows, those whose replacement leads round to themselves (A replaced by B replaced by A)
+    marked as not replaced as exported: a chain of versions ends in a current one."""
+    successor = {row.id: row.superseded_by for row in rows if row.replaced_as_exported}
+    in_cycle: set[str] = set()
+    for start in successor:
+        path: list[str] = []
+        at: str | None = start
+        while at is not None and at in successor and at not in path and at not in in_cycle:
+            path.append(at)
+            at = successor[at]
+        if at is not None and at in path:
+            in_cycle.update(path[path.index(at) :])
+    return tuple(
+        dataclasses.replace(row, replaced_as_exported=False) if row.id in in_cycle else row for row in rows
+    )
+
+
+def _exported_relation(record: dict[str, Any], now: datetime) -> ExportedRelation:
+    times, replaced = _coherent(_times(record, _RELATION_TIMES), now)
+    superseded_by = str(record["superseded_by"]) if record.get("superseded_by") else None
     return ExportedRelation(
         id=str(record["id"]),
-        clocks=_times(record, _RELATION_TIMES),
-        superseded_by=str(record["superseded_by"]) if record.get("superseded_by") else None,
-        invalidated_at=_time(record.get("invalidated_at")),
+        clocks=times,
+        superseded_by=superseded_by,
+        invalidated_at=_recorded(record.get("invalidated_at"), now),
         invalidated_note=_text(record.get("invalidated_note"))[:500],
+        replaced_as_exported=replaced and superseded_by != str(record["id"]),
     )
 
 
@@ -632,6 +718,7 @@ def _claims(
     sources: dict[str, dict[str, Any]],
     entities: dict[str, ExportedEntity],
     spaces: dict[str, str],
+    now: datetime,
 ) -> list[ExportedClaim]:
     """Each `relate` claim of the export with the relation it asserted (a claim supports one)."""
     claims: list[ExportedClaim] = []
@@ -645,7 +732,7 @@ def _claims(
             source = sources.get(str(item.get("source_id"))) if isinstance(item, dict) else None
             if source is None or source.get("origin") != "relate" or item.get("stance") != "supports":
                 continue
-            recorded_at = _time(source.get("recorded_at"))
+            recorded_at = _recorded(source.get("recorded_at"), now)
             if recorded_at is None or source.get("purged_at"):
                 continue
             claims.append(

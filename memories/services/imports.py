@@ -8,6 +8,8 @@ The worker reads it again and stores its items in batches (memories/worker/impor
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterable
 from typing import Any, cast
 
 from django.conf import settings
@@ -24,7 +26,7 @@ from memories.pipeline.supersede import supersession_undo
 from memories.services.audit import audit_record
 from memories.services.jobs import job_queue
 from memories.services.purge import memories_purge, purge_record, relation_purge
-from memories.services.spaces import space_for_caller
+from memories.services.spaces import space_for_caller, space_room_check, spaces_missing
 from memories.wire import PurgeReceipt
 
 # An item's Source: source_kind names the format, source_ref the item (the idempotency key).
@@ -38,6 +40,24 @@ def import_source_kind(fmt: str) -> str:
 def import_claimant(import_id: object) -> str:
     """Who asserted an imported item, as the evidence count sees it: the import (docs/decisions.md)."""
     return f"import:{import_id}"
+
+
+def own_sources(*, owner_id: uuid.UUID, refs: Iterable[str]) -> set[str]:
+    """Of our export's source ids, those that are this owner's own sources, still whole: the file
+    is an export of this very account, and what it says is here already (never another owner's row,
+    whose ids say nothing here)."""
+    ids = {ref for ref in refs if _is_uuid(ref)}
+    if not ids:
+        return set()
+    rows = Source.objects.filter(owner_id=owner_id, id__in=ids, purged_at__isnull=True)
+    return {str(row_id) for row_id in rows.values_list("id", flat=True)}
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        return str(uuid.UUID(text)) == text
+    except ValueError:
+        return False
 
 
 def archive_limits() -> ArchiveLimits:
@@ -66,6 +86,11 @@ def import_create(
         # Again under the owner's row lock: imports sent at the same moment are counted one by one.
         User.objects.select_for_update().filter(id=caller.user.id).first()
         _pending_check(caller.user)
+        if parsed.state is not None:
+            # Our export names its spaces: a file that would take the account past its spaces is
+            # refused whole, before anything is stored (the worker would put the rest elsewhere).
+            adding = spaces_missing(owner=caller.user, names=parsed.state.spaces)
+            space_room_check(owner=caller.user, adding=adding)
         job = job_queue(caller=caller, space=space, source=None, kind=Job.Kind.IMPORT, options={})
         made = Import.objects.create(
             owner=caller.user,
@@ -142,6 +167,15 @@ def import_undo(*, actor: Actor, import_id: RowId) -> PurgeReceipt:
     if made.job.status in (Job.Status.QUEUED, Job.Status.RUNNING):
         raise AppError(Code.IMPORT_RUNNING)
     owner = actor.owner
+    # The owner's imports still going, locked before any memory (their worker locks its import's row
+    # before the memories it writes, so the two cannot wait for each other): one of them may be
+    # writing into a space this import made (_spaces_undo).
+    going = list(
+        Import.objects.select_for_update()
+        .filter(owner=owner, job__status__in=(Job.Status.QUEUED, Job.Status.RUNNING))
+        .exclude(id=made.id)
+        .order_by("id")
+    )
     # Its items' sources, and the `relate` claims an import of our own export replayed.
     sources = Source.objects.filter(owner=owner, claimant=import_claimant(made.id))
     source_ids = list(sources.values_list("id", flat=True))
@@ -159,7 +193,7 @@ def import_undo(*, actor: Actor, import_id: RowId) -> PurgeReceipt:
     leftover = Source.objects.filter(owner=owner, id__in=source_ids)
     purged["sources_deleted"] += leftover.count()
     leftover.delete()
-    purged["spaces"] = _spaces_undo(owner=owner, made=made)
+    purged["spaces"] = _spaces_undo(owner=owner, made=made, going=going)
     receipt = purge_record(
         actor=actor,
         action=AuditEvent.Action.IMPORT_UNDONE,
@@ -187,15 +221,29 @@ def _relations_undo(*, owner: User, source_ids: list[Any], purged: dict[str, int
             purged[name] = purged.get(name, 0) + count
 
 
-def _spaces_undo(*, owner: User, made: Import) -> int:
+def _spaces_undo(*, owner: User, made: Import, going: list[Import]) -> int:
     """Delete the spaces the import made (our own export's), those still empty: one the person has
-    put something in since is theirs now. Returns how many went."""
+    put something in since is theirs now. A space another import still going has chosen for its
+    items (`spaces_used`, recorded under its row lock, which the caller holds) is handed to that
+    import instead: its undo removes it. Returns how many went."""
     made_ids = made.restored.get("spaces", []) if isinstance(made.restored, dict) else []
     deleted = 0
     for space in Space.objects.select_for_update().filter(owner=owner, id__in=made_ids, is_default=False):
         held = (Memory, Source, Relation, Entity, Job, Import)
         if any(model.objects.filter(owner=owner, space=space).exists() for model in held):
             continue
+        taker = next(
+            (other for other in going if str(space.id) in _restored_list(other, "spaces_used")), None
+        )
+        if taker is not None:
+            taker.restored = {**taker.restored, "spaces": [*_restored_list(taker, "spaces"), str(space.id)]}
+            taker.save(update_fields=["restored"])
+            continue
         space.delete()
         deleted += 1
     return deleted
+
+
+def _restored_list(made: Import, key: str) -> list[str]:
+    value = made.restored.get(key, []) if isinstance(made.restored, dict) else []
+    return [str(item) for item in value] if isinstance(value, list) else []

@@ -15,6 +15,7 @@ from accounts.caller import Actor, Caller
 from accounts.models import User
 from memories import errors
 from memories.errors import AppError, Code
+from memories.limits import tags_cleaned
 from memories.models import AuditEvent, Job, Memory, Source
 from memories.parsing import RowId
 from memories.pipeline.extract import extract_contents
@@ -186,7 +187,7 @@ def memory_retag(*, actor: Actor, memory_id: RowId, tags: list[str]) -> Memory:
     """Replace a memory's tags, in place: tags are the person's labels, not something the memory
     states, so no new version. Audited (the tags themselves are not in the audit row) when they change."""
     memory = _memory_for_update(owner=actor.owner, memory_id=memory_id)
-    tags = list(dict.fromkeys(tag.strip()[:100] for tag in tags if tag.strip()))[:50]
+    tags = tags_cleaned(tags)
     if memory.tags != tags:
         memory.tags = tags
         memory.save(update_fields=["tags"])

@@ -8,6 +8,8 @@ audit row.
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +20,7 @@ from accounts.caller import Actor, Caller
 from accounts.models import User
 from memories import errors
 from memories.errors import AppError, Code, name_checked
-from memories.limits import SPACE_NAME_MAX_LENGTH
+from memories.limits import SPACE_NAME_MAX_LENGTH, SPACES_MAX
 from memories.models import AuditEvent, Entity, GrantSpace, Job, Memory, MemoryEntity, Relation, Source, Space
 from memories.parsing import RowId
 from memories.selectors.spaces import grant_space_id, space_default, space_granted_or_default
@@ -43,11 +45,41 @@ def space_create_default(*, owner: User) -> Space:
         return Space.objects.get(owner=owner, is_default=True)
 
 
+def space_room_check(*, owner: User, adding: int) -> None:
+    """Refuse `adding` more spaces where the owner would then hold more than SPACES_MAX. Inside the
+    caller's transaction, after a lock that orders the owner's space writes (the owner's row, or an
+    import's write lock)."""
+    held = Space.objects.filter(owner=owner).count()
+    if adding > 0 and held + adding > SPACES_MAX:
+        raise AppError(
+            Code.SPACE_LIMIT_REACHED,
+            f"Your account can hold at most {SPACES_MAX} spaces; it holds {held}.",
+            details={"max_spaces": SPACES_MAX, "held": held, "adding": adding},
+        )
+
+
+def spaces_missing(*, owner: User, names: Iterable[str]) -> int:
+    """How many spaces `space_named` would make for these names: those a space can have, told apart
+    without case, that none of the owner's spaces has."""
+    wanted: set[str] = set()
+    for name in names:
+        try:
+            wanted.add(_clean_name(name).lower())
+        except AppError:
+            continue  # a name no space can have: its items go to the import's space
+    held = {name.lower() for name in Space.objects.filter(owner=owner).values_list("name", flat=True)}
+    return len(wanted - held)
+
+
 def space_create(*, actor: Actor, name: str) -> Space:
-    """Create another space for the actor's owner; names are unique per owner."""
+    """Create another space for the actor's owner; names are unique per owner, and an owner holds at
+    most SPACES_MAX."""
     cleaned = _clean_name(name)
     try:
         with transaction.atomic():
+            # The owner's row lock: two creates at once are counted one after the other.
+            User.objects.select_for_update().filter(id=actor.owner.id).first()
+            space_room_check(owner=actor.owner, adding=1)
             space = Space.objects.create(owner=actor.owner, name=cleaned)
             _audit(actor, space, AuditEvent.Action.SPACE_CREATED)
     except IntegrityError:
@@ -63,6 +95,7 @@ def space_named(*, owner: User, name: str) -> tuple[Space, bool]:
     existing = Space.objects.filter(owner=owner, name__iexact=cleaned).first()
     if existing is not None:
         return existing, False
+    space_room_check(owner=owner, adding=1)
     return Space.objects.create(owner=owner, name=cleaned), True
 
 
@@ -115,6 +148,11 @@ def _find(spaces: list[Space], space_id: RowId) -> Space:
 
 
 def _clean_name(name: object) -> str:
+    # Names a person cannot tell apart are one name: compatibility forms (the full-width letters
+    # U+FF37 U+FF4F U+FF52 U+FF4B are "Work") and invisible format characters (a zero-width space
+    # inside "Wo\u200brk") are folded away before the case-insensitive comparison of the constraint.
+    if isinstance(name, str):
+        name = "".join(ch for ch in unicodedata.normalize("NFKC", name) if unicodedata.category(ch) != "Cf")
     return name_checked(
         name, max_length=SPACE_NAME_MAX_LENGTH, code=Code.INVALID_SPACE_NAME, what="A space name"
     )

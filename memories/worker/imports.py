@@ -37,7 +37,13 @@ from memories.pipeline.extract import Candidate
 from memories.pipeline.import_formats import ExportedMemory, ExportState, ImportItem, import_parse
 from memories.pipeline.supersede import masked_texts_judged, masked_vectors_keep
 from memories.selectors.graph import entity_names_known
-from memories.services.imports import archive_limits, import_claimant, import_job_stop, import_source_kind
+from memories.services.imports import (
+    archive_limits,
+    import_claimant,
+    import_job_stop,
+    import_source_kind,
+    own_sources,
+)
 from memories.services.sources import content_hash
 from memories.worker import lease, restore, store
 from memories.worker.candidates import candidates_of
@@ -104,6 +110,7 @@ def import_run(*, job: Job, claim: lease.Claim) -> None:
     # space by space, so this splits a batch at most once per space; and it starts after each moment
     # the person forgot a memory (restore.forgetting_cuts).
     cuts = restore.forgetting_cuts(items=items, state=parsed.state) if parsed.state else set()
+    forgetting = restore.Forgetting(items=items, state=parsed.state) if parsed.state else None
     batches = [part for batch in batches for part in _parts(batch, cuts)]
     seen: set[str] = set()
     upcoming = _prepare(job=job, made=made, items=batches[0], seen=seen, spaces=spaces) if batches else None
@@ -122,7 +129,7 @@ def import_run(*, job: Job, claim: lease.Claim) -> None:
             if index + 1 < len(batches)
             else None
         )
-        forget = restore.forgotten_due(batch=current.items, state=parsed.state) if parsed.state else []
+        forget = forgetting.due(current.items) if forgetting else []
         if not _stored(job=job, made=made, claim=claim, prepared=current, vectors=vectors, forget=forget):
             if upcoming is not None:
                 upcoming.vectors.cancel()
@@ -144,7 +151,9 @@ def _restored(
         if _held(job=job, made=made, claim=claim) is None:
             return False
         applied = restore.state_apply(job=job, made=made, state=state, spaces=spaces)
-        made.restored = {**made.restored, **applied}
+        # Read again under the row lock: an undo of another import may have handed it a space.
+        stored = Import.objects.filter(id=made.id).values_list("restored", flat=True).first()
+        made.restored = {**(stored or made.restored), **applied}
         Import.objects.filter(owner_id=job.owner_id, id=made.id).update(restored=made.restored)
     return True
 
@@ -231,6 +240,9 @@ def _sources(
             owner_id=job.owner_id, space_id=job.space_id, source_kind=kind, source_ref__in=refs
         ).values_list("source_ref", flat=True)
     )
+    if made.format == restore.DEEPRECALL:
+        # An export of this very account: its sources are here already.
+        stored |= own_sources(owner_id=job.owner_id, refs=refs)
     claimant = import_claimant(made.id)
     # Each item its own moment, in the items' order: recall finds a statement's neighbours in its
     # conversation by the order their sources were recorded (memories.retrieval.recall's context),

@@ -19,8 +19,10 @@ import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Model
+from django.utils import timezone
 
 from memories.as_of import active_q
 from memories.errors import AppError
@@ -35,7 +37,7 @@ from memories.pipeline.import_formats import (
 )
 from memories.pipeline.supersede import relation_retire
 from memories.services.entities import entity_record
-from memories.services.imports import import_claimant, import_source_kind
+from memories.services.imports import import_claimant, import_source_kind, own_sources
 from memories.services.relations import default_entity_types, relation_claim
 from memories.services.rows import rows_update
 from memories.services.sources import content_hash
@@ -67,14 +69,18 @@ def spaces_made(*, job: Job, made: Import, state: ExportState) -> dict[str, uuid
             try:
                 space, new = space_named(owner=job.owner, name=name)
             except AppError:
-                continue
+                continue  # a name no space can have, or no room for one more space
             spaces[name] = space.id
             if new:
                 created.append(str(space.id))
-        if created != locked.restored.get("spaces", []):
-            locked.restored = {**locked.restored, "spaces": created}
+        # Every space chosen, made here or found (another import may have made it): an undo of that
+        # one while this runs hands it to this import rather than deleting it under its items.
+        used = sorted({str(space_id) for name, space_id in spaces.items() if name})
+        changed = {"spaces": created, "spaces_used": used}
+        if any(locked.restored.get(key) != value for key, value in changed.items()):
+            locked.restored = {**locked.restored, **changed}
             locked.save(update_fields=["restored"])
-    made.restored = {**made.restored, "spaces": created}
+    made.restored = locked.restored
     return spaces
 
 
@@ -118,14 +124,35 @@ def forgetting_cuts(*, items: list[ImportItem], state: ExportState) -> set[str]:
     return cuts
 
 
-def forgotten_due(*, batch: list[ImportItem], state: ExportState) -> list[ExportedMemory]:
-    """The exported memories forgotten before the batch's first item was recorded."""
-    first = batch[0].recorded_at if batch else None
-    if first is None:
-        return []
-    return [
-        m for m in state.memories if m.suppressed and m.suppressed_at is not None and m.suppressed_at < first
-    ]
+class Forgetting:
+    """The exported memories each batch must forget before its reads (forgotten_apply): those of the
+    batch's space forgotten before its first item was recorded, each handed once per attempt. The
+    first batch of an attempt gets every one before it (an attempt may start half-way); a later one
+    only those forgotten since the batch before in its space, so a file of N forgettings costs N,
+    not N x batches (each batch handed every memory forgotten before it: quadratic, and an export
+    with a moment of forgetting between every two items has as many batches as items)."""
+
+    def __init__(self, *, items: list[ImportItem], state: ExportState) -> None:
+        space_of = {item.source_id: item.space for item in items}
+        due: dict[str, list[tuple[datetime, int, ExportedMemory]]] = {}
+        for position, memory in enumerate(state.memories):
+            if memory.suppressed and memory.suppressed_at is not None and memory.source_id in space_of:
+                due.setdefault(space_of[memory.source_id], []).append(
+                    (memory.suppressed_at, position, memory)
+                )
+        self._due = {space: sorted(listed, key=lambda e: (e[0], e[1])) for space, listed in due.items()}
+        self._times = {space: [e[0] for e in listed] for space, listed in self._due.items()}
+        self._handed: dict[str, int] = {}
+
+    def due(self, batch: list[ImportItem]) -> list[ExportedMemory]:
+        first = batch[0].recorded_at if batch else None
+        if first is None:
+            return []
+        space = batch[0].space
+        start = self._handed.get(space, 0)
+        end = max(start, bisect.bisect_left(self._times.get(space, []), first))
+        self._handed[space] = end
+        return [memory for _, _, memory in self._due.get(space, [])[start:end]]
 
 
 def _rebuilt(job: Job, made: Import, refs: Iterable[str] | None) -> dict[uuid.UUID, str]:
@@ -140,7 +167,8 @@ def _rebuilt(job: Job, made: Import, refs: Iterable[str] | None) -> dict[uuid.UU
 
 def _forgotten_as(memory: Memory, exported: ExportedMemory) -> None:
     memory.status = Memory.Status.SUPPRESSED
-    memory.suppressed_at = exported.suppressed_at or memory.suppressed_at
+    # Forgotten with no moment that could be (none, or one in the future): forgotten from now.
+    memory.suppressed_at = exported.suppressed_at or memory.suppressed_at or timezone.now()
     reason = exported.suppressed_reason
     memory.suppressed_reason = reason if reason in Memory.SuppressReason.values else "other"
     memory.suppressed_note = exported.suppressed_note
@@ -190,6 +218,8 @@ def _relations_replayed(*, job: Job, made: Import, state: ExportState, spaces: d
             "space_id", "source_ref"
         )
     )
+    # The owner's own claims (the file is an export of this account): here already, in any space.
+    own = own_sources(owner_id=job.owner_id, refs=refs)
     exported = {relation.id: relation for relation in state.relations}
     events: list[tuple[datetime, int, ExportedClaim | ExportedRelation]] = [
         (claim.recorded_at, 0, claim) for claim in state.claims
@@ -206,7 +236,9 @@ def _relations_replayed(*, job: Job, made: Import, state: ExportState, spaces: d
                 relation.save(update_fields=["superseded_at", "invalidated_at", "invalidated_note"])
             continue
         space_id = spaces.get(event.space, job.space_id)
-        if (space_id, event.source_id) in taken or event.relation_type not in Relation.Type.values:
+        if (space_id, event.source_id) in taken or event.source_id in own:
+            continue
+        if event.relation_type not in Relation.Type.values:
             continue
         taken.add((space_id, event.source_id))
         subject_type, object_type = default_entity_types(event.relation_type)
@@ -214,7 +246,10 @@ def _relations_replayed(*, job: Job, made: Import, state: ExportState, spaces: d
         obj = _entity(job, space_id, event.object, object_type)
         if subject is None or obj is None or subject.id == obj.id:
             continue
-        content = event.content or f"{subject.name} {event.relation_type} {obj.name}"
+        content = event.content
+        if not content.strip() or len(content) > settings.REMEMBER_MAX_CHARS:
+            # What `relate` itself records; a claim's words no save could hold are an edited file's.
+            content = f"{subject.name} {event.relation_type} {obj.name}"
         source = Source(
             owner_id=job.owner_id,
             space_id=space_id,
@@ -239,14 +274,40 @@ def _relations_replayed(*, job: Job, made: Import, state: ExportState, spaces: d
             made_here.setdefault(event.relation_id, relation)
     for relation_id, relation in made_here.items():
         record = exported[relation_id]
-        for name, value in record.clocks.items():
-            setattr(relation, name, value)
-        if record.superseded_by is None:
-            relation.superseded_by = None
-        elif record.superseded_by in made_here:
-            relation.superseded_by = made_here[record.superseded_by]
+        successor = made_here.get(record.superseded_by) if record.superseded_by else None
+        replaced = _replacement_taken(record, relation, successor)
+        _clocks_set(relation, record.clocks, replaced)
+        if replaced:
+            relation.superseded_by = successor
     rows_update(list(made_here.values()), RELATION_CLOCKS)
     return len(made_here)
+
+
+def _replacement_taken(
+    exported: ExportedMemory | ExportedRelation, row: Memory | Relation, successor: Memory | Relation | None
+) -> bool:
+    """Whether the export's replacement of a row is applied: one that could be (the parser's check),
+    by a row this import made again too (`successor`), in the same space (the engine judges within
+    a space), or by none with a moment of its own. Otherwise the row keeps what the engine (or the
+    replayed claim) made: never replaced by nothing, nor by a row of before, nor across spaces."""
+    if not exported.replaced_as_exported:
+        return False
+    if exported.superseded_by is None:
+        return True
+    return (
+        successor is not None
+        and successor.space_id == row.space_id
+        and exported.clocks.get("superseded_at") is not None
+    )
+
+
+def _clocks_set(row: Memory | Relation, clocks: dict[str, datetime | None], replaced: bool) -> None:
+    for name, value in clocks.items():
+        # A row is always recorded at some time: the engine's stays where the file has none; and
+        # its replacement's moment goes with the replacement.
+        if (name == "recorded_at" and value is None) or (name == "superseded_at" and not replaced):
+            continue
+        setattr(row, name, value)
 
 
 # --- memories -----------------------------------------------------------------------------------
@@ -298,14 +359,11 @@ def _memories_restored(*, job: Job, made: Import, state: ExportState) -> dict[st
         else:
             memory.status, memory.suppressed_at = Memory.Status.ACTIVE, None
             memory.suppressed_reason = memory.suppressed_note = ""
-        for name, value in exported.clocks.items():
-            # A memory is always recorded at some time: the engine's stays where the file has none.
-            if value is not None or name != "recorded_at":
-                setattr(memory, name, value)
-        if exported.superseded_by is None:
-            memory.superseded_by = None
-        elif exported.superseded_by in pairs:
-            memory.superseded_by = pairs[exported.superseded_by][1]
+        pair = pairs.get(exported.superseded_by) if exported.superseded_by else None
+        replaced = _replacement_taken(exported, memory, pair[1] if pair else None)
+        _clocks_set(memory, exported.clocks, replaced)
+        if replaced:
+            memory.superseded_by = pair[1] if pair else None
     rows_update([memory for _, memory in pairs.values()], _MEMORY_FIELDS)
     # Of the memories whose words this import stored (not those an earlier import of the file had).
     stored = set(sources.values())

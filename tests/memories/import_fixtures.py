@@ -31,6 +31,19 @@ def post_file(client: Any, data: bytes, name: str, **fields: Any) -> Any:
     return client.post("/api/v1/imports", {"file": upload, **fields}, format="multipart")
 
 
+def stored_import(owner: Any, response: Any) -> Any:
+    """The import a POST answered 202 for, run to its end by the worker's code (in this process)."""
+    from memories.models import Import, Job
+    from memories.worker.run import job_process
+
+    assert response.status_code == 202, response.content[:500]
+    made = Import.objects.get(owner=owner, id=response.json()["import"]["id"])
+    job_process(job_id=made.job_id)
+    made.refresh_from_db()
+    assert made.job.status == Job.Status.SUCCEEDED, (made.job.error_code, made.job.error_message)
+    return made
+
+
 def zipped(files: dict[str, bytes | str]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:

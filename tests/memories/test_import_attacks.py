@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 
 LIMITS = fx.LIMITS
 _post_file = fx.post_file
+_stored = fx.stored_import
 
 
 def _refusal(response: Any) -> dict[str, Any]:
@@ -36,15 +37,6 @@ def _refusal(response: Any) -> dict[str, Any]:
     error = error_of(response)
     assert not Import.objects.exists() and not Job.objects.exists() and not Source.objects.exists()
     return error
-
-
-def _stored(owner: Any, response: Any) -> Import:
-    assert response.status_code == 202, response.content[:500]
-    made = Import.objects.get(owner=owner, id=response.json()["import"]["id"])
-    job_process(job_id=made.job_id)
-    made.refresh_from_db()
-    assert made.job.status == Job.Status.SUCCEEDED, (made.job.error_code, made.job.error_message)
-    return made
 
 
 def _refused_parse(data: bytes, name: str) -> AppError:

@@ -25,7 +25,9 @@ covers the code that turns a save into memories (memories/pipeline/, the embeddi
 the save service) and this file's way of saving. A later run starts the service on that folder
 again, saves only the questions it does not hold yet and re-asks all of them, so a ranking change
 (memories/retrieval/) is measured in minutes. A change to the ingest code makes a new folder;
-`--fresh` ingests again into a new one regardless. The ingest rate printed is that of the turns
+`--fresh` ingests again into a new one regardless; `--cache DIR` uses that folder whatever the key (a
+ranking change scored on data ingested by an earlier commit: the key names the ingest code, not
+recall's). The ingest rate printed is that of the turns
 saved in this run; the rate of the run that saved the others is kept in the folder's manifest.
 
 Latency is the client's wall time per recall call (HTTP, query embedding and database included),
@@ -401,12 +403,12 @@ def measure(
     day_end: bool = False,
     explain_misses: bool = False,
     via: str = "save",
+    cache: Path | None = None,
 ) -> tuple[list[Score], list[float], dict[str, list[Score]]]:
     """Ingest what the cache lacks, ask every question through the API; then score `variants` of
     the ranking knobs in process. Returns the API's scores and latencies and the variants' scores."""
-    var_dir = (
-        ROOT / "var" / "benchmarks" / f"longmemeval-{cache_key(via)}{'-import' if via == 'import' else ''}"
-    )
+    suffix = "-import" if via == "import" else ""
+    var_dir = cache or ROOT / "var" / "benchmarks" / f"longmemeval-{cache_key(via)}{suffix}"
     if fresh and var_dir.exists():
         shutil.rmtree(var_dir)
     manifest_path = var_dir / "manifest.json"
@@ -448,6 +450,7 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=max(KS))
     parser.add_argument("--threads", type=int, default=2, help="questions saved at the same time")
     parser.add_argument("--fresh", action="store_true", help="ingest again into a new folder")
+    parser.add_argument("--cache", type=Path, help="use this ingest folder whatever the ingest code's key")
     parser.add_argument("--json", type=Path, help="also write every question's scores here")
     parser.add_argument(
         "--variant",
@@ -481,6 +484,7 @@ def main() -> None:
         day_end=args.day_end,
         explain_misses=args.explain,
         via=args.via,
+        cache=args.cache,
     )
     turns = sum(len(q.conversation.turns) for q in questions)
     print()

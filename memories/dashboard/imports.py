@@ -49,11 +49,24 @@ def import_page(request: AuthedHttpRequest) -> HttpResponse:
     return render(request, "dashboard/imports/page.html", {"form": form, "imports": imports}, status=status)
 
 
+# Why an item was skipped, in the person's words (the codes are the worker's, memories.worker.imports,
+# and the REST answer's `skipped_reasons`). A code without words here is shown as it is.
+SKIPPED_WORDS = {
+    "already_imported": "already imported (this file, or one with the same items, was imported before)",
+    "duplicate_in_file": "said twice in the file (kept once)",
+    "empty": "empty (no text)",
+    "too_long": "longer than a single memory may be",
+    "nothing_to_remember": "nothing to remember in it (a greeting, a bare reply)",
+}
+
+
 @login_required
 @require_GET
 def import_detail(request: AuthedHttpRequest, import_id: uuid.UUID) -> HttpResponse:
     made = import_dict(_or_404(import_get, owner=request.user, import_id=import_id))
-    return render(request, "dashboard/imports/detail.html", {"made": made, "restored": _restored(made)})
+    skipped = [(SKIPPED_WORDS.get(code, code), count) for code, count in made["skipped_reasons"].items()]
+    context = {"made": made, "restored": _restored(made), "skipped": skipped}
+    return render(request, "dashboard/imports/detail.html", context)
 
 
 def _restored(made: ImportDict) -> ImportRestored | None:

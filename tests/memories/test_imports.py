@@ -366,6 +366,16 @@ class TestDashboard:
         assert Import.objects.get(id=made.id).undone_at is None
         assert Memory.objects.filter(owner=alice).exists()
 
+    def test_the_page_says_why_items_were_skipped_in_words(self, alice, client):
+        client.force_login(alice)
+        _imported(pat_client(alice), fx.markdown_zip(), "notes.zip")
+        again = _imported(pat_client(alice), fx.markdown_zip(), "notes.zip")
+        assert again["skipped_reasons"]["already_imported"] >= 1
+        page = client.get(f"/imports/{again['id']}/").content.decode()
+        assert "Skipped, already imported" in page
+        # Words, not the codes the REST answer carries.
+        assert "already_imported" not in page
+
     def test_the_page_says_what_is_wrong_with_a_file(self, alice, client):
         client.force_login(alice)
         upload = io.BytesIO(b'{"hello": "world"}')

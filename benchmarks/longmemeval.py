@@ -76,12 +76,15 @@ SAVE_FORMAT = "v1: '<Role>: content', occurred_at = session date, session_id per
 INGEST_CODE = (
     "memories/pipeline",
     "memories/embeddings.py",
+    "memories/onnx_model.py",
     "memories/services/memories.py",
     "memories/models.py",
+    # The batch writer (store.py) and the job's run: what a save's statements go through.
+    "memories/worker",
 )
 # And an import's (--via import), with its own format.
 IMPORT_FORMAT = "v1: mem0 get_all file, id = turn id, memory = '<Role>: content', created_at = session date"
-IMPORT_CODE = ("memories/worker", "memories/services/imports.py", "benchmarks/imports.py")
+IMPORT_CODE = ("memories/services/imports.py", "benchmarks/imports.py")
 
 
 @dataclass

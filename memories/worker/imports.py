@@ -294,18 +294,28 @@ class _Prepared:
     vectors: Future[list[list[float]]]
     # The masked texts embedded after the statements' texts (_embedded_soon).
     masked: list[str]
+    # The batch's names the space knew when its statements were read (_known of `fresh`, its new
+    # items, those that said nothing included).
+    known: set[str]
+    fresh: list[tuple[Source, ImportItem]]
 
 
-def _extracted(
-    job: Job, fresh: list[tuple[Source, ImportItem]], tally: _Tally | None
-) -> list[tuple[Source, ImportItem, list[Candidate]]]:
-    """Each new item's statements (with the item's tags), read with the names the space knows now;
-    an item without one tallied as skipped (when `tally` is given)."""
-    known = entity_names_known(
+def _known(job: Job, fresh: list[tuple[Source, ImportItem]]) -> set[str]:
+    """The names of these items that the space knows now (one query)."""
+    return entity_names_known(
         owner=job.owner,
         space_id=job.space_id,
         names={word for source, _ in fresh for word in capitalised_words(source.content)},
     )
+
+
+def _extracted(
+    job: Job, fresh: list[tuple[Source, ImportItem]], tally: _Tally | None, known: set[str]
+) -> list[tuple[Source, ImportItem, list[Candidate]]]:
+    """Each new item's statements (with the item's tags), read with the names the space knows
+    (`known`, _known's: not changed here); an item without one tallied as skipped (when `tally` is
+    given)."""
+    known = set(known)
     work: list[tuple[Source, ImportItem, list[Candidate]]] = []
     for source, item in fresh:
         candidates = candidates_of(source, job, known=known)
@@ -339,9 +349,11 @@ def _prepare(
 ) -> _Prepared:
     tally = _Tally()
     job = job_in_space(job, spaces.get(items[0].space, job.space_id))
-    work = _extracted(job, _sources(job, made, items, tally, seen), tally)
+    fresh = _sources(job, made, items, tally, seen)
+    known = _known(job, fresh)
+    work = _extracted(job, fresh, tally, known)
     masked, vectors = _embedded_soon(_texts(work))
-    return _Prepared(job, items, tally, work, vectors, masked)
+    return _Prepared(job, items, tally, work, vectors, masked, known, fresh)
 
 
 def _vectors(prepared: _Prepared) -> list[list[float]]:
@@ -353,10 +365,19 @@ def _vectors(prepared: _Prepared) -> list[list[float]]:
 
 
 def _refresh(*, prepared: _Prepared) -> None:
-    """The batch's statements read again with the names known now; its texts embedded again only
-    where they changed (a name made known can change an entity, seldom the words)."""
+    """The batch's statements read again with the names known now, if the batch before made any of
+    its names known (else they would be read the same: nothing else they depend on has changed); its
+    texts embedded again only where they changed (a name made known can change an entity, seldom
+    the words)."""
+    # The same items' names as when the batch was read, so an unchanged answer means unchanged reads.
+    known = _known(prepared.job, prepared.fresh)
+    if known == prepared.known:
+        return
+    prepared.known = known
     before = _texts(prepared.work)
-    prepared.work = _extracted(prepared.job, [(source, item) for source, item, _ in prepared.work], None)
+    prepared.work = _extracted(
+        prepared.job, [(source, item) for source, item, _ in prepared.work], None, known
+    )
     after = _texts(prepared.work)
     if after != before:
         prepared.vectors.cancel()

@@ -42,6 +42,13 @@ STATEMENTS = [
     ("My favourite food is sushi now.", _at(10)),
     ("The plumber is coming on Tuesday.", _at(11)),
     ("Sorry, I meant Wednesday.", _at(12)),
+    # A name said first inside a sentence, then starting one in a later batch (at size 3): a name that
+    # starts a sentence is taken for one only if the space knows it, so the later batch, read while
+    # the one before was being written, must be read again once it is (imports._refresh).
+    ("I had lunch with my neighbour Tomasz.", _at(13)),
+    ("The weather was lovely today.", _at(14)),
+    ("I bought new running shoes.", _at(15)),
+    ("Tomasz got a new job.", _at(16)),
 ]
 
 

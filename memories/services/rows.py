@@ -26,18 +26,7 @@ def rows_insert(*objs: Model) -> None:
     statements: list[str] = []
     params: list[Any] = []
     for obj in objs:
-        meta = obj._meta
-        numbered = obj.pk is None and meta.auto_field is not None and meta.pk is meta.auto_field
-        if obj.pk is None and not numbered:
-            raise ValueError(f"{meta.label} has no primary key yet; rows_insert returns none")
-        fields = [
-            field
-            for field in meta.local_concrete_fields
-            if not field.generated and not (numbered and field is meta.auto_field)
-        ]
-        query = InsertQuery(type(obj))
-        query.insert_values(fields, [obj])
-        [(sql, values)] = query.get_compiler(connection=connection).as_sql()
+        sql, values = _insert_of(obj)
         statements.append(sql)
         params.extend(values)
     with connection.cursor() as cursor:
@@ -45,6 +34,54 @@ def rows_insert(*objs: Model) -> None:
     for obj in objs:
         obj._state.adding = False
         obj._state.db = connection.alias
+
+
+def _insert_of(obj: Model) -> tuple[str, list[Any]]:
+    """The INSERT of `obj` and its parameters, as Django's insert compiler makes them. Compiling it
+    is most of the cost (0.3 ms for a memory's 40 columns, against 0.05 for its values), and its
+    text depends only on the model and on whether the database numbers the row, while every value
+    is plain: it is compiled once for the first such row (`_INSERTS`), and each row's values made as
+    the compiler makes them (each field's `pre_save`, then `get_db_prep_save`; a placeholder is
+    "%s", or a cast that depends on the field alone). A value that is an expression (`Now()`, a
+    database default) makes SQL of its own: such a row is compiled whole."""
+    meta = obj._meta
+    numbered = obj.pk is None and meta.auto_field is not None and meta.pk is meta.auto_field
+    if obj.pk is None and not numbered:
+        raise ValueError(f"{meta.label} has no primary key yet; rows_insert returns none")
+    fields = _insert_fields(type(obj), numbered)
+    saved = [field.pre_save(obj, True) for field in fields]
+    if any(hasattr(value, "resolve_expression") for value in saved):
+        return _insert_compiled(obj, fields)
+    key = (type(obj), numbered)
+    sql = _INSERTS.get(key)
+    if sql is None:
+        sql, values = _insert_compiled(obj, fields)
+        _INSERTS[key] = sql
+        return sql, values
+    return sql, [
+        field.get_db_prep_save(value, connection) for field, value in zip(fields, saved, strict=True)
+    ]
+
+
+# The INSERT of each model (and whether its row is numbered), compiled once per process.
+_INSERTS: dict[tuple[type[Model], bool], str] = {}
+
+
+@functools.cache
+def _insert_fields(model: type[Model], numbered: bool) -> list[Field[Any, Any]]:
+    meta = model._meta
+    return [
+        field
+        for field in meta.local_concrete_fields
+        if not field.generated and not (numbered and field is meta.auto_field)
+    ]
+
+
+def _insert_compiled(obj: Model, fields: list[Field[Any, Any]]) -> tuple[str, list[Any]]:
+    query = InsertQuery(type(obj))
+    query.insert_values(fields, [obj])
+    [(sql, values)] = query.get_compiler(connection=connection).as_sql()
+    return sql, list(values)
 
 
 def row_update(obj: Model, fields: tuple[str, ...]) -> None:

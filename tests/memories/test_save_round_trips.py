@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import DatabaseError, DataError, connection
+from django.db.models.functions import Now
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -106,3 +107,57 @@ def test_an_update_of_a_row_that_is_gone_fails_as_save_does(alice):
         row_update(entity, ("type",))
     with pytest.raises(DatabaseError, match="did not affect any rows"):
         entity.save(update_fields=["type"])
+
+
+def _plain(values: list[object]) -> list[object]:
+    # A JSON value is handed to the driver wrapped (psycopg's Jsonb), which compares by identity.
+    return [getattr(value, "obj", value) for value in values]
+
+
+def test_an_insert_compiled_once_is_what_the_compiler_makes_for_every_row(alice):
+    """rows_insert compiles a model's INSERT once and makes each row's values as the compiler does:
+    for rows of other values (nulls, JSON, arrays, vectors, a numbered link), the statement and the
+    values are the compiler's own, and a row holding an expression is compiled whole."""
+    from memories import embeddings
+    from memories.models import Evidence, Memory, MemoryEntity
+    from memories.services.rows import _insert_compiled, _insert_fields, _insert_of
+
+    caller = Caller(user=alice, scopes=frozenset(), via="session")
+    space = space_for_caller(caller=caller)
+    source = source_new(caller=caller, space=space, origin=Source.Origin.REMEMBER, content="I keep bees.")
+    vector = embeddings.embed(["I keep bees."])[0]
+    memories = [
+        Memory(owner=alice, space=space, source=source, content="I keep bees.", kind="fact"),
+        Memory(
+            owner=alice,
+            space=space,
+            source=source,
+            content="Ich habe Bienen.",
+            kind="preference",
+            tags=["garden", "bees"],
+            embedding=vector,
+            valid_from=timezone.now() - timedelta(days=3),
+            confidence=0.25,
+        ),
+    ]
+    entity = Entity.objects.create(owner=alice, space=space, name="Bees", normalized_name="bees")
+    rows = [
+        source,
+        *memories,
+        Evidence(owner=alice, memory=memories[0], source=source),
+        MemoryEntity(owner=alice, memory=memories[0], entity=entity),
+        MemoryEntity(owner=alice, memory=memories[1], entity=entity),
+    ]
+    for obj in rows:
+        numbered = obj.pk is None
+        sql, values = _insert_of(obj)
+        want_sql, want_values = _insert_compiled(obj, _insert_fields(type(obj), numbered))
+        assert sql == want_sql and _plain(values) == _plain(want_values), type(obj).__name__
+    # An expression as a value: compiled whole, so its SQL says so.
+    timed = Memory(owner=alice, space=space, source=source, content="x", kind="fact")
+    timed.recorded_at = Now()
+    sql, _ = _insert_of(timed)
+    assert "STATEMENT_TIMESTAMP()" in sql or "NOW()" in sql.upper()
+    # And the rows go in.
+    rows_insert(*rows)
+    assert Memory.objects.filter(owner=alice).count() == 2

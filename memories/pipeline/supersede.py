@@ -301,16 +301,8 @@ def _masked_vectors(texts: list[str]) -> dict[str, list[float]]:
     return found
 
 
-def masked_texts_judged(texts: list[str]) -> list[str]:
-    """The masked texts of these statements that frame_similarities may embed (those with a typed
-    value, the only ones a change of value can be read in): an import embeds them beside its
-    statements, in its batch's one model call, and hands them to masked_vectors_keep."""
-    frames = [frame_of(text) for text in texts]
-    return sorted({frame.masked for frame in frames if frame.typed and not frame.tentative and frame.masked})
-
-
 def masked_vectors_keep(vectors: dict[str, list[float]]) -> None:
-    """Keep masked texts' vectors computed elsewhere (masked_texts_judged) for frame_similarities."""
+    """Keep masked texts' vectors for frame_similarities (the per-process cache, bounded)."""
     with _MASKED_LOCK:
         for text, vector in vectors.items():
             _MASKED_CACHE[text] = vector

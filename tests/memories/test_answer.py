@@ -135,18 +135,20 @@ class TestExtractiveAnswer:
 
     def test_suppressed_memories_are_never_cited(self, alice):
         client = pat_client(alice)
-        (code,) = _save(client, "My locker code is 4711.")
+        # A code no time, id or count in the answer can hold by chance ("4711" was once found in a
+        # timestamp's microseconds).
+        (code,) = _save(client, "My locker code is KX-4711.")
         assert _answer(client, question="What is my locker code?")["based_on"] == [code]
         client.post(f"/api/v1/memories/{code}/suppress", {}, format="json")
         body = _answer(client, question="What is my locker code?")
         assert body["answer"] == NO_EVIDENCE and body["based_on"] == []
-        assert "4711" not in json.dumps(body)
+        assert "KX-4711" not in json.dumps(body)
 
     def test_an_outsider_gets_nothing_of_the_owners(self, alice, charlie):
-        _save(pat_client(alice), "My locker code is 4711.")
+        _save(pat_client(alice), "My locker code is KX-4711.")
         body = _answer(pat_client(charlie), question="What is the locker code?")
         assert body["answer"] == NO_EVIDENCE and body["based_on"] == []
-        assert "4711" not in json.dumps(body)
+        assert "KX-4711" not in json.dumps(body)
 
     def test_at_answers_from_what_was_known_then(self, alice):
         client = pat_client(alice)

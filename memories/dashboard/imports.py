@@ -15,7 +15,7 @@ from accounts.throttles import user_throttle
 from memories.api.base import session_actor
 from memories.dashboard import forms
 from memories.dashboard.views import _or_404
-from memories.errors import AppError
+from memories.errors import AppError, Code
 from memories.selectors.imports import import_get, import_list
 from memories.services.imports import import_cancel, import_create, import_undo
 from memories.wire import ImportDict, ImportRestored, import_dict
@@ -56,7 +56,7 @@ SKIPPED_WORDS = {
     "duplicate_in_file": "said twice in the file (kept once)",
     "empty": "empty (no text)",
     "too_long": "longer than a single memory may be",
-    "nothing_to_remember": "nothing to remember in it (a greeting, a bare reply)",
+    Code.NOTHING_TO_REMEMBER.value: "nothing to remember in it (a greeting, a bare reply)",
 }
 
 

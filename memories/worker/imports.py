@@ -120,7 +120,7 @@ def import_run(*, job: Job, claim: lease.Claim) -> None:
             # Read again now that the batch before is stored: the names it made known, as a save
             # one by one would have seen them (its vectors are kept where its words are the same).
             _refresh(prepared=current)
-        vectors = _vectors(current)
+        vectors = current.vectors.result()
         # The next batch is read and its texts embedded on another thread while this one is
         # written: the model's run releases the GIL, and the database works on the other core.
         upcoming = (
@@ -347,11 +347,6 @@ def _prepare(
     # for (LoCoMo conversation 26: 232 embedded, 155 asked for; 10% less CPU and wall without).
     vectors = embeddings.embed_soon(_texts(work))
     return _Prepared(job, items, tally, work, vectors, known, fresh)
-
-
-def _vectors(prepared: _Prepared) -> list[list[float]]:
-    """The batch's statements' vectors, in their order."""
-    return prepared.vectors.result()
 
 
 def _refresh(*, prepared: _Prepared) -> None:

@@ -264,6 +264,7 @@ LOO_GRID: dict[str, tuple[float, ...]] = {
     "recency_boost": (0.0, 0.3, 0.6),
     "present_recency": (0.0, 0.15, 0.3),
     "restated_share": (0.5, 0.7, 1.0),
+    "newest_said_share": (0.0, 0.4, 0.5, 0.6),
 }
 
 

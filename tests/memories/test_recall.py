@@ -257,6 +257,28 @@ class TestRecall:
         assert _ids(body) == [second, first]
         assert body["memories"][0]["pinned"] is True
 
+    def test_the_newest_of_the_persons_answers_comes_first(self, alice):
+        # The new count said in passing inside a longer turn, weeks after the old one said plainly
+        # (memories.retrieval.recall.newest_said_first): three conversations an agent saved, one turn
+        # each, through the API and the worker.
+        client = pat_client(alice)
+        turns = [
+            ("2024-03-01", "User: I have 37 pre-1920 American coins in my collection."),
+            ("2024-03-10", "User: My sister collects stamps from Norway. Which album should I get her?"),
+            (
+                "2024-04-02",
+                "User: I'm looking to learn more about error coins with misprinted dates. By the way, I"
+                " just added a 1915-S Barber quarter to my collection of pre-1920 American coins, so that"
+                " makes 38. Can you tell me which misprints are worth the most?",
+            ),
+        ]
+        saved = [
+            _save(client, text, occurred_at=f"{day}T10:00:00Z", session_id=str(uuid.uuid4()))
+            for day, text in turns
+        ]
+        body = _recall(client, query="How many pre-1920 American coins do I have in my collection?", top_k=1)
+        assert _ids(body)[0] in saved[2], body["memories"][0]["content"]
+
     def test_an_outsider_never_gets_the_owners_memories(self, alice, bob, charlie):
         mine = _save(pat_client(alice), "Alice's bank PIN is 9931 and her safe is behind the painting.")
         bobs = _save(pat_client(bob), "Bob parks his bike behind the painting shop.")

@@ -27,6 +27,7 @@ from memories.retrieval.recall import (
     _vector_literal,
     matched_words,
     memory_recall,
+    newest_said_first,
     query_periods,
 )
 from memories.selectors.memories import STATUS_ALL, memory_search_list
@@ -154,8 +155,8 @@ def _statement_then_orm(owner, space: Space, request: RecallRequest) -> list[tup
             [str(ef_search)],
         )
         cursor.execute(_statement(request, has_periods=bool(periods)), params)
-        # (score, similarity, held), then the memory's stored columns, the primary key first.
-        ranked = [(row[3], row[0], row[1], row[2]) for row in cursor.fetchall()]
+        # (score, similarity, held, by_person), then the memory's stored columns, the primary key first.
+        ranked = [(row[4], row[0], row[1], row[2], row[3]) for row in cursor.fetchall()]
     rows = {
         memory.id: memory
         for memory in memory_search_list(owner=owner, status=STATUS_ALL, include_superseded=True).filter(
@@ -170,8 +171,11 @@ def _statement_then_orm(owner, space: Space, request: RecallRequest) -> list[tup
             matched_words=matched_words(rows[memory_id].content, params["words"]),
             held=bool(held),
         )
-        for memory_id, score, similarity, held in ranked
+        for memory_id, score, similarity, held, _ in ranked
     ]
+    by_person = [bool(row[4]) for row in ranked]
+    hits = newest_said_first(hits, by_person, request.query, DEFAULT_KNOBS, names_period=bool(periods))
+    hits = hits[: request.top_k]
     return [(hit.memory.id, hit.score, hit.similarity, hit.held, hit_dict(hit)) for hit in hits]
 
 

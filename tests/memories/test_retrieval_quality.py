@@ -340,7 +340,7 @@ class TestWhoAndWhichSave:
                 ["I just realized I have been using my Fitbit Charge 3 for 9 months now."],
             ],
         )
-        on = replace(DEFAULT_KNOBS, restated_share=0.5, recency_boost=0.0)
+        on = replace(DEFAULT_KNOBS, restated_share=0.5, recency_boost=0.0, newest_said_share=0.0)
         off = replace(on, restated_share=1.0)
         query = "How long have I been using my Fitbit Charge 3?"
         assert _recall(alice, query, knobs=off, top_k=1) == [older.content]
@@ -493,6 +493,85 @@ class TestWhoAndWhichSave:
             "What do I use to clean my shoes?",
         ):
             assert not asks_then(query), query
+
+
+OFF = replace(DEFAULT_KNOBS, newest_said_share=0.0)
+
+
+# A value said plainly, then weeks later a new one said in passing inside a longer message: on meaning
+# the plain statement ranks first.
+_COINS_THEN = "I have 37 pre-1920 American coins in my collection."
+_COINS_NOW = (
+    "User: I'm looking to learn more about error coins with misprinted dates. By the way, I just added a"
+    " 1915-S Barber quarter to my collection of pre-1920 American coins, so that makes 38. Can you tell"
+    " me which misprints are worth the most?"
+)
+_COINS_FILLER = ["My sister collects stamps from Norway.", "Coin shows are held in the town hall in May."]
+
+
+class TestNewestSaidFirst:
+    def test_the_persons_newest_answer_takes_the_first_place_an_answer_held(self, alice):
+        _saves(alice, [[_COINS_THEN], [_COINS_FILLER[0]], [_COINS_NOW], [_COINS_FILLER[1]]])
+        query = "How many pre-1920 American coins do I have in my collection?"
+        off = _recall(alice, query, knobs=OFF)
+        assert off.index(_COINS_THEN) < off.index(_COINS_NOW)
+        on = _recall(alice, query)
+        assert on.index(_COINS_NOW) == off.index(_COINS_THEN)
+        assert on.index(_COINS_THEN) == off.index(_COINS_NOW)
+        # Only the two answers traded places: every other hit is where it was.
+        assert [c for c in on if c not in (_COINS_THEN, _COINS_NOW)] == [
+            c for c in off if c not in (_COINS_THEN, _COINS_NOW)
+        ]
+        # A short recall puts first what a long one does.
+        assert _recall(alice, query, top_k=1) == [_COINS_NOW]
+        # The scores still fall from first to last, for a caller that sorts by them.
+        request = RecallRequest(query=query)
+        hits = memory_recall(owner=alice, space=space_create_default(owner=alice), request=request).hits
+        scores = [hit.score for hit in hits]
+        assert scores == sorted(scores, reverse=True)
+
+    def test_the_statements_of_one_conversation_keep_their_ranked_order(self, alice):
+        # One save's two statements were said together: neither is an update of the other.
+        ((plain, passing),) = _saves(alice, [[_COINS_THEN, _COINS_NOW]])
+        for memory in (plain, passing):
+            memory.stated_at = datetime(2024, 3, 1, 12, tzinfo=UTC)
+            memory.save(update_fields=["stated_at"])
+        query = "How many pre-1920 American coins do I have in my collection?"
+        assert _recall(alice, query) == _recall(alice, query, knobs=OFF)
+
+    def test_a_question_about_the_earlier_state_puts_the_oldest_answer_first(self, alice):
+        # Said the other way round: the older value in passing, the newer plainly.
+        older = (
+            "User: Can you recommend a good album for coins? By the way, I had 12 pre-1920 American"
+            " coins in my collection back then, mostly Lincoln cents. What size should the pages be?"
+        )
+        newer = "I have 37 pre-1920 American coins in my collection."
+        _saves(alice, [[older], [_COINS_FILLER[0]], [newer]])
+        first = "How many pre-1920 American coins did I have in my collection at first?"
+        assert _recall(alice, first, knobs=OFF, top_k=1) == [newer]
+        assert _recall(alice, first, top_k=1) == [older]
+        assert _recall(alice, "How many pre-1920 American coins do I have in my collection?", top_k=1) == [
+            newer
+        ]
+
+    def test_what_someone_else_said_is_not_reordered(self, alice):
+        # Two people in a chat saying alike things is a conversation, not an update of the person's.
+        _saves(alice, [["Caroline: " + _COINS_THEN], [_COINS_FILLER[0]], ["Caroline: " + _COINS_NOW[6:]]])
+        query = "How many pre-1920 American coins does Caroline have in her collection?"
+        assert _recall(alice, query) == _recall(alice, query, knobs=OFF)
+
+    def test_a_pinned_answer_keeps_its_place(self, alice):
+        ((then,), _filler, _now) = _saves(alice, [[_COINS_THEN], [_COINS_FILLER[0]], [_COINS_NOW]])
+        then.pinned = True
+        then.save(update_fields=["pinned"])
+        assert _recall(alice, "How many pre-1920 American coins do I have in my collection?", top_k=1) == [
+            _COINS_THEN
+        ]
+
+    def test_a_question_that_names_a_period_is_ordered_by_the_period(self, alice):
+        _saves(alice, [[_COINS_THEN], [_COINS_FILLER[0]], [_COINS_NOW]])
+        query = "How many pre-1920 American coins did I have in my collection in March 2024?"
+        assert _recall(alice, query) == _recall(alice, query, knobs=OFF)
 
 
 class TestQueryParsing:

@@ -938,15 +938,22 @@ def _said_at(hit: Hit) -> datetime:
 
 
 def newest_said_first(
-    hits: list[Hit], by_person: Sequence[bool], query: str, knobs: Knobs, *, names_period: bool
+    hits: list[Hit],
+    by_person: Sequence[bool],
+    query: str,
+    knobs: Knobs,
+    *,
+    periods: Sequence[tuple[datetime, datetime]] = (),
 ) -> list[Hit]:
     """`hits` with the person's answers to `query` in the order they were said, newest first (oldest
     first when the query asks about an earlier state), each in a place one of them ranked at
     (Knobs.newest_said_share). "How many coins do I have?": "I've added a 1915 quarter to my 37
     pre-1920 coins, so 38 now" said after "I have 37 pre-1920 American coins" comes first even when it
-    ranked below it. Not for a question that names a period: the period orders its answers. A pinned
-    memory keeps the place its boost gave it: the person said it matters most."""
-    if knobs.newest_said_share <= 0 or names_period:
+    ranked below it. A question that names periods (`periods`, resolved against its `at`) is about
+    what was said in them: "How many books have I read this year?" orders the answers said this year,
+    and one said before or after stays where it ranked. A pinned memory keeps the place its boost
+    gave it: the person said it matters most."""
+    if knobs.newest_said_share <= 0:
         return hits
     wanted = frozenset(
         stem(w)
@@ -957,7 +964,10 @@ def newest_said_first(
     places = [
         place
         for place, (hit, person) in enumerate(zip(hits, by_person, strict=True))
-        if person and not hit.memory.pinned and _answering_words(hit.memory.content, wanted) >= need
+        if person
+        and not hit.memory.pinned
+        and (not periods or any(start <= _said_at(hit) < end for start, end in periods))
+        and _answering_words(hit.memory.content, wanted) >= need
     ]
     if len(places) < 2:
         return hits
@@ -1199,5 +1209,5 @@ def _recall(
             )
         )
         by_person.append(bool(person))
-    hits = newest_said_first(hits, by_person, request.query, knobs, names_period=bool(periods))
+    hits = newest_said_first(hits, by_person, request.query, knobs, periods=periods)
     return RecallResult(at=at, hits=hits[: request.top_k], pending=pending)

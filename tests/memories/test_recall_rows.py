@@ -174,7 +174,7 @@ def _statement_then_orm(owner, space: Space, request: RecallRequest) -> list[tup
         for memory_id, score, similarity, held, _ in ranked
     ]
     by_person = [bool(row[4]) for row in ranked]
-    hits = newest_said_first(hits, by_person, request.query, DEFAULT_KNOBS, names_period=bool(periods))
+    hits = newest_said_first(hits, by_person, request.query, DEFAULT_KNOBS, periods=periods)
     hits = hits[: request.top_k]
     return [(hit.memory.id, hit.score, hit.similarity, hit.held, hit_dict(hit)) for hit in hits]
 

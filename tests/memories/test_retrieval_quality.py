@@ -568,10 +568,18 @@ class TestNewestSaidFirst:
             _COINS_THEN
         ]
 
-    def test_a_question_that_names_a_period_is_ordered_by_the_period(self, alice):
-        _saves(alice, [[_COINS_THEN], [_COINS_FILLER[0]], [_COINS_NOW]])
-        query = "How many pre-1920 American coins did I have in my collection in March 2024?"
-        assert _recall(alice, query) == _recall(alice, query, knobs=OFF)
+    def test_a_named_period_orders_the_answers_said_in_it_and_no_other(self, alice):
+        ((then,), (filler,), (now,)) = _saves(alice, [[_COINS_THEN], [_COINS_FILLER[0]], [_COINS_NOW]])
+        for memory, day in ((then, 4), (filler, 10), (now, 25)):
+            memory.stated_at = datetime(2024, 3, day, 12, tzinfo=UTC)
+            memory.save(update_fields=["stated_at"])
+        at = datetime(2024, 5, 20, 12, tzinfo=UTC)
+        # Both answers were said in March: the newer first, as for a question that names no period.
+        in_march = "How many pre-1920 American coins did I have in my collection in March 2024?"
+        assert _recall(alice, in_march, at=at, top_k=1) == [_COINS_NOW]
+        # Said on 25 March, the newer is not an answer about 5 March: the answers keep their order.
+        day = "How many pre-1920 American coins did I have in my collection on 5 March 2024?"
+        assert _recall(alice, day, at=at) == _recall(alice, day, knobs=OFF, at=at)
 
 
 class TestQueryParsing:

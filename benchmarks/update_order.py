@@ -23,20 +23,24 @@ The ingest is cached as `longmemeval.py`'s is: the service's data folder is kept
 `var/benchmarks/update_order-<hash>/`, the hash covering the ingest code (longmemeval's key) and the
 data file, so a ranking change is measured again in a minute. `--fresh` ingests into a new folder.
 
-First run, blind (6 December 2026: the cases committed in 8d446cd before anything was run against a
-service, scored once on the code of a42c3cf with the default knobs; no case changed after):
+First runs, blind (6 December 2026, a machine shared with another helper). The cases were committed
+(8d446cd, rebased unchanged as 78ad83d) before anything was run against a service; no case changed
+after. 52 cases, 1652 turns, one memory a turn, ingest 40 turns/s. Both runs on the same stored data:
 
-    52 cases, 1652 turns (1652 memories: one a turn), ingest 40 turns/s on a machine shared with
-    another helper
-    R@5 0.878  R@10 0.933  R@20 0.942
-    newest first (questions about now)        4/45
-    oldest first (questions about before)     5/7
-    in order, both                            9/52
-    by language: en 9/46 in order (R@10 0.924); de 0/2, es 0/2, fr 0/2 (R@10 1.000)
-    by the newest said: in passing 1/34 newest first (R@10 0.961), plainly 3/11 (R@10 0.857)
+                                   a42c3cf      659eb47 ("newest said first", issue 41)
+    R@5 / R@10 / R@20              0.878 / 0.933 / 0.942    the same
+    newest first (about now)       4/45         15/45
+    oldest first (earlier state)   5/7          4/7
+    in order, both                 9/52         19/52
+    newest said in passing         1/34         9/34 newest first
+    newest said plainly            3/11         6/11
+    question's words shared: high  2/31         12/31
+                             low   2/14         3/14
+    German, Spanish, French        0/5          3/5 newest first (R@10 1.000)
 
-Of the 41 "now" cases out of order, an older statement ranks #1 in 35; the newest ranks #2 to #14,
-or (4 cases) is not among the 20 hits. Recall finds the evidence; the order is what fails.
+On 659eb47, 11 "now" cases came into order and none went out; one "earlier" case did ("Where did Tom
+live before he moved?"). Of the 30 "now" cases still out of order an older statement ranks #1 in 24.
+Recall finds the evidence; the order is what fails.
 """
 
 from __future__ import annotations

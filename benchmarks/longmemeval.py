@@ -48,7 +48,8 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -396,6 +397,35 @@ def score_variants(
 # --- the run -----------------------------------------------------------------------------------
 
 
+@contextmanager
+def ingested(
+    var_dir: Path, questions: Sequence[Question], *, threads: int, email_prefix: str, via: str = "save"
+) -> Iterator[httpx.Client]:
+    """A service running on the kept folder `var_dir` with every question's haystack in it: the
+    questions its manifest lacks are saved now (one new user each, `<email_prefix>-<id>-<run>@...`),
+    and every question's conversation gets its user's token and memory -> turn map. Yields a client
+    of the service."""
+    manifest_path = var_dir / "manifest.json"
+    manifest: dict[str, Any] = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    print(f"ingest cache: {var_dir} ({len(manifest)} questions held)")
+    with running_service(var_dir=var_dir) as (url, _token):
+        todo = [q for q in questions if q.id not in manifest]
+        if todo:
+            # A fresh address each run: an interrupted run may have left a user it did not finish.
+            run = uuid.uuid4().hex[:8]
+            tokens = create_users(var_dir, [f"{email_prefix}-{q.id}-{run}@example.com" for q in todo])
+            for question, token in zip(todo, tokens, strict=True):
+                question.conversation.token = token
+        with httpx.Client(base_url=url, timeout=300) as client:
+            if todo:
+                ingest_all(client, todo, threads, manifest, manifest_path, via=via)
+            for question in questions:
+                held = manifest[question.id]
+                question.conversation.token = held["token"]
+                question.conversation.memory_turn = held["memory_turn"]
+            yield client
+
+
 def measure(
     questions: list[Question],
     *,
@@ -414,34 +444,15 @@ def measure(
     var_dir = cache or ROOT / "var" / "benchmarks" / f"longmemeval-{cache_key(via)}{suffix}"
     if fresh and var_dir.exists():
         shutil.rmtree(var_dir)
-    manifest_path = var_dir / "manifest.json"
-    manifest: dict[str, Any] = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    print(f"ingest cache: {var_dir} ({len(manifest)} questions held)")
     scored: dict[str, list[Score]] = {}
-    with running_service(var_dir=var_dir) as (url, _token):
-        todo = [q for q in questions if q.id not in manifest]
-        if todo:
-            # A fresh address each run: an interrupted run may have left a user it did not finish.
-            run = uuid.uuid4().hex[:8]
-            tokens = create_users(var_dir, [f"lme-{q.id}-{run}@example.com" for q in todo])
-            for question, token in zip(todo, tokens, strict=True):
-                question.conversation.token = token
-        with httpx.Client(base_url=url, timeout=300) as client:
-            if todo:
-                ingest_all(client, todo, threads, manifest, manifest_path, via=via)
-            for question in questions:
-                held = manifest[question.id]
-                question.conversation.token = held["token"]
-                question.conversation.memory_turn = held["memory_turn"]
-            latencies: list[float] = []
-            ask(client, questions[0], questions[0].conversation.token, top_k, [])  # warm-up
-            scores = [
-                ask(client, q, q.conversation.token, top_k, latencies, day_end=day_end) for q in questions
-            ]
-            if variants:
-                scored = score_variants(
-                    var_dir, questions, list(variants), top_k, day_end=day_end, explain_misses=explain_misses
-                )
+    with ingested(var_dir, questions, threads=threads, email_prefix="lme", via=via) as client:
+        latencies: list[float] = []
+        ask(client, questions[0], questions[0].conversation.token, top_k, [])  # warm-up
+        scores = [ask(client, q, q.conversation.token, top_k, latencies, day_end=day_end) for q in questions]
+        if variants:
+            scored = score_variants(
+                var_dir, questions, list(variants), top_k, day_end=day_end, explain_misses=explain_misses
+            )
     return scores, latencies, scored
 
 

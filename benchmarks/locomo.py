@@ -265,6 +265,7 @@ LOO_GRID: dict[str, tuple[float, ...]] = {
     "present_recency": (0.0, 0.15, 0.3),
     "restated_share": (0.5, 0.7, 1.0),
     "newest_said_share": (0.0, 0.4, 0.5, 0.6),
+    "calendar_periods": (0.0, 1.0),
 }
 
 

@@ -130,6 +130,11 @@ class Knobs:
     # "<n> weeks ago" names a point said roughly: its window is centred on it and grows with the unit
     # (query_periods). Off: the window of any other phrase, the rule before December 2026.
     centred_ago: bool = True
+    # "This year", "last month", "this week" name a calendar unit: its window starts on 1 January, the
+    # 1st, the Monday of the moment the phrase resolves to. Off: a window that starts a day before
+    # that moment, the rule before December 2026, under which "How many books have I read this
+    # year?" asked in July looked at the year to come.
+    calendar_periods: bool = True
     # A memory with no world time of its own ("I love the new pottery studio": no episode, no
     # validity) counts for a period the query names when it was said in it (its `stated_at`, the
     # save's date): "What did I talk about last Saturday?" is about what was said that day.
@@ -471,14 +476,33 @@ _AGO_SLACK = {
 }
 
 
-def _period(phrase: str, moment: datetime, *, centred_ago: bool = True) -> tuple[datetime, datetime]:
+def _period(
+    phrase: str, moment: datetime, *, centred_ago: bool = True, calendar: bool = True
+) -> tuple[datetime, datetime]:
     """The span a resolved time phrase stands for: its day, week, month or year; around the moment
-    for "... ago" (`centred_ago`; off: as any other phrase, the rule before December 2026)."""
+    for "... ago" (`centred_ago`; off: as any other phrase, the rule before December 2026); with
+    `calendar`, the calendar week, month or year the moment falls in, a day of slack either side."""
     lowered = phrase.lower()
     ago = _AGO_RE.search(lowered)
     if ago and centred_ago:
         slack = _AGO_SLACK[ago.group(1)]
         return moment - slack, moment + slack
+    day = timedelta(days=1)
+    midnight = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    if calendar and re.search(r"\bweek\b", lowered):
+        monday = midnight - timedelta(days=midnight.weekday())
+        return monday - day, monday + timedelta(days=7) + day
+    if calendar and re.search(r"\byear\b", lowered):
+        first = midnight.replace(month=1, day=1)
+        return first - day, first.replace(year=first.year + 1) + day
+    if calendar and re.search(r"\bmonth\b", lowered):
+        first = midnight.replace(day=1)
+        following = (
+            first.replace(year=first.year + 1, month=1)
+            if first.month == 12
+            else first.replace(month=first.month + 1)
+        )
+        return first - day, following + day
     if "week" in lowered or "weekend" in lowered:
         return moment - timedelta(days=1), moment + timedelta(days=8)
     if re.search(r"\byear\b|^(?:in |during )?(?:19|20)\d{2}$", lowered):
@@ -491,14 +515,16 @@ def _period(phrase: str, moment: datetime, *, centred_ago: bool = True) -> tuple
 
 
 def query_periods(
-    query: str, *, reference: datetime, centred_ago: bool = True
+    query: str, *, reference: datetime, centred_ago: bool = True, calendar: bool = True
 ) -> list[tuple[datetime, datetime]]:
     """World-time periods the query names ("last week", "in May 2023"), resolved at `reference`."""
     try:
         found = resolve_times(query, reference=reference)
     except ValueError:
         return []
-    return [_period(phrase, moment, centred_ago=centred_ago) for phrase, moment in found][:4]
+    return [_period(phrase, moment, centred_ago=centred_ago, calendar=calendar) for phrase, moment in found][
+        :4
+    ]
 
 
 def _vector_literal(vector: Sequence[float]) -> str:
@@ -1143,7 +1169,9 @@ def _recall(
             query_vector if query_vector is not None else embeddings.embed_query(request.query)
         )
     text_given = not vector_soon.done()
-    periods = query_periods(request.query, reference=at, centred_ago=knobs.centred_ago)
+    periods = query_periods(
+        request.query, reference=at, centred_ago=knobs.centred_ago, calendar=knobs.calendar_periods
+    )
     params = _params(owner=owner, space=space, request=request, knobs=knobs, periods=periods, now=now)
     sql = _statement(
         request,

@@ -634,11 +634,36 @@ class TestQueryParsing:
         assert days("What charity event did I join a month ago?") == [("2023-03-29", "2023-04-18")]
         # Off, "a month ago" ran up to the question's date.
         before = query_periods(
-            "What charity event did I join a month ago?", reference=reference, centred_ago=False
+            "What charity event did I join a month ago?",
+            reference=reference,
+            centred_ago=False,
+            calendar=False,
         )
         assert [(start.date().isoformat(), end.date().isoformat()) for start, end in before] == [
             ("2023-04-07", "2023-05-10")
         ]
+
+    def test_this_and_last_year_month_and_week_are_calendar_units(self):
+        reference = datetime(2023, 5, 10, 13, 56, tzinfo=UTC)  # a Wednesday
+
+        def days(query: str, **options) -> list[tuple[str, str]]:
+            periods = query_periods(query, reference=reference, **options)
+            return [(start.date().isoformat(), end.date().isoformat()) for start, end in periods]
+
+        # The unit the moment falls in, a day of slack either side.
+        assert days("How many books have I read this year?") == [("2022-12-31", "2024-01-02")]
+        assert days("What did I do last year?") == [("2021-12-31", "2023-01-02")]
+        assert days("What did I buy this month?") == [("2023-04-30", "2023-06-02")]
+        assert days("What did I buy last month?") == [("2023-03-31", "2023-05-02")]
+        assert days("Where did I eat this week?") == [("2023-05-07", "2023-05-16")]
+        assert days("Where did I eat last week?") == [("2023-04-30", "2023-05-09")]
+        # December's month runs into January.
+        december = query_periods("What did I buy this month?", reference=datetime(2023, 12, 20, tzinfo=UTC))
+        assert [(s.date().isoformat(), e.date().isoformat()) for s, e in december] == [
+            ("2023-11-30", "2024-01-02")
+        ]
+        # Off, "this year" asked in May looked at the twelve months to come.
+        assert days("How many books have I read this year?", calendar=False) == [("2023-05-09", "2024-05-11")]
 
     def test_questions_asking_for_a_time_are_told_apart(self):
         asking = [

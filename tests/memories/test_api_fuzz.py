@@ -280,8 +280,13 @@ def check(world: World, call: Call) -> None:
     assert status < 500, (str(call), status, text[:500])
     sent = f"{call.path} {call.query} {(call.body or b'').decode('utf-8', 'replace')}"
     # The open query's answers are about SQL (view examples, saved queries): there SQL is content,
-    # not a leak; every other needle (tracebacks, paths, internals) still counts.
-    allowed = {"SELECT "} if call.path.startswith("/api/v1/query") else set()
+    # not a leak, on its own routes and on the generic operations route that runs the same
+    # operations (`/api/v1/operations/describe_saved_query`); every other needle (tracebacks,
+    # paths, internals) still counts.
+    about_sql = call.path.startswith("/api/v1/query") or any(
+        call.path.startswith(f"/api/v1/operations/{name}") for name in OPEN_QUERY_ROUTES
+    )
+    allowed = {"SELECT "} if about_sql else set()
     leaked = [
         needle for needle in FORBIDDEN if needle in text and needle not in sent and needle not in allowed
     ]

@@ -209,6 +209,15 @@ class Knobs:
     # of hits, changes. 0 turns it off. LongMemEval's 27 knowledge-update questions: newest evidence
     # first 12 -> 22, recall at 10 and 20 unchanged on all 57 questions held (docs/retrieval.md).
     newest_said_share: float = 0.5
+    # ... and at least this many of them (all of them when the question has fewer): a question of one
+    # word besides its frame ("How many cats do I have?") is answered by a sentence with that word
+    # ("we adopted a third cat"); two, and one of them alone is too loose ("Who is the designer at
+    # Google?" is not answered by "Our team designs mobile apps").
+    newest_said_words: int = 2
+    # Whether the words that ask for a quantity ("how many", "how much", "how often") are left out of
+    # the question's words there: they ask for the value, and the statement that gives it need not
+    # say them ("How many cats do I have?" / "we adopted a third cat").
+    newest_said_frame: bool = True
     # How many of the best hits it looks at, whatever `top_k` asks for, so that a short recall puts
     # first the same memory a long one does.
     newest_said_window: int = 20
@@ -946,6 +955,10 @@ LIMIT %(rows)s
     return sql
 
 
+# The words of a question that ask for a quantity rather than name what it is about.
+_QUANTITY_FRAME = frozenset({"many", "much", "often"})
+
+
 def _answering_words(content: str, wanted: frozenset[str]) -> int:
     """How many of the question's word stems (`wanted`) the memory's best sentence holds."""
     _, text = split_speaker(content)
@@ -984,9 +997,11 @@ def newest_said_first(
     wanted = frozenset(
         stem(w)
         for w in query_words(query, drop_request_frame=knobs.drop_request_frame)
-        if w not in STOP_WORDS
+        if w not in STOP_WORDS and (not knobs.newest_said_frame or w not in _QUANTITY_FRAME)
     )
-    need = max(2.0, knobs.newest_said_share * len(wanted))
+    if not wanted:
+        return hits
+    need = max(min(knobs.newest_said_words, len(wanted)), knobs.newest_said_share * len(wanted))
     places = [
         place
         for place, (hit, person) in enumerate(zip(hits, by_person, strict=True))

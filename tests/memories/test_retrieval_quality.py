@@ -554,6 +554,20 @@ class TestNewestSaidFirst:
             newer
         ]
 
+    def test_a_short_question_needs_only_its_noun_not_its_quantity_words(self, alice):
+        # "How many" asks for the value; the statement that gives it says "a third bike".
+        old = "I own two bikes, a road bike and a gravel bike."
+        new = (
+            "User: My neighbour sold me his old commuter, so that's a third bike in the hallway now."
+            " Anyway, how do I true a wheel that wobbles?"
+        )
+        _saves(alice, [[old], [_COINS_FILLER[0]], [new]])
+        query = "How many bikes do I own?"
+        assert _recall(alice, query, knobs=OFF, top_k=1) == [old]
+        strict = replace(DEFAULT_KNOBS, newest_said_words=2, newest_said_frame=False)
+        assert _recall(alice, query, knobs=strict, top_k=1) == [old]
+        assert _recall(alice, query, top_k=1) == [new]
+
     def test_what_someone_else_said_is_not_reordered(self, alice):
         # Two people in a chat saying alike things is a conversation, not an update of the person's.
         _saves(alice, [["Caroline: " + _COINS_THEN], [_COINS_FILLER[0]], ["Caroline: " + _COINS_NOW[6:]]])

@@ -991,7 +991,8 @@ def newest_said_first(
     ranked below it. A question that names periods (`periods`, resolved against its `at`) is about
     what was said in them: "How many books have I read this year?" orders the answers said this year,
     and one said before or after stays where it ranked. A pinned memory keeps the place its boost
-    gave it: the person said it matters most."""
+    gave it: the person said it matters most. History (`include_history`) is not an answer about
+    now and keeps its place below what holds."""
     if knobs.newest_said_share <= 0:
         return hits
     wanted = frozenset(
@@ -1006,6 +1007,7 @@ def newest_said_first(
         place
         for place, (hit, person) in enumerate(zip(hits, by_person, strict=True))
         if person
+        and hit.held
         and not hit.memory.pinned
         and (not periods or any(start <= _said_at(hit) < end for start, end in periods))
         and _answering_words(hit.memory.content, wanted) >= need

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from memories import embeddings
 from memories.models import Entity, Memory, Source
@@ -567,6 +568,18 @@ class TestNewestSaidFirst:
         strict = replace(DEFAULT_KNOBS, newest_said_words=2, newest_said_frame=False)
         assert _recall(alice, query, knobs=strict, top_k=1) == [old]
         assert _recall(alice, query, top_k=1) == [new]
+
+    def test_history_keeps_its_place_below_what_holds(self, alice):
+        # A newer answer that no longer holds (the person took it back) is history, not the answer.
+        ((then,), _filler, (now,)) = _saves(alice, [[_COINS_THEN], [_COINS_FILLER[0]], [_COINS_NOW]])
+        now.superseded_at = timezone.now()
+        now.superseded_by = then
+        now.save(update_fields=["superseded_at", "superseded_by"])
+        query = "How many pre-1920 American coins do I have in my collection?"
+        assert _recall(alice, query, include_history=True) == _recall(
+            alice, query, knobs=OFF, include_history=True
+        )
+        assert _recall(alice, query, include_history=True, top_k=1) == [_COINS_THEN]
 
     def test_what_someone_else_said_is_not_reordered(self, alice):
         # Two people in a chat saying alike things is a conversation, not an update of the person's.

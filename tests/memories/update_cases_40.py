@@ -943,3 +943,51 @@ BATCH_40J: tuple[Case, ...] = (
     _j("fr:correction", "je me suis trompé", "Mon vol part à 7h.", "Je me suis trompé, mon vol part à 9h.",
        "update"),
 )  # fmt: skip
+
+# Batch 52a: a change of job said with the role before the employer ("I'm now a data engineer at
+# Solvia"), the way a newcomer said it in a walk of the service, and what must not be read as one (a
+# regular, a member, a volunteer, another person, a past job). Written before any rule for it, scored
+# blind (docs/decisions.md, "A job said as a role at an employer").
+_k = _b("52a")
+
+BATCH_52A: tuple[Case, ...] = (
+    _k("role", "now a role at", "I work at Freightline as a logistics analyst.",
+       "I'm now a data engineer at Solvia.", "update"),
+    _k("role", "left and now a role", "I work for Deloitte.",
+       "Correction: I left Deloitte in October, I'm now a product manager at Lumen.", "update"),
+    _k("role", "same role, new place", "I'm a nurse at St. Mary's Hospital.", "I'm a nurse at Kaiser now.",
+       "update"),
+    _k("role", "teach at", "I'm a teacher at Lincoln High.", "These days I teach at Roosevelt Middle School.",
+       "update"),
+    _k("role", "switched jobs", "I work as a barista at Blue Bottle.",
+       "I switched jobs, I'm a barista at Ritual Coffee now.", "update"),
+    _k("role", "moved over", "I'm an accountant at KPMG.",
+       "I moved over to EY last month, same job title.", "update"),
+    _k("role", "with them now", "I'm employed by Siemens.", "I'm with Bosch now, in their e-bike division.",
+       "update"),
+    _k("role", "inside a note", "I work at Freightline as a logistics analyst. My commute is 40 minutes.",
+       "Quick update. I left Freightline in October and I'm now a data engineer at Solvia. "
+       "The commute is shorter too.", "update"),
+    _k("role", "sister's job", "My sister works at Google.", "My sister is a nurse at Kaiser now.", "update"),
+    _k("role", "same, reworded", "I'm a data engineer at Solvia.", "I work at Solvia as a data engineer.",
+       "same"),
+    _k("must-not", "a regular", "I work at Freightline.", "I'm a regular at Blue Bottle on weekends.", "add"),
+    _k("must-not", "a member", "I work at Acme.", "I'm a member at the climbing gym downtown.", "add"),
+    _k("must-not", "a volunteer", "I work at the city hospital.",
+       "I'm a volunteer at the animal shelter on Saturdays.", "add"),
+    _k("must-not", "the wife's job", "I'm a data engineer at Solvia.",
+       "My wife is a teacher at Lincoln High.", "add"),
+    _k("must-not", "an interview", "I work at Google.", "I had an interview at Meta yesterday.", "add"),
+    _k("must-not", "a past job", "I'm a nurse at Kaiser.", "I was a nurse at St. Mary's before this.", "add"),
+    _k("must-not", "a fan", "I work at Google.", "I'm a huge fan of the Warriors.", "add"),
+    _k("must-not", "the brother's job", "My sister works at Google.", "My brother is a nurse at Kaiser.",
+       "add"),
+    _k("de:role", "jetzt Ingenieurin", "Ich arbeite bei Siemens.", "Ich bin jetzt Ingenieurin bei Bosch.",
+       "update"),
+    _k("de:must-not", "Mitglied", "Ich arbeite bei Siemens.", "Ich bin Mitglied im Sportverein.", "add"),
+    _k("es:role", "ahora diseñadora", "Trabajo en Telefónica.", "Ahora soy diseñadora en Inditex.", "update"),
+    _k("es:must-not", "socio", "Trabajo en Telefónica.", "Soy socio del club de tenis.", "add"),
+    _k("fr:role", "maintenant comptable", "Je travaille chez Orange.",
+       "Je suis maintenant comptable chez Total.", "update"),
+    _k("fr:must-not", "bénévole", "Je travaille chez Orange.", "Je suis bénévole aux Restos du Cœur.", "add"),
+)  # fmt: skip

@@ -23,6 +23,7 @@ from tests.memories.update_cases_40 import (
     BATCH_40H,
     BATCH_40I,
     BATCH_40J,
+    BATCH_52A,
 )
 
 ALL_CASES: tuple[Case, ...] = (
@@ -35,6 +36,7 @@ ALL_CASES: tuple[Case, ...] = (
     *BATCH_40H,
     *BATCH_40I,
     *BATCH_40J,
+    *BATCH_52A,
 )
 
 

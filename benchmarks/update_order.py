@@ -2,7 +2,7 @@
 statements and rank the newest first for a question about how things stand (the oldest first for a
 question about the earlier state)?
 
-    .venv/bin/python benchmarks/update_order.py [--cases ID ...] [--explain] [--json FILE]
+    .venv/bin/python benchmarks/update_order.py [--data FILE] [--cases ID ...] [--explain] [--json FILE]
 
 The cases are in `benchmarks/data/update_order.json` (its "about" says how it was written): each is
 one person's chat over 3-6 sessions weeks apart, "User: ..." and "Assistant: ..." turns, in which a
@@ -22,6 +22,12 @@ from the 20 hits ranks below all of them; the one that should lead must be among
 The ingest is cached as `longmemeval.py`'s is: the service's data folder is kept in
 `var/benchmarks/update_order-<hash>/`, the hash covering the ingest code (longmemeval's key) and the
 data file, so a ranking change is measured again in a minute. `--fresh` ingests into a new folder.
+
+`--data FILE` scores another set of cases in the same format. `benchmarks/data/update_order_2.json`
+is a second set, written blind on 6 December 2026 by a second helper who had read neither the
+ranking nor the first set's cases (only its first case, for the format, and its questions, to
+choose other topics), before anything was run against a service; its cache folder is its own, since
+the key covers the data file.
 
 First runs, blind (6 December 2026, a machine shared with another helper). The cases were committed
 (8d446cd, rebased unchanged as 78ad83d) before anything was run against a service; no case changed
@@ -179,9 +185,10 @@ def data_key(path: Path = DATA) -> str:
     return digest.hexdigest()[:12]
 
 
-def measure(cases: list[Case], *, fresh: bool = False, threads: int = 2) -> list[Result]:
-    """Ingest the cases the cached folder lacks (one user each), then ask every case's question."""
-    var_dir = ROOT / "var" / "benchmarks" / f"update_order-{data_key()}"
+def measure(cases: list[Case], *, data: Path = DATA, fresh: bool = False, threads: int = 2) -> list[Result]:
+    """Ingest the cases the cached folder lacks (one user each), then ask every case's question.
+    `data` is the file the cases came from: the cache folder is keyed on it."""
+    var_dir = ROOT / "var" / "benchmarks" / f"update_order-{data_key(data)}"
     if fresh and var_dir.exists():
         shutil.rmtree(var_dir)
     # longmemeval's ingest runs on its Question; a case is one with its conversation (the same object).
@@ -245,6 +252,7 @@ def explain(result: Result, *, shown: int = 10) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA, help="the cases' file (default: the first set)")
     parser.add_argument("--cases", nargs="+", help="only these case ids")
     parser.add_argument("--fresh", action="store_true", help="ingest again into a new folder")
     parser.add_argument("--threads", type=int, default=2, help="cases saved at the same time")
@@ -253,16 +261,19 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, help="also write every case's result here")
     args = parser.parse_args()
-    cases = load_cases()
+    cases = load_cases(args.data)
     if args.cases:
         unknown = set(args.cases) - {c.id for c in cases}
         if unknown:
             raise SystemExit(f"no such cases: {', '.join(sorted(unknown))}")
         cases = [c for c in cases if c.id in args.cases]
-    results = measure(cases, fresh=args.fresh, threads=args.threads)
+    results = measure(cases, data=args.data, fresh=args.fresh, threads=args.threads)
     turns = sum(len(c.conversation.turns) for c in cases)
     print()
-    print(f"update order: {len(cases)} cases, {turns} turns, top_k {TOP_K} at the question's date")
+    print(
+        f"update order ({args.data.name}): {len(cases)} cases, {turns} turns,"
+        f" top_k {TOP_K} at the question's date"
+    )
     report(results)
     if args.explain:
         for result in results:

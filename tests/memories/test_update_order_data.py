@@ -1,5 +1,6 @@
-"""The update-order benchmark's cases (benchmarks/data/update_order.json) are well formed, and its
-order rule ranks what it says: a case that breaks the rules would score something else than it claims."""
+"""The update-order benchmark's cases (benchmarks/data/update_order.json and the second set,
+update_order_2.json) are well formed, and its order rule ranks what it says: a case that breaks the
+rules would score something else than it claims."""
 
 from __future__ import annotations
 
@@ -7,29 +8,56 @@ import itertools
 import json
 import re
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from benchmarks.update_order import DATA, Case, Hit, load_cases, score
+from benchmarks.update_order import DATA, Case, Hit, data_key, load_cases, score
 
-RAW = json.loads(DATA.read_text())["cases"]
-CASES = load_cases()
+SECOND = DATA.with_name("update_order_2.json")
+# Each set with the fewest cases it was written to hold.
+SETS = {DATA: 48, SECOND: 36}
+RAW = {path: json.loads(path.read_text())["cases"] for path in SETS}
+CASES = {path: load_cases(path) for path in SETS}
 
-
-def test_it_holds_enough_varied_cases() -> None:
-    assert len(CASES) >= 48
-    assert len({c.id for c in CASES}) == len(CASES)
-    assert {c.language for c in CASES} <= {"en", "de", "es", "fr"}
-    assert {c.asks for c in CASES} == {"now", "earlier"}
-    assert {c.said for c in CASES} == {"passing", "plain"}
-    assert {c.overlap for c in CASES} == {"high", "low"}
-    assert len({c.language for c in CASES}) > 1
-    assert any(c.values >= 3 for c in CASES)
+RAW_CASES = [(path, raw) for path in SETS for raw in RAW[path]]
+LOADED = [(path, case) for path in SETS for case in CASES[path]]
 
 
-@pytest.mark.parametrize("raw", RAW, ids=[r["id"] for r in RAW])
-def test_it_has_sessions_weeks_apart_and_the_question_after_them(raw: dict[str, Any]) -> None:
+def _ids(items: list[tuple[Path, Any]]) -> list[str]:
+    return [f"{path.stem}/{item['id'] if isinstance(item, dict) else item.id}" for path, item in items]
+
+
+@pytest.mark.parametrize("path", list(SETS), ids=[p.stem for p in SETS])
+def test_it_holds_enough_varied_cases(path: Path) -> None:
+    cases = CASES[path]
+    assert len(cases) >= SETS[path]
+    assert len({c.id for c in cases}) == len(cases)
+    assert {c.language for c in cases} <= {"en", "de", "es", "fr"}
+    assert {c.asks for c in cases} == {"now", "earlier"}
+    assert {c.said for c in cases} == {"passing", "plain"}
+    assert {c.overlap for c in cases} == {"high", "low"}
+    assert len({c.language for c in cases}) > 1
+    assert any(c.values >= 3 for c in cases)
+
+
+def test_it_keeps_the_second_set_on_other_cases_than_the_first() -> None:
+    first = CASES[DATA]
+    second = CASES[SECOND]
+    assert not {c.id for c in first} & {c.id for c in second}
+    assert not {c.question for c in first} & {c.question for c in second}
+
+
+def test_it_describes_whose_fact_and_how_the_second_set_words_the_newest_value() -> None:
+    # The fields the loader ignores, read from the file: a typo would silently split a group.
+    raw = RAW[SECOND]
+    assert {r["whose"] for r in raw} == {"own", "other"}
+    assert {r["how"] for r in raw} == {"direct", "correction", "other verb", "number only", "pronoun"}
+
+
+@pytest.mark.parametrize(("path", "raw"), RAW_CASES, ids=_ids(RAW_CASES))
+def test_it_has_sessions_weeks_apart_and_the_question_after_them(path: Path, raw: dict[str, Any]) -> None:
     assert 3 <= len(raw["sessions"]) <= 6
     dates = [datetime.fromisoformat(session["date"]) for session in raw["sessions"]]
     assert all(later - earlier >= timedelta(days=7) for earlier, later in itertools.pairwise(dates))
@@ -38,15 +66,15 @@ def test_it_has_sessions_weeks_apart_and_the_question_after_them(raw: dict[str, 
         assert 6 <= len(session["turns"]) <= 16
         assert {t["role"] for t in session["turns"]} == {"user", "assistant"}
     # Every turn is saved with its session's date: the loader keeps the file's order.
-    case = next(c for c in CASES if c.id == raw["id"])
+    case = next(c for c in CASES[path] if c.id == raw["id"])
     assert [t.occurred_at for t in case.conversation.turns] == sorted(
         t.occurred_at for t in case.conversation.turns
     )
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_it_marks_old_and_new_user_turns_in_separate_sessions(case: Case) -> None:
-    raw = next(r for r in RAW if r["id"] == case.id)
+@pytest.mark.parametrize(("path", "case"), LOADED, ids=_ids(LOADED))
+def test_it_marks_old_and_new_user_turns_in_separate_sessions(path: Path, case: Case) -> None:
+    raw = next(r for r in RAW[path] if r["id"] == case.id)
     marked = [
         (s, turn)
         for s, session in enumerate(raw["sessions"])
@@ -61,15 +89,18 @@ def test_it_marks_old_and_new_user_turns_in_separate_sessions(case: Case) -> Non
     assert len(case.evidence) == len(marked)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.said == "passing"], ids=lambda c: c.id)
-def test_it_says_a_value_in_passing_inside_a_longer_message(case: Case) -> None:
+PASSING = [(path, case) for path, case in LOADED if case.said == "passing"]
+
+
+@pytest.mark.parametrize(("path", "case"), PASSING, ids=_ids(PASSING))
+def test_it_says_a_value_in_passing_inside_a_longer_message(path: Path, case: Case) -> None:
     newest = next(t for t in case.conversation.turns if t.dia_id == case.evidence[-1])
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", newest.content) if s.strip()]
     assert 3 <= len(sentences) <= 6, newest.content
 
 
 def _case(asks: str) -> Case:
-    return next(c for c in CASES if c.asks == asks and c.values == 2)
+    return next(c for c in CASES[DATA] if c.asks == asks and c.values == 2)
 
 
 def _hits(*turns: str) -> list[Hit]:
@@ -95,3 +126,8 @@ def test_it_counts_the_oldest_first_for_a_question_about_the_earlier_state() -> 
     old, new = case.evidence
     assert score(case, _hits(old, new)).in_order
     assert not score(case, _hits(new, old)).in_order
+
+
+def test_it_keys_the_ingest_cache_on_the_data_file() -> None:
+    # Two sets in one cache folder would score each other's memories.
+    assert data_key(DATA) != data_key(SECOND)

@@ -1,0 +1,44 @@
+"""A change of employer said with a role ("My wife is a nurse at Kaiser now"), through REST and the
+real worker: it replaces the earlier statement of where the same person works although the two are
+far apart in meaning (cosine 0.28 here, below the 0.3 of the priors every statement is judged
+against), and it replaces nothing of another person's or another owner's."""
+
+from __future__ import annotations
+
+from memories.models import Memory
+from tests.helpers import pat_client
+from tests.memories.test_recall import _save, e2e
+
+pytestmark = e2e
+
+
+def _one(ids: list[str]) -> Memory:
+    assert len(ids) == 1, ids
+    return Memory.objects.get(id=ids[0])
+
+
+def test_another_employer_said_with_a_role_replaces_the_earlier_one(alice):
+    client = pat_client(alice)
+    google = _one(_save(client, "My wife works at Google."))
+    mine = _one(_save(client, "I work at Freightline."))
+    kaiser = _one(_save(client, "My wife is a nurse at Kaiser now."))
+    google.refresh_from_db()
+    mine.refresh_from_db()
+    assert google.superseded_by_id == kaiser.id
+    assert mine.superseded_at is None
+    response = client.post(
+        "/api/v1/operations/recall", {"query": "Where does my wife work?", "top_k": 5}, format="json"
+    )
+    assert response.status_code == 200, response.json()
+    contents = [hit["content"] for hit in response.json()["memories"]]
+    assert "My wife is a nurse at Kaiser now." in contents
+    assert "My wife works at Google." not in contents
+
+
+def test_a_past_job_or_another_owners_statement_is_not_replaced(alice, bob):
+    alice_client, bob_client = pat_client(alice), pat_client(bob)
+    google = _one(_save(alice_client, "My wife works at Google."))
+    _save(alice_client, "My wife was a nurse at Kaiser before that.")
+    _save(bob_client, "My wife is a nurse at Kaiser now.")
+    google.refresh_from_db()
+    assert google.superseded_at is None

@@ -161,6 +161,11 @@ MONTHS_FULL = (
     "december",
 )
 
+# The first words of a "Word: ..." prefix that make it a label, a date or a weekday rather than a
+# speaker ("Correction: ...", "Note: ...", "Monday: ..."): `is_speaker_name`, and recall's reading of
+# a save's speaker in SQL (memories.retrieval.recall).
+NOT_SPEAKER_WORDS = frozenset(LABEL_WORDS | set(WEEKDAYS) | set(MONTHS_FULL))
+
 # A speaker is one to three capitalised words (or a chat role) at line start, then a colon and the words
 # said on the same line. Requiring text after the colon keeps headings such as "Shopping List:" out.
 _SPEAKER_RE = re.compile(
@@ -186,7 +191,7 @@ def split_speaker(text: str) -> tuple[str, str]:
 def is_speaker_name(name: str) -> bool:
     """Whether a "Name:" prefix names a speaker rather than a label, a date or a place heading."""
     words = name.lower().split()
-    if not words or words[0].rstrip(".") in LABEL_WORDS or words[0] in WEEKDAYS or words[0] in MONTHS_FULL:
+    if not words or words[0].rstrip(".") in NOT_SPEAKER_WORDS:
         return False
     if is_cue(name):
         return False  # "Korrektur: ...", "Wait, no: ..." say how, not who

@@ -43,6 +43,7 @@ from memories import embeddings
 from memories.as_of import View, active_sql, held_sql, held_sql_params, started_sql
 from memories.models import FTS_CONFIG, Memory, Space
 from memories.pipeline.language import (
+    NOT_SPEAKER_WORDS,
     REQUEST_WORDS,
     ROLE_SPEAKERS,
     STOP_WORDS,
@@ -52,7 +53,7 @@ from memories.pipeline.language import (
     split_speaker,
     stem,
 )
-from memories.pipeline.lexicon import persons, slot_words
+from memories.pipeline.lexicon import persons, slot_words, slots_asked_in
 from memories.pipeline.timeparse import resolve_times
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
 from memories.selectors.jobs import PENDING_SAVES_SQL
@@ -223,6 +224,12 @@ class Knobs:
     # How many of the best hits it looks at, whatever `top_k` asks for, so that a short recall puts
     # first the same memory a long one does.
     newest_said_window: int = 20
+    # Whether, for a short first-person question of an everyday slot ("Where do I live?"), the
+    # person's memories the update engine holds as that slot's value (`Memory.slot`, e.g.
+    # "user:lives_in" for "I moved to Leipzig last spring") count as its answers too, and come before
+    # the others: they may share no word with the question, while "Before that I lived in Dresden"
+    # shares one.
+    slot_holders_first: bool = True
 
 
 DEFAULT_KNOBS = Knobs()
@@ -765,8 +772,12 @@ candidate_rows AS MATERIALIZED (
     -- With `period_said`, a memory with no world time of its own is placed when it was said.
     CROSS JOIN LATERAL (SELECT CASE WHEN %(period_said)s THEN c.stated_at END AS value) said_at
     CROSS JOIN LATERAL (SELECT strpos(h.head, ':') AS colon) spc
+    -- A label is no speaker ("Correction: I left ...", "Update: ...", "Note: ..."): its first word
+    -- is one of `language.NOT_SPEAKER_WORDS`, as `is_speaker_name` reads it.
     CROSS JOIN LATERAL (
         SELECT CASE WHEN spc.colon > 1 AND strpos(left(h.head, spc.colon - 1), E'\\n') = 0
+                         AND NOT rtrim(split_part(lower(left(h.head, spc.colon - 1)), ' ', 1), '.')
+                                 = ANY(%(label_words)s::text[])
                     THEN lower(left(h.head, spc.colon - 1)) ELSE '' END AS speaker
     ) sp
     -- Said by the person: a save with no speaker (their own note) or a "User:" turn.
@@ -978,6 +989,19 @@ def _said_at(hit: Hit) -> datetime:
     return hit.memory.stated_at or hit.memory.recorded_at
 
 
+# The everyday slots of a question (the lexicon's `slots`) whose value the update engine keeps as a
+# memory's slot (`extract.slot_of`), by the engine's name.
+_HELD_SLOTS = {"home": "lives_in", "work": "works_at", "job": "works_at"}
+
+
+def _slots_held(query: str, knobs: Knobs) -> frozenset[str]:
+    """The memory slots of the person's that answer a short first-person slot question ("Where do I
+    live?" -> {"user:lives_in"}); none when `slot_holders_first` is off or the question is no such."""
+    if not knobs.slot_holders_first or not asks_slot(query, knobs):
+        return frozenset()
+    return frozenset(f"user:{_HELD_SLOTS[slot]}" for slot in slots_asked_in(query) if slot in _HELD_SLOTS)
+
+
 def newest_said_first(
     hits: list[Hit],
     by_person: Sequence[bool],
@@ -1005,6 +1029,7 @@ def newest_said_first(
     if not wanted:
         return hits
     need = max(min(knobs.newest_said_words, len(wanted)), knobs.newest_said_share * len(wanted))
+    held_slots = _slots_held(query, knobs)
     places = [
         place
         for place, (hit, person) in enumerate(zip(hits, by_person, strict=True))
@@ -1012,12 +1037,13 @@ def newest_said_first(
         and hit.held
         and not hit.memory.pinned
         and (not periods or any(start <= _said_at(hit) < end for start, end in periods))
-        and _answering_words(hit.memory.content, wanted) >= need
+        and (hit.memory.slot in held_slots or _answering_words(hit.memory.content, wanted) >= need)
     ]
     if len(places) < 2:
         return hits
-    # Stable: answers said at the same moment keep their ranked order.
+    # Stable: answers said at the same moment keep their ranked order. The slot's holders first.
     answers = sorted((hits[place] for place in places), key=_said_at, reverse=not asks_then(query))
+    answers.sort(key=lambda hit: hit.memory.slot not in held_slots)
     ordered = list(hits)
     for place, hit in zip(places, answers, strict=True):
         # The answer takes its place's score too, so that the scores still fall from first to last
@@ -1078,6 +1104,7 @@ def _params(
         "first_person": knobs.own_boost > 0 and first_person,
         "second_person": knobs.own_boost > 0 and second_person,
         "user_roles": sorted(USER_ROLES),
+        "label_words": sorted(NOT_SPEAKER_WORDS),
         "agent_roles": list(AGENT_ROLES),
         "sibling_share": knobs.sibling_share,
         "period_said": knobs.period_said,

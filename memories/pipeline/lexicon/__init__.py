@@ -257,20 +257,30 @@ def relations_asked(text: str) -> frozenset[str]:
     )
 
 
-def slot_words(question: str) -> list[str]:
-    """The words statements of the everyday slots a first-person question asks about are often said
-    with ("Where do I live?" -> "moved", "flat", "lease", ...), in the question's language and
-    English's; none for a question about someone else or asking no slot."""
+def _slots_asked(question: str) -> list[tuple[Lexicon, str]]:
+    """(lexicon, slot) for every word of a first-person question that asks an everyday slot, in the
+    question's language and English's, in the order of the words."""
     if not persons(question)[0]:
         return []
     code = detect(question)
     lexes = [lexicon(code)] if code == ENGLISH else [lexicon(code), lexicon(ENGLISH)]
     words = [word.lower() for word in _WORD_RE.findall(question)]
+    return [(lex, slot) for lex in lexes for word in words if (slot := lex.slots_asked.get(word)) is not None]
+
+
+def slots_asked_in(question: str) -> frozenset[str]:
+    """The everyday slots a first-person question asks about ("Where do I live?" -> {"home"}); none
+    for a question about someone else."""
+    return frozenset(slot for _, slot in _slots_asked(question))
+
+
+def slot_words(question: str) -> list[str]:
+    """The words statements of the everyday slots a first-person question asks about are often said
+    with ("Where do I live?" -> "moved", "flat", "lease", ...), in the question's language and
+    English's; none for a question about someone else or asking no slot."""
     said: dict[str, None] = {}
-    for lex in lexes:
-        for word in words:
-            if (slot := lex.slots_asked.get(word)) is not None:
-                said.update(dict.fromkeys(lex.slots_said[slot]))
+    for lex, slot in _slots_asked(question):
+        said.update(dict.fromkeys(lex.slots_said[slot]))
     return list(said)
 
 

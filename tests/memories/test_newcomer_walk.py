@@ -1,0 +1,68 @@
+"""A newcomer's walk of the service (stop 51), kept as a test: three notes about their own life in
+their own words, saved through REST and stored by the real worker, then the everyday questions they
+asked. Each of the three below was answered wrong before stop 52:
+
+- "Where do I work now?" named the old employer: "I'm now a data engineer at Solvia" had no slot and
+  replaced nothing (the update engine's employer rule, `update._new_employer`);
+- "Where do I live?" put "Before that I lived in Dresden" first, which shares "live" with it, above
+  "I moved to Leipzig last spring", the update engine's `user:lives_in` (`slot_holders_first`);
+- "What do I do for a living?" did not count "Correction: I left Freightline ..." as the person's
+  own: recall read "Correction" as a speaker's name (`language.NOT_SPEAKER_WORDS`).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import pat_client
+from tests.memories.test_recall import _save, e2e
+
+pytestmark = e2e
+
+NOTES = (
+    "I moved to Leipzig last spring and rent a small flat near the Karl-Heine canal. Before that I lived in"
+    " Dresden for six years.",
+    "I work as a data engineer at a logistics company called Freightline; mostly pipelines and a lot of"
+    " on-call. My sister Jana is allergic to hazelnuts and also to cats, so no cat visits at her place.",
+    "Correction: I left Freightline in October, I'm now a data engineer at Solvia, a solar startup."
+    " Weekends I climb at the bouldering gym with my brother Tomas.",
+)
+
+
+@pytest.fixture
+def walked(alice):
+    client = pat_client(alice)
+    for note in NOTES:
+        _save(client, note)
+    return client
+
+
+def _first(client, question: str) -> str:
+    response = client.post("/api/v1/operations/recall", {"query": question, "top_k": 3}, format="json")
+    assert response.status_code == 200, response.json()
+    hits = response.json()["memories"]
+    assert hits, question
+    return str(hits[0]["content"])
+
+
+@pytest.mark.parametrize(
+    ("question", "first"),
+    [
+        ("Where do I work now?", "Solvia"),
+        ("What do I do for a living?", "Solvia"),
+        ("Where do I live?", "Leipzig"),
+        ("What is my sister allergic to?", "hazelnuts"),
+        ("Who do I go climbing with?", "Tomas"),
+    ],
+)
+def test_the_newcomers_questions_are_answered_by_what_holds_now(walked, question, first):
+    assert first in _first(walked, question)
+
+
+def test_the_old_employer_is_history(walked):
+    response = walked.post(
+        "/api/v1/operations/recall", {"query": "Freightline", "top_k": 10}, format="json"
+    )
+    assert response.status_code == 200, response.json()
+    held = [hit["content"] for hit in response.json()["memories"]]
+    assert not any(content.startswith("I work as a data engineer at a logistics company") for content in held)

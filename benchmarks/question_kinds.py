@@ -23,6 +23,24 @@ questions missed: the 10 it caught all say "originally", "initially", "at first"
 beginning", "at the start" or "used to"; every "before ...", "previous", "old", "former",
 "prior to", "until", "back when", "my first ...", "the one before", "when I started/joined"
 and every German, Spanish and French question was read as asking about now.
+
+After the lexicons' `earlier` words (stop 52, 6 December 2026). The rule was written after reading
+the helper's report, which named the phrasings missed ("before ...", "previous", "former", "until",
+"back when", "my first", "when I started", the other languages) but not the questions; none of the
+questions was read before the rule was scored, once:
+
+            n earlier   prec recall   TP   FP   FN   TN
+    all   142      70  0.982  0.800   56    1   14   71
+    en    100      49  0.975  0.796   39    1   10   50
+    de     14       7  1.000  0.857    6    0    1    7
+    es     14       7  1.000  0.857    6    0    1    7
+    fr     14       7  1.000  0.714    5    0    2    7
+
+Then two vetoes were added for what LongMemEval's development questions showed ("my former manager
+Rachel" names a person; "How many days before I bought ..." counts days between events); with them
+the set scores the same. The misses listed by `--misses` were read after that and not tuned to
+("before it relocated", "the original deadline", "my old landlord", "starting salary", "alter",
+"anteriormente", "avant son licenciement", "avant celui-ci"): a next round needs a fresh set.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ from memories.pipeline.language import (
     split_speaker,
     stem,
 )
-from memories.pipeline.lexicon import persons, slot_words, slots_asked_in
+from memories.pipeline.lexicon import asks_earlier, persons, slot_words, slots_asked_in
 from memories.pipeline.timeparse import resolve_times
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
 from memories.selectors.jobs import PENDING_SAVES_SQL
@@ -472,8 +472,23 @@ _ASKS_THEN_RE = re.compile(
 
 def asks_then(query: str) -> bool:
     """Whether the query asks about an earlier state ("Where did I initially keep ...", "at first",
-    "in the first three months")."""
-    return _ASKS_THEN_RE.search(query) is not None
+    "in the first three months"; the lexicons' `earlier` words: "before the move", "my previous
+    job", "früher"). The lexicons' words name an earlier thing on the way as often ("Where does my
+    former manager work now?", "our previous conversation", "How many days before I bought it
+    ...?"), so they count only in a question that asks neither about now (`asks_now`), nor for a
+    count of days between events, nor about the conversation with the agent."""
+    if _ASKS_THEN_RE.search(query) is not None:
+        return True
+    return (
+        asks_earlier(query)
+        and not asks_now(query)
+        and not _ASKS_DAYS_RE.search(query)
+        and not _ABOUT_THE_CONVERSATION_RE.search(query)
+    )
+
+
+# "How many days before I bought it did I ...": the time between two events, not an earlier state.
+_ASKS_DAYS_RE = re.compile(r"^\W*how\s+many\s+(?:days|weeks|months|years)\b", re.IGNORECASE)
 
 
 def asks_when(query: str) -> bool:

@@ -59,6 +59,10 @@ class Lexicon:
     # "the rent stays the same", "bleibt gleich", "sigue igual", "reste le même": the value holds;
     # such a statement confirms what is held and never replaces it.
     continuity: re.Pattern[str]
+    # A question about an earlier state of something that changed, beyond recall's English words
+    # ("initially", "at first", "used to"): "before the move", "my previous job", "back when",
+    # "früher", "al principio", "mon ancien travail" (`asks_earlier`).
+    earlier: re.Pattern[str]
     # "Starting in March", "from next month", "ab Mai", "a partir de septiembre", "à partir
     # d'octobre": when what the statement says starts to hold, a time to come. Such a statement
     # states a change (it has a start), and the time is when, not a value of what changes.
@@ -195,7 +199,7 @@ _WORD_FIELDS = (
 )
 _PATTERN_FIELDS = (
     "strong_cue", "negation", "idioms", "against", "tentative", "reported", "change", "additive", "ending",
-    "continuity", "start",
+    "continuity", "start", "earlier",
 )  # fmt: skip
 _KEYS = {"strong_cue": "strong_cues"}
 
@@ -266,6 +270,14 @@ def _slots_asked(question: str) -> list[tuple[Lexicon, str]]:
     lexes = [lexicon(code)] if code == ENGLISH else [lexicon(code), lexicon(ENGLISH)]
     words = [word.lower() for word in _WORD_RE.findall(question)]
     return [(lex, slot) for lex in lexes for word in words if (slot := lex.slots_asked.get(word)) is not None]
+
+
+def asks_earlier(question: str) -> bool:
+    """Whether a question asks about an earlier state by any lexicon's `earlier` words ("What was my
+    rent before the increase?", "¿Qué coche tenía antes?"). Every language's: a question is short, so
+    its language is often not told ("¿Qué coche tenía antes?" reads as English), and these words are
+    no other language's."""
+    return any(lexicon(code).earlier.search(question) for code in languages())
 
 
 def slots_asked_in(question: str) -> frozenset[str]:

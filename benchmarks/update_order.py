@@ -27,7 +27,20 @@ data file, so a ranking change is measured again in a minute. `--fresh` ingests 
 is a second set, written blind on 6 December 2026 by a second helper who had read neither the
 ranking nor the first set's cases (only its first case, for the format, and its questions, to
 choose other topics), before anything was run against a service; its cache folder is its own, since
-the key covers the data file.
+the key covers the data file. Its first run, blind (stop 52, on 54563a0), and the same stored data
+with "newest said first" off (`newest_said_share` 0 in the service's knobs, the only change):
+
+                                   rule off     54563a0 (first try, blind)
+    R@5 / R@10 / R@20              0.850 / 0.947 / 0.959    0.825 / 0.947 / 0.959
+    newest first (about now)       5/34         10/34
+    oldest first (earlier state)   4/7          3/7
+    question's words shared: high  -            8/12 newest first
+                             low   -            2/22
+
+After the earlier-state words (c55b0b7, chosen on the helper's question set, not on these cases):
+newest first 10/34, oldest first 6/7, R@5 0.813. What is left is what the first set showed: a new
+value said in other words than the question's ("Kiwi picked up 'good morning' ... which brings her
+to 19" for "How many words can my parrot say?") is no answer to it by words.
 
 First runs, blind (6 December 2026, a machine shared with another helper). The cases were committed
 (8d446cd, rebased unchanged as 78ad83d) before anything was run against a service; no case changed

@@ -24,6 +24,7 @@ from tests.memories.update_cases_40 import (
     BATCH_40I,
     BATCH_40J,
     BATCH_52A,
+    BATCH_52B,
 )
 
 ALL_CASES: tuple[Case, ...] = (
@@ -37,6 +38,7 @@ ALL_CASES: tuple[Case, ...] = (
     *BATCH_40I,
     *BATCH_40J,
     *BATCH_52A,
+    *BATCH_52B,
 )
 
 

@@ -437,7 +437,7 @@ _HAVE = r"\bi(?:['\u2019]ve|\s+have)"
 
 
 _ADVERBS = (
-    r"(?:(?:now|currently|still|also|just|recently|finally|happily|newly|officially|strictly|fully"
+    r"(?:(?:now|currently|still|just|recently|finally|happily|newly|officially|strictly|fully"
     r"|mostly|permanently|actually)\s+){0,3}"
 )
 
@@ -449,11 +449,6 @@ _AS_ROLE = r"(?:\s+as\s+an?\s+[\w -]{1,40}?)?"
 
 
 _DIETS = r"(?P<v>vegetarian|vegan|pescatarian|pescetarian|flexitarian|carnivore|omnivore|keto|paleo)"
-
-
-# An occupation of the English lexicon's `roles` ("engineer", "nurse"), as an alternation, longest
-# first: "I'm now a data engineer at Solvia" names where one works as "I work at Solvia" does.
-_ROLES = "|".join(sorted((re.escape(role) for role in lexicon("en").roles), key=len, reverse=True))
 
 
 # (slot name, pattern). Every pattern is first person; the subject comes from the speaker.
@@ -478,12 +473,6 @@ _SLOT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             rf"(?:new\s+)?(?:job|position|role|internship|working){_AS_ROLE}\s+(?:at|for|with)\s+{_VALUE}",
         ),
         ("works_at", rf"{_I}\s+(?:was|got)\s+hired\s+(?:by|at)\s+{_VALUE}"),
-        # "I'm now a data engineer at Solvia": an occupation at a named employer (capitalised), not
-        # "I'm a regular at Blue Bottle" (no occupation) nor "a nurse at the hospital" (no name).
-        (
-            "works_at",
-            rf"{_IM}\s+{_ADVERBS}an?\s+(?:[\w-]+\s+){{0,2}}?(?:{_ROLES})\s+(?:at|for)\s+(?-i:(?=[A-Z])){_VALUE}",
-        ),
         (
             "works_at",
             rf"{_IVE}\s+{_ADVERBS}(?:left|quit)\s+[^\n.;]{{1,60}}?\s+(?:and\s+|to\s+|then\s+)+"

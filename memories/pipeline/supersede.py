@@ -229,12 +229,6 @@ def judge_priors(
     judged: list[tuple[Memory, Verdict]] = []
     several = _several_claims(candidate.content)
     priors = nearest_prior_rows(owner_id=job.owner_id, space_id=job.space_id, vector=vector)
-    if frame.employer:
-        # "My sister is a nurse at Kaiser now" is far in meaning from "My sister works at Google"
-        # (0.28): a statement of where someone works looks further for the one it may replace. Only
-        # the rule for another employer (`update._new_employer`) can replace one found so far out;
-        # every other rule asks for more similarity.
-        priors += employer_priors(job=job, vector=vector, found={prior.id for prior in priors})
     # A bare correction ("Sorry, I meant Wednesday") is about the last thing the person said, however
     # far in meaning: that statement is judged too, and is the only one it may replace.
     last = latest_prior_row(job=job, source=source, vector=vector) if frame.bare else None
@@ -330,26 +324,6 @@ def _several_claims(text: str) -> bool:
     # "That was wrong. It starts at 6pm." is one claim, and may replace what it corrects.
     _, body = split_speaker(text.strip())
     return sum(1 for sentence in statement_sentences(body) if claims(sentence)) > 1
-
-
-# How close in meaning a statement of where someone works must be to an earlier one to be judged
-# against it: the roles in them pull two such statements apart ("works at Google" / "is a nurse at
-# Kaiser now": 0.28), and the other employer rule asks for their shape instead (update.py).
-EMPLOYER_RELATED = 0.15
-
-
-def employer_priors(*, job: Any, vector: list[float], found: set[Any]) -> list[Memory]:
-    """The current memories of the job's space nearest to a statement of where someone works, down to
-    EMPLOYER_RELATED, that `nearest_prior_rows` did not find (ids in `found`), with their `distance`."""
-    return list(
-        Memory.objects.filter(owner_id=job.owner_id, space_id=job.space_id, embedding__isnull=False)
-        .filter(memory_visible(now=timezone.now()))
-        .exclude(id__in=found)
-        .annotate(distance=CosineDistance("embedding", Value(Vector(vector).to_text())))
-        .filter(distance__lte=1 - EMPLOYER_RELATED)
-        .only(*_PRIOR_FIELDS)
-        .order_by("distance")[:PRIORS]
-    )
 
 
 def latest_prior_row(*, job: Any, source: Any, vector: list[float]) -> Memory | None:

@@ -105,12 +105,6 @@ class Frame:
     change: bool = False
     # "I also have a cat", "I speak Spanish too": an addition, whatever else it shares.
     additive: bool = False
-    # "I work for Deloitte", "I'm now a data engineer at Solvia", "My sister is a nurse at Kaiser":
-    # the relation "work" (its verbs, or an occupation of the lexicon's `roles`) followed by the word
-    # that puts the subject at an employer (`role_preps`) and a name: the stems of the employer's
-    # name; empty also when the statement is in the past (the lexicon's `past`: "I was a nurse at
-    # St. Mary's").
-    employer: frozenset[str] = frozenset()
     # The typed values (memories.pipeline.values) by type, and the relations the statement names
     # ("earn", "salary" -> "pay"), so that "I earn 85k" and "My salary went up to 92k" are one
     # attribute with two values whatever the verbs.
@@ -286,7 +280,6 @@ def frame_of(text: str) -> Frame:
     words: set[str] = set()
     values: set[str] = set()
     relations: set[str] = set()
-    employer: frozenset[str] = frozenset()
     for index, token in enumerate(tokens):
         lowered = _elided(lex, token.lower().strip("'\u2019-"))
         lowered = _FOR_WORDS.get(lowered, lowered)
@@ -295,19 +288,14 @@ def frame_of(text: str) -> Frame:
         lowered = _KIN.get(lowered, lex.kin.get(lowered, lowered) if not english else lowered)
         if not lowered or lowered in light or lowered in lex.cues or lowered in subject_words:
             continue
-        relation = lex.relations.get(lowered, "")
-        role = not relation and lowered in lex.roles and _before_employer(lex, tokens, index)
-        relation = relation or ("work" if role else "")
-        if not employer and relation == "work" and not lex.past & {t.lower() for t in tokens}:
-            employer = _employer_after(lex, tokens, index)
+        relation = lex.relations.get(lowered)
         if relation:
             relations.add(relation)
         # One word for a relation in any of its words ("salary", "earn"): the relation is shared.
         root = f"rel:{relation}" if relation else lex.stem(lowered)
         words.add(root)
-        # Values: numbers, names, and people ("with my brother" / "with my sister" differ in who); an
-        # occupation at an employer ("a teacher at Lincoln High") is the relation, not a person.
-        if not role and (
+        # Values: numbers, names, and people ("with my brother" / "with my sister" differ in who).
+        if (
             any(ch.isdigit() for ch in lowered)
             or lowered in PEOPLE
             or (index > 0 and token[:1].isupper() and lowered not in COMMON_WORDS and english)
@@ -347,7 +335,6 @@ def frame_of(text: str) -> Frame:
         attribute=_attribute(body, subject_words) if english else "",
         change=change,
         additive=bool(lex.additive.search(body)),
-        employer=employer,
         typed=tuple(sorted(typed.items())),
         relations=frozenset(relations),
         frame_words=frame_words,
@@ -370,26 +357,6 @@ _LEADING_PUNCTUATION_RE = re.compile(r"^[\s,;:\u2014-]+")
 _LEAD_MAX = 60
 _LEAD_MAX_WORDS = 3
 _LEAD_END_RE = re.compile(r"[:;,.!?\u2014]+\s+")
-
-
-def _before_employer(lex: Lexicon, tokens: list[str], index: int) -> bool:
-    """Whether the word at `index` is followed by the word that puts one at an employer ("at", "bei",
-    "en", "chez"): "a data engineer at Solvia", "I work for Deloitte", "Trabajo en Telefónica"."""
-    return index + 1 < len(tokens) and tokens[index + 1].lower() in lex.role_preps
-
-
-def _employer_after(lex: Lexicon, tokens: list[str], index: int) -> frozenset[str]:
-    """The stems of the employer named after the word at `index` and its preposition: a name, so its
-    capitalised words ("at Solvia", "at St. Mary's Hospital", "bei Bosch"); empty for "at home",
-    "at the gym"."""
-    if not _before_employer(lex, tokens, index):
-        return frozenset()
-    name = []
-    for token in tokens[index + 2 : index + 6]:
-        if not token[:1].isupper():
-            break
-        name.append(lex.stem(token.lower().strip("'\u2019-")))
-    return frozenset(name)
 
 
 def _without_lead(lex: Lexicon, body: str) -> str:
@@ -610,22 +577,6 @@ def _no_new_value(new: Frame, old: Frame) -> bool:
     return bool(old.values) and not new.values and not new.typed and not says_change
 
 
-def _new_employer(new: Frame, old: Frame) -> bool:
-    """Whether `new` says the same subject works at another employer than `old` says: "I work at
-    Freightline as a logistics analyst" / "I'm now a data engineer at Solvia", "Trabajo en
-    Telefónica" / "Ahora soy diseñadora en Inditex". The meaning of the two is far apart when the
-    roles differ, so no similarity is asked; what it asks instead is the shape: both put their
-    subject at a named employer (`employer`: not "I work with Python", nor "at home"), the later
-    employer is another, and the earlier statement says nothing the later one does not but its
-    employer. Said the same way (`negated`), and not as an addition ("I also work at ...")."""
-    if not (new.employer and old.employer) or new.employer <= old.employer:
-        return False
-    if new.negated or old.negated or new.additive:
-        return False
-    # "I work at Contoso and coach at the Rovers" names more than one employer: not replaced whole.
-    return _difference(old.words, new.words) <= old.values and old.values - new.values <= old.employer
-
-
 def judge(
     new: Frame,
     old: Frame,
@@ -667,8 +618,6 @@ def judge(
     if new.bare and not old.tentative:
         # Whatever the meaning says (a bare value is close to nothing), it is about the last statement.
         return replaces if latest and _changed_types(new, old) else Verdict.ADD
-    if facts and _new_employer(new, old):
-        return replaces
     if (
         facts
         and not (plans and not _changed_types(new, old) & _WHEN)
@@ -781,6 +730,14 @@ def relatives_named(text: str) -> frozenset[str]:
                 found.add(who)
             found.update(lex.kin_groups.get(word, ()))
     return frozenset(found)
+
+
+def names_someone(text: str) -> bool:
+    """Whether a text has a word for another person than the speaker, in English or its language's
+    lexicon ("my older sister", "mi hermana", "my boss"), wherever it stands."""
+    lex = lexicon(detect(text))
+    words = {t.lower().removesuffix("'s").removesuffix("\u2019s") for t in _POSSESSED_RE.findall(text)}
+    return bool(words & (PEOPLE | set(_KIN) | set(lex.kin) | set(lex.kin_groups) | set(_EN.kin_groups)))
 
 
 def asks_about_self(text: str) -> bool:

@@ -55,6 +55,7 @@ from memories.pipeline.language import (
 )
 from memories.pipeline.lexicon import asks_earlier, persons, slot_words, slots_asked_in
 from memories.pipeline.timeparse import resolve_times
+from memories.pipeline.update import names_someone
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
 from memories.selectors.jobs import PENDING_SAVES_SQL
 
@@ -1012,7 +1013,9 @@ _HELD_SLOTS = {"home": "lives_in", "work": "works_at", "job": "works_at"}
 def _slots_held(query: str, knobs: Knobs) -> frozenset[str]:
     """The memory slots of the person's that answer a short first-person slot question ("Where do I
     live?" -> {"user:lives_in"}); none when `slot_holders_first` is off or the question is no such."""
-    if not knobs.slot_holders_first or not asks_slot(query, knobs):
+    # "Where does my (older) sister live?" is first person ("my") but about the sister: not the
+    # person's slot. Any word for another person keeps it off.
+    if not knobs.slot_holders_first or not asks_slot(query, knobs) or names_someone(query):
         return frozenset()
     return frozenset(f"user:{_HELD_SLOTS[slot]}" for slot in slots_asked_in(query) if slot in _HELD_SLOTS)
 

@@ -5,6 +5,11 @@ its SQL reading of a save's speaker that ignores labels ("Correction:", "Update:
 What holds is a plain test; what the code gets wrong today is marked `xfail(strict=True)` with the
 reason, so a fix turns it into a pass that must then lose its mark. The update engine's own attack
 is batch 52b of the update suite (tests/memories/update_cases_40.py).
+
+The attack showed the role reading (slot_of's pattern and the update engine's employer rule) hid
+true facts: both were taken out again the same day (docs/decisions.md, "A job said as a role at an
+employer: built, attacked, taken out"). The tests of what they got wrong now pass and lost their
+marks; the tests of what they got right are marked as what is missing.
 """
 
 from __future__ import annotations
@@ -20,6 +25,13 @@ from tests.memories.test_recall import _save
 # --- slot_of: a role at a name ---------------------------------------------------------------------
 
 
+_ROLE_READING_OUT = (
+    "the role reading was taken out after this attack (stop 52): a change of job said as a role at an "
+    "employer is not read"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=_ROLE_READING_OUT)
 def test_it_reads_a_change_of_job_said_as_a_role_at_a_name():
     assert slot_of("I'm now a data engineer at Solvia.") == ("user:works_at", "solvia")
     assert slot_of("Caroline: I'm a nurse at Kaiser.") == ("caroline:works_at", "kaiser")
@@ -42,48 +54,26 @@ def test_it_reads_no_employer_where_none_is_named_or_held(text):
     assert slot_of(text) == ("", "")
 
 
-_NOT_A_JOB_HELD_NOW = "slot_of's role pattern takes any listed role at any capitalised word as works_at"
-
-
 @pytest.mark.parametrize(
     "text",
     [
-        # A second job: the slot's rivals (memory_rivals) close the main job whatever the judge says.
-        pytest.param(
-            "I'm also a tutor at Kumon.",
-            marks=pytest.mark.xfail(
-                strict=True, reason="'also' is one of _ADVERBS, so an addition fills works_at"
-            ),
-        ),
-        pytest.param(
-            "I'm a former nurse at Kaiser.",
-            marks=pytest.mark.xfail(strict=True, reason="'former' fits the two free words before the role"),
-        ),
-        pytest.param(
-            "I'm a volunteer coach at Riverside FC.",
-            marks=pytest.mark.xfail(strict=True, reason=_NOT_A_JOB_HELD_NOW + " (a volunteer)"),
-        ),
-        pytest.param(
-            "I'm a consultant for Acme this quarter.",
-            marks=pytest.mark.xfail(strict=True, reason=_NOT_A_JOB_HELD_NOW + " (a client, after 'for')"),
-        ),
-        pytest.param(
-            "I'm a cashier at Christmas.",
-            marks=pytest.mark.xfail(strict=True, reason=_NOT_A_JOB_HELD_NOW + " (a feast)"),
-        ),
-        pytest.param(
-            "I'm a tutor for Emma on Thursdays.",
-            marks=pytest.mark.xfail(strict=True, reason=_NOT_A_JOB_HELD_NOW + " (a person taught)"),
-        ),
+        "I'm also a tutor at Kumon.",  # a second job
+        "I also work at Kumon on Saturdays.",  # "also" says an addition: not a slot of one value
+        "I also live in Lisbon part of the year.",
+        "I'm a former nurse at Kaiser.",
+        "I'm a volunteer coach at Riverside FC.",
+        "I'm a consultant for Acme this quarter.",  # a client
+        "I'm a cashier at Christmas.",  # a feast
+        "I'm a tutor for Emma on Thursdays.",  # a person taught
     ],
 )
 def test_it_fills_no_employer_slot_for_a_role_that_is_not_the_job_held(text):
-    assert slot_of(text)[0] != "user:works_at"
+    assert slot_of(text)[0] not in ("user:works_at", "user:lives_in")
 
 
 @pytest.mark.xfail(strict=True, reason="_VALUE stops at the first '.', so every 'St. ...' employer is 'st'")
 def test_it_tells_two_employers_named_after_saints_apart():
-    assert slot_of("I'm a nurse at St. Mary's Hospital.") != slot_of("I'm a nurse at St. Luke's.")
+    assert slot_of("I work at St. Mary's Hospital.") != slot_of("I work at St. Luke's.")
 
 
 @pytest.mark.parametrize(
@@ -99,7 +89,11 @@ def test_it_tells_two_employers_named_after_saints_apart():
             "ebay",
             marks=pytest.mark.xfail(strict=True, reason="the employer must start with a capital"),
         ),
-        ("I'm an intern at Google for the summer.", "google"),
+        pytest.param(
+            "I'm an intern at Google for the summer.",
+            "google",
+            marks=pytest.mark.xfail(strict=True, reason=_ROLE_READING_OUT),
+        ),
     ],
 )
 def test_it_reads_the_employer_of_a_longer_title_or_an_odd_name(text, employer):
@@ -170,11 +164,8 @@ QUESTIONS = [
         ("I moved to Leipzig last spring.", "My sister Jana lives in Bonn."),
         "Where does my sister live?",
         "Bonn",
+        # Mended after the attack: a question that names another person asks no slot of the person's.
         id="sisters-home",
-        marks=_wrong(
-            "slots_asked_in gives 'home' for a question about the sister and _slots_held makes it "
-            "user:lives_in, so the person's own move comes first (right with slot_holders_first off)"
-        ),
     ),
     pytest.param(
         ("I moved to Leipzig last spring.", "Before that I lived in Dresden for six years."),
@@ -191,10 +182,6 @@ QUESTIONS = [
         "Where do I work?",
         "Google",
         id="volunteer-role",
-        marks=_wrong(
-            "slot_of reads 'I'm also a volunteer coach at Riverside FC' as works_at and the slot's rivals "
-            "close 'I work at Google'"
-        ),
     ),
 ]
 
@@ -210,24 +197,12 @@ def test_it_answers_a_short_everyday_question_with_what_holds(alice, notes, ques
 
 
 # --- the employer rule: a job of someone else (found after batch 52b's blind run) -----------------
-# In batch 52b "She's a nurse at Kaiser now" and "My older sister is a nurse at Kaiser" were left
-# alone only because they are further than EMPLOYER_RELATED (0.15) from "I work at Google" (0.09):
-# `_new_employer` holds for them in process. The same jobs said with "works at" are closer.
-_PRONOUN = (
-    "a pronoun subject ('He', 'She') is read as the speaker (update._subject), and _new_employer asks "
-    "no similarity"
-)
+# The employer rule (`_new_employer`, taken out) read a pronoun or "my older sister" as the speaker
+# and asked no similarity, so these closed "I work at Google"; without it they do not.
 OTHERS_JOBS = [
-    pytest.param("He works at Microsoft.", id="he", marks=_wrong(_PRONOUN)),
-    pytest.param("She works at Kaiser now.", id="she", marks=_wrong(_PRONOUN)),
-    pytest.param(
-        "My older sister works at Kaiser.",
-        id="older-sister",
-        marks=_wrong(
-            "_SUBJECT_RE allows only new/current/former/old/other before a relative: 'my older sister' is "
-            "the speaker, and _new_employer asks no similarity"
-        ),
-    ),
+    pytest.param("He works at Microsoft.", id="he"),
+    pytest.param("She works at Kaiser now.", id="she"),
+    pytest.param("My older sister works at Kaiser.", id="older-sister"),
     pytest.param("My sister works at Kaiser.", id="sister"),
 ]
 

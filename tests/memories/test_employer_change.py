@@ -1,9 +1,12 @@
 """A change of employer said with a role ("My wife is a nurse at Kaiser now"), through REST and the
-real worker: it replaces the earlier statement of where the same person works although the two are
-far apart in meaning (cosine 0.28 here, below the 0.3 of the priors every statement is judged
-against), and it replaces nothing of another person's or another owner's."""
+real worker: it should replace the earlier statement of where the same person works although the two
+are far apart in meaning (cosine 0.28 here), and it must replace nothing of another person's or
+another owner's. The rule that did the first was taken out the day it was built, because an attack
+showed it hid true facts (batch 52b; docs/decisions.md): the first test is what is missing."""
 
 from __future__ import annotations
+
+import pytest
 
 from memories.models import Memory
 from tests.helpers import pat_client
@@ -17,6 +20,11 @@ def _one(ids: list[str]) -> Memory:
     return Memory.objects.get(id=ids[0])
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a change of employer said as a role at an employer is not read (the rule built for it "
+    "in stop 52 hid true facts and was taken out)",
+)
 def test_another_employer_said_with_a_role_replaces_the_earlier_one(alice):
     client = pat_client(alice)
     google = _one(_save(client, "My wife works at Google."))

@@ -1,13 +1,16 @@
 """A newcomer's walk of the service (stop 51), kept as a test: three notes about their own life in
 their own words, saved through REST and stored by the real worker, then the everyday questions they
-asked. Each of the three below was answered wrong before stop 52:
+asked. Each of the three below was answered wrong before stop 52; "Where do I live?" is mended, the
+two about work are open:
 
 - "Where do I work now?" named the old employer: "I'm now a data engineer at Solvia" had no slot and
-  replaced nothing (the update engine's employer rule, `update._new_employer`);
+  replaced nothing. Still open: the rule built for it hid true facts under attack and was taken out
+  (its tests are marked xfail);
 - "Where do I live?" put "Before that I lived in Dresden" first, which shares "live" with it, above
   "I moved to Leipzig last spring", the update engine's `user:lives_in` (`slot_holders_first`);
 - "What do I do for a living?" did not count "Correction: I left Freightline ..." as the person's
-  own: recall read "Correction" as a speaker's name (`language.NOT_SPEAKER_WORDS`).
+  own: recall read "Correction" as a speaker's name (`language.NOT_SPEAKER_WORDS`, mended). It
+  still answers with the old employer, for the reason above.
 """
 
 from __future__ import annotations
@@ -26,6 +29,13 @@ NOTES = (
     " on-call. My sister Jana is allergic to hazelnuts and also to cats, so no cat visits at her place.",
     "Correction: I left Freightline in October, I'm now a data engineer at Solvia, a solar startup."
     " Weekends I climb at the bouldering gym with my brother Tomas.",
+)
+
+
+# Open: "I'm now a data engineer at Solvia" is not read as a change of employer. The rule built for it
+# in stop 52 hid true facts under attack (batch 52b) and was taken out the same day.
+_OPEN = pytest.mark.xfail(
+    strict=True, reason="open: a change of employer said as a role at an employer is not read"
 )
 
 
@@ -48,8 +58,8 @@ def _first(client, question: str) -> str:
 @pytest.mark.parametrize(
     ("question", "first"),
     [
-        ("Where do I work now?", "Solvia"),
-        ("What do I do for a living?", "Solvia"),
+        pytest.param("Where do I work now?", "Solvia", marks=_OPEN),
+        pytest.param("What do I do for a living?", "Solvia", marks=_OPEN),
         ("What is my sister allergic to?", "hazelnuts"),
         ("Who do I go climbing with?", "Tomas"),
     ],
@@ -71,6 +81,7 @@ def test_the_home_held_now_ranks_above_the_one_before_it(walked):
     assert leipzig <= 1
 
 
+@_OPEN
 def test_the_old_employer_is_history(walked):
     response = walked.post("/api/v1/operations/recall", {"query": "Freightline", "top_k": 10}, format="json")
     assert response.status_code == 200, response.json()

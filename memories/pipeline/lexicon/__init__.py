@@ -103,15 +103,6 @@ class Lexicon:
     # The words that address the other side ("you", "du", "tú", "vous"); the speaker's own are
     # `self_words`.
     addressee: frozenset[str] = frozenset()
-    # Occupations ("engineer", "nurse", "Ingenieurin", "diseñadora", "comptable"), and the words that
-    # put one at an employer ("at", "bei", "en", "chez"): "I'm now a data engineer at Solvia" says
-    # where one works as plainly as "I work at Solvia" (the relation "work"), while "I'm a regular at
-    # Blue Bottle" or "a member at the gym" names no occupation and says nothing of it.
-    roles: frozenset[str] = frozenset()
-    role_preps: frozenset[str] = frozenset()
-    # Words that put a statement in the past ("was", "worked", "before"; "war", "trabajaba",
-    # "étais"): "I was a nurse at St. Mary's before this" says where one worked, not where one works.
-    past: frozenset[str] = frozenset()
     # Words a question asks for a relation with without naming it ("which city", "what company"):
     # word -> relation, beside `relations`.
     asks: dict[str, str] = field(default_factory=dict)
@@ -161,9 +152,6 @@ def lexicon(code: str) -> Lexicon:
         rejected=tuple(re.compile(pattern, re.IGNORECASE) for pattern in data.get("rejected", ())),
         pronouns=_words(data.get("pronouns", "")),
         addressee=_words(data.get("addressee", "")),
-        roles=_words(data.get("roles", "")),
-        role_preps=_words(data.get("role_preps", "")),
-        past=_words(data.get("past", "")),
         asks={word.lower(): name for name, words in data.get("asks", {}).items() for word in words.split()},
         slots_asked={
             word.lower(): slot

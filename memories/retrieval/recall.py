@@ -1014,8 +1014,11 @@ def _slots_held(query: str, knobs: Knobs) -> frozenset[str]:
     """The memory slots of the person's that answer a short first-person slot question ("Where do I
     live?" -> {"user:lives_in"}); none when `slot_holders_first` is off or the question is no such."""
     # "Where does my (older) sister live?" is first person ("my") but about the sister: not the
-    # person's slot. Any word for another person keeps it off.
-    if not knobs.slot_holders_first or not asks_slot(query, knobs) or names_someone(query):
+    # person's slot. Any word for another person keeps it off. So does a question about an earlier
+    # state ("Where did I live before the move?"): the slot's holder is what holds now.
+    if not knobs.slot_holders_first or not asks_slot(query, knobs):
+        return frozenset()
+    if names_someone(query) or asks_then(query):
         return frozenset()
     return frozenset(f"user:{_HELD_SLOTS[slot]}" for slot in slots_asked_in(query) if slot in _HELD_SLOTS)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.retrieval.recall import asks_then
+from memories.retrieval.recall import DEFAULT_KNOBS, _slots_held, asks_then
 
 
 @pytest.mark.parametrize(
@@ -49,3 +49,17 @@ def test_an_earlier_state_is_read_in_every_language(question):
 )
 def test_an_earlier_thing_named_on_the_way_is_no_earlier_state(question):
     assert not asks_then(question), question
+
+
+@pytest.mark.parametrize(
+    ("question", "held"),
+    [
+        ("Where do I live?", {"user:lives_in"}),
+        ("What company do I work for?", {"user:works_at"}),
+        ("Where did I live before the move?", set()),  # an earlier state: not what holds now
+        ("Where did I work at first?", set()),
+        ("Where does my older sister live?", set()),  # about someone else
+    ],
+)
+def test_the_slot_held_now_answers_only_a_question_about_now_and_the_person(question, held):
+    assert _slots_held(question, DEFAULT_KNOBS) == held

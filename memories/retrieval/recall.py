@@ -1005,20 +1005,23 @@ def _said_at(hit: Hit) -> datetime:
     return hit.memory.stated_at or hit.memory.recorded_at
 
 
+# The label words as the SQL's text[] parameter, sorted once.
+_LABEL_WORDS = sorted(NOT_SPEAKER_WORDS)
+
+
 # The everyday slots of a question (the lexicon's `slots`) whose value the update engine keeps as a
 # memory's slot (`extract.slot_of`), by the engine's name.
 _HELD_SLOTS = {"home": "lives_in", "work": "works_at", "job": "works_at"}
 
 
-def _slots_held(query: str, knobs: Knobs) -> frozenset[str]:
+def _slots_held(query: str, knobs: Knobs, *, then: bool) -> frozenset[str]:
     """The memory slots of the person's that answer a short first-person slot question ("Where do I
-    live?" -> {"user:lives_in"}); none when `slot_holders_first` is off or the question is no such."""
+    live?" -> {"user:lives_in"}); none when `slot_holders_first` is off or the question is no such.
+    `then`: the question asks about an earlier state (`asks_then`)."""
     # "Where does my (older) sister live?" is first person ("my") but about the sister: not the
     # person's slot. Any word for another person keeps it off. So does a question about an earlier
     # state ("Where did I live before the move?"): the slot's holder is what holds now.
-    if not knobs.slot_holders_first or not asks_slot(query, knobs):
-        return frozenset()
-    if names_someone(query) or asks_then(query):
+    if not knobs.slot_holders_first or then or not asks_slot(query, knobs) or names_someone(query):
         return frozenset()
     return frozenset(f"user:{_HELD_SLOTS[slot]}" for slot in slots_asked_in(query) if slot in _HELD_SLOTS)
 
@@ -1050,7 +1053,8 @@ def newest_said_first(
     if not wanted:
         return hits
     need = max(min(knobs.newest_said_words, len(wanted)), knobs.newest_said_share * len(wanted))
-    held_slots = _slots_held(query, knobs)
+    then = asks_then(query)
+    held_slots = _slots_held(query, knobs, then=then)
     places = [
         place
         for place, (hit, person) in enumerate(zip(hits, by_person, strict=True))
@@ -1063,7 +1067,7 @@ def newest_said_first(
     if len(places) < 2:
         return hits
     # Stable: answers said at the same moment keep their ranked order. The slot's holders first.
-    answers = sorted((hits[place] for place in places), key=_said_at, reverse=not asks_then(query))
+    answers = sorted((hits[place] for place in places), key=_said_at, reverse=not then)
     answers.sort(key=lambda hit: hit.memory.slot not in held_slots)
     ordered = list(hits)
     for place, hit in zip(places, answers, strict=True):
@@ -1125,7 +1129,7 @@ def _params(
         "first_person": knobs.own_boost > 0 and first_person,
         "second_person": knobs.own_boost > 0 and second_person,
         "user_roles": sorted(USER_ROLES),
-        "label_words": sorted(NOT_SPEAKER_WORDS),
+        "label_words": _LABEL_WORDS,
         "agent_roles": list(AGENT_ROLES),
         "sibling_share": knobs.sibling_share,
         "period_said": knobs.period_said,

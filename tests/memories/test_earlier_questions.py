@@ -62,4 +62,4 @@ def test_an_earlier_thing_named_on_the_way_is_no_earlier_state(question):
     ],
 )
 def test_the_slot_held_now_answers_only_a_question_about_now_and_the_person(question, held):
-    assert _slots_held(question, DEFAULT_KNOBS) == held
+    assert _slots_held(question, DEFAULT_KNOBS, then=asks_then(question)) == held

@@ -8,16 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from memories.models import Memory
 from tests.helpers import pat_client
+from tests.memories.test_correction_reach import _one
 from tests.memories.test_recall import _save, e2e
 
 pytestmark = e2e
-
-
-def _one(ids: list[str]) -> Memory:
-    assert len(ids) == 1, ids
-    return Memory.objects.get(id=ids[0])
 
 
 @pytest.mark.xfail(

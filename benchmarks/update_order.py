@@ -42,6 +42,10 @@ newest first 10/34, oldest first 6/7, R@5 0.813. What is left is what the first 
 value said in other words than the question's ("Kiwi picked up 'good morning' ... which brings her
 to 19" for "How many words can my parrot say?") is no answer to it by words.
 
+`benchmarks/data/update_order_3.json` is a third set of 38 cases, written blind on 6 December 2026
+by a third helper who had read neither the ranking nor the other sets' cases (only the first set's
+first case, for the format, and both sets' questions), before anything was run against a service.
+
 First runs, blind (6 December 2026, a machine shared with another helper). The cases were committed
 (8d446cd, rebased unchanged as 78ad83d) before anything was run against a service; no case changed
 after. 52 cases, 1652 turns, one memory a turn, ingest 40 turns/s. Both runs on the same stored data:

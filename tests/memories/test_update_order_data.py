@@ -1,6 +1,6 @@
-"""The update-order benchmark's cases (benchmarks/data/update_order.json and the second set,
-update_order_2.json) are well formed, and its order rule ranks what it says: a case that breaks the
-rules would score something else than it claims."""
+"""The update-order benchmark's cases (benchmarks/data/update_order.json and the second and third
+sets, update_order_2.json and update_order_3.json) are well formed, and its order rule ranks what it
+says: a case that breaks the rules would score something else than it claims."""
 
 from __future__ import annotations
 
@@ -16,8 +16,11 @@ import pytest
 from benchmarks.update_order import DATA, Case, Hit, data_key, load_cases, score
 
 SECOND = DATA.with_name("update_order_2.json")
+THIRD = DATA.with_name("update_order_3.json")
 # Each set with the fewest cases it was written to hold.
-SETS = {DATA: 48, SECOND: 36}
+SETS = {DATA: 48, SECOND: 36, THIRD: 36}
+# The sets that also say whose fact it is and how the newest value is worded.
+DESCRIBED = [SECOND, THIRD]
 RAW = {path: json.loads(path.read_text())["cases"] for path in SETS}
 CASES = {path: load_cases(path) for path in SETS}
 
@@ -42,16 +45,19 @@ def test_it_holds_enough_varied_cases(path: Path) -> None:
     assert any(c.values >= 3 for c in cases)
 
 
-def test_it_keeps_the_second_set_on_other_cases_than_the_first() -> None:
-    first = CASES[DATA]
-    second = CASES[SECOND]
-    assert not {c.id for c in first} & {c.id for c in second}
-    assert not {c.question for c in first} & {c.question for c in second}
+PAIRS = list(itertools.combinations(SETS, 2))
 
 
-def test_it_describes_whose_fact_and_how_the_second_set_words_the_newest_value() -> None:
+@pytest.mark.parametrize(("one", "other"), PAIRS, ids=[f"{a.stem}-{b.stem}" for a, b in PAIRS])
+def test_it_keeps_each_set_on_other_cases_than_the_others(one: Path, other: Path) -> None:
+    assert not {c.id for c in CASES[one]} & {c.id for c in CASES[other]}
+    assert not {c.question for c in CASES[one]} & {c.question for c in CASES[other]}
+
+
+@pytest.mark.parametrize("path", DESCRIBED, ids=[p.stem for p in DESCRIBED])
+def test_it_describes_whose_fact_and_how_the_newest_value_is_worded(path: Path) -> None:
     # The fields the loader ignores, read from the file: a typo would silently split a group.
-    raw = RAW[SECOND]
+    raw = RAW[path]
     assert {r["whose"] for r in raw} == {"own", "other"}
     assert {r["how"] for r in raw} == {"direct", "correction", "other verb", "number only", "pronoun"}
 
@@ -130,4 +136,4 @@ def test_it_counts_the_oldest_first_for_a_question_about_the_earlier_state() -> 
 
 def test_it_keys_the_ingest_cache_on_the_data_file() -> None:
     # Two sets in one cache folder would score each other's memories.
-    assert data_key(DATA) != data_key(SECOND)
+    assert len({data_key(path) for path in SETS}) == len(SETS)

@@ -327,6 +327,32 @@ def explain(question: Question, hits: Sequence[Any], score_: Score, *, shown: in
         print(f"  {mark}{position:>2} {turn_id:>7} {when} {hit.score:6.3f} cos {hit.similarity:.2f} {words}")
 
 
+def owner_of(prefix: str, question_id: str) -> tuple[Any, Any]:
+    """The user (and their default space) that holds a question's memories in the service database
+    already in use (`use_service_database`): the one with most memories among those named
+    `<prefix>-<id>-...` (an interrupted run may have left another)."""
+    from django.db.models import Count
+
+    from accounts.models import User
+    from memories.models import Memory
+    from memories.selectors.spaces import space_default
+
+    held = (
+        Memory.objects.filter(owner__email__startswith=f"{prefix}-{question_id}-")
+        .values("owner")
+        .annotate(n=Count("id"))
+        .order_by("-n")
+        .first()
+    )
+    if held is None:
+        raise SystemExit(f"no memories for question {question_id}")
+    owner = User.objects.get(pk=held["owner"])
+    space = space_default(owner=owner)
+    if space is None:
+        raise SystemExit(f"no space for question {question_id}")
+    return owner, space
+
+
 def score_variants(
     var_dir: Path,
     questions: list[Question],
@@ -345,32 +371,11 @@ def score_variants(
     from benchmarks.distractor_stages import _knobs_from
 
     use_service_database(var_dir)
-    from django.db.models import Count
-
-    from accounts.models import User
     from memories import embeddings
-    from memories.models import Memory
     from memories.retrieval.recall import RecallRequest, memory_recall
-    from memories.selectors.spaces import space_default
 
     vectors = embeddings.embed([str(q.data["question"]) for q in questions])
-    owners = {}
-    for question in questions:
-        # The user that holds the question's memories (an interrupted run may have left another).
-        held = (
-            Memory.objects.filter(owner__email__startswith=f"lme-{question.id}-")
-            .values("owner")
-            .annotate(n=Count("id"))
-            .order_by("-n")
-            .first()
-        )
-        if held is None:
-            raise SystemExit(f"no memories for question {question.id}")
-        owner = User.objects.get(pk=held["owner"])
-        space = space_default(owner=owner)
-        if space is None:
-            raise SystemExit(f"no space for question {question.id}")
-        owners[question.id] = (owner, space)
+    owners = {question.id: owner_of("lme", question.id) for question in questions}
     results: dict[str, list[Score]] = {}
     for variant in variants:
         knobs = _knobs_from([v for v in variant.split(",") if v])

@@ -3,6 +3,7 @@ statements and rank the newest first for a question about how things stand (the 
 question about the earlier state)?
 
     .venv/bin/python benchmarks/update_order.py [--data FILE] [--cases ID ...] [--explain] [--json FILE]
+        [--variant 'knob=value,...' ...]
 
 The cases are in `benchmarks/data/update_order.json` (its "about" says how it was written): each is
 one person's chat over 3-6 sessions weeks apart, "User: ..." and "Assistant: ..." turns, in which a
@@ -22,6 +23,9 @@ from the 20 hits ranks below all of them; the one that should lead must be among
 The ingest is cached as `longmemeval.py`'s is: the service's data folder is kept in
 `var/benchmarks/update_order-<hash>/`, the hash covering the ingest code (longmemeval's key) and the
 data file, so a ranking change is measured again in a minute. `--fresh` ingests into a new folder.
+
+`--variant` (repeatable, as longmemeval.py's) then scores ranking knobs in process on the same
+stored data: `--variant newest_said_share=0 --variant ''` compares a rule off and on in one run.
 
 `--data FILE` scores another set of cases in the same format. `benchmarks/data/update_order_2.json`
 is a second set, written blind on 6 December 2026 by a second helper who had read neither the
@@ -75,7 +79,7 @@ import shutil
 import statistics
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -86,7 +90,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._service import ROOT
 from benchmarks.locomo import Conversation, Turn
-from benchmarks.longmemeval import Question, cache_key, ingested
+from benchmarks.longmemeval import Question, cache_key, ingested, owner_of
 
 DATA = Path(__file__).resolve().parent / "data" / "update_order.json"
 KS = (5, 10, 20)
@@ -202,16 +206,56 @@ def data_key(path: Path = DATA) -> str:
     return digest.hexdigest()[:12]
 
 
-def measure(cases: list[Case], *, data: Path = DATA, fresh: bool = False, threads: int = 2) -> list[Result]:
-    """Ingest the cases the cached folder lacks (one user each), then ask every case's question.
-    `data` is the file the cases came from: the cache folder is keyed on it."""
+def score_variants(var_dir: Path, cases: list[Case], variants: list[str]) -> dict[str, list[Result]]:
+    """Each variant of the ranking knobs ('newest_said_share=0'; '' = defaults) scored with
+    `memory_recall` called in process against the running service's database, as longmemeval.py's
+    `--variant` does: the code the API runs, without HTTP."""
+    from benchmarks._service import use_service_database
+    from benchmarks.distractor_stages import _knobs_from
+
+    use_service_database(var_dir)
+    from memories import embeddings
+    from memories.retrieval.recall import RecallRequest, memory_recall
+
+    vectors = embeddings.embed([case.question for case in cases])
+    owners = {case.id: owner_of("uorder", case.id) for case in cases}
+    results: dict[str, list[Result]] = {}
+    for variant in variants:
+        knobs = _knobs_from([v for v in variant.split(",") if v])
+        scored = []
+        for case, vector in zip(cases, vectors, strict=True):
+            owner, space = owners[case.id]
+            request = RecallRequest(query=case.question, top_k=TOP_K, at=case.asked_at)
+            found = memory_recall(owner=owner, space=space, request=request, knobs=knobs, query_vector=vector)
+            memory_turn = case.conversation.memory_turn
+            hits = [
+                Hit(memory_turn.get(str(h.memory.id), "?"), h.score, h.memory.content) for h in found.hits
+            ]
+            scored.append(score(case, hits))
+        results[variant] = scored
+    return results
+
+
+def measure(
+    cases: list[Case],
+    *,
+    data: Path = DATA,
+    fresh: bool = False,
+    threads: int = 2,
+    variants: Sequence[str] = (),
+) -> tuple[list[Result], dict[str, list[Result]]]:
+    """Ingest the cases the cached folder lacks (one user each), then ask every case's question;
+    then score `variants` of the ranking knobs in process. `data` is the file the cases came from:
+    the cache folder is keyed on it."""
     var_dir = ROOT / "var" / "benchmarks" / f"update_order-{data_key(data)}"
     if fresh and var_dir.exists():
         shutil.rmtree(var_dir)
     # longmemeval's ingest runs on its Question; a case is one with its conversation (the same object).
     as_questions = [Question({"question_id": c.id}, c.conversation, {}, {}) for c in cases]
     with ingested(var_dir, as_questions, threads=threads, email_prefix="uorder") as client:
-        return [ask(client, case) for case in cases]
+        results = [ask(client, case) for case in cases]
+        scored = score_variants(var_dir, cases, list(variants)) if variants else {}
+    return results, scored
 
 
 # --- the report --------------------------------------------------------------------------------
@@ -277,6 +321,11 @@ def main() -> None:
         "--explain", action="store_true", help="print the top hits of every case out of order"
     )
     parser.add_argument("--json", type=Path, help="also write every case's result here")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        help="then score these ranking knobs in process ('newest_said_share=0'; '' = defaults)",
+    )
     args = parser.parse_args()
     cases = load_cases(args.data)
     if args.cases:
@@ -284,7 +333,9 @@ def main() -> None:
         if unknown:
             raise SystemExit(f"no such cases: {', '.join(sorted(unknown))}")
         cases = [c for c in cases if c.id in args.cases]
-    results = measure(cases, data=args.data, fresh=args.fresh, threads=args.threads)
+    results, variants = measure(
+        cases, data=args.data, fresh=args.fresh, threads=args.threads, variants=args.variant or []
+    )
     turns = sum(len(c.conversation.turns) for c in cases)
     print()
     print(
@@ -292,6 +343,10 @@ def main() -> None:
         f" top_k {TOP_K} at the question's date"
     )
     report(results)
+    for variant, variant_results in variants.items():
+        print()
+        print(f"in process, knobs: {variant or 'defaults'}")
+        report(variant_results)
     if args.explain:
         for result in results:
             if not result.in_order:

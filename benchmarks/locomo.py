@@ -267,6 +267,7 @@ LOO_GRID: dict[str, tuple[float, ...]] = {
     "newest_said_share": (0.0, 0.4, 0.5, 0.6),
     "calendar_periods": (0.0, 1.0),
     "slot_holders_first": (0.0, 1.0),
+    "newest_said_change": (0.0, 1.0),
 }
 
 

@@ -49,6 +49,18 @@ to 19" for "How many words can my parrot say?") is no answer to it by words.
 `benchmarks/data/update_order_3.json` is a third set of 38 cases, written blind on 6 December 2026
 by a third helper who had read neither the ranking nor the other sets' cases (only the first set's
 first case, for the format, and both sets' questions), before anything was run against a service.
+It read the figures above by mistake, not the ranking. Its first run, blind (stop 53), was on the
+rule "a change said in other words" (`newest_said_change`, chosen on the first set, confirmed on
+the second and on LongMemEval before this set was run), off and on, on the same stored data:
+
+                                   off          on (first try, blind)
+    R@5 / R@10 / R@20              0.750 / 0.925 / 0.952    the same
+    newest first (about now)       14/31        17/31
+    oldest first (earlier state)   3/7          3/7
+    question's words shared: low   3/17         4/17
+
+On the first two sets the same rule gives 19 -> 25 of 45 and 10 -> 15 of 34 (docs/retrieval.md,
+"Update order, fifth round").
 
 First runs, blind (6 December 2026, a machine shared with another helper). The cases were committed
 (8d446cd, rebased unchanged as 78ad83d) before anything was run against a service; no case changed

@@ -53,7 +53,7 @@ from memories.pipeline.language import (
     split_speaker,
     stem,
 )
-from memories.pipeline.lexicon import asks_earlier, persons, slot_words, slots_asked_in
+from memories.pipeline.lexicon import asks_earlier, detect, lexicon, persons, slot_words, slots_asked_in
 from memories.pipeline.timeparse import resolve_times
 from memories.pipeline.update import names_someone
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
@@ -231,6 +231,15 @@ class Knobs:
     # the others: they may share no word with the question, while "Before that I lived in Dresden"
     # shares one.
     slot_holders_first: bool = True
+    # Whether the newest memory of the person's with a sentence that holds one of the question's
+    # words and says a change (its language's change verbs or cue words: "switched", "now", "no
+    # longer", "jetzt", "ahora") goes just above the answers when it was said after all of them:
+    # "What's my commute like?" / "I take the train now that the bus route changed" after "My commute
+    # is 25 minutes on the 14 bus". A new value is often said in other words than the question's, so
+    # it is no answer by words; one of them and a change is enough to put the one newest first. Only
+    # the one moves, and only up: what ranked between it and the first answer moves down one place
+    # (a swap would drop an answer far down). Not for a question about an earlier state.
+    newest_said_change: bool = True
 
 
 DEFAULT_KNOBS = Knobs()
@@ -1055,26 +1064,61 @@ def newest_said_first(
     need = max(min(knobs.newest_said_words, len(wanted)), knobs.newest_said_share * len(wanted))
     then = asks_then(query)
     held_slots = _slots_held(query, knobs, then=then)
-    places = [
+    eligible = [
         place
         for place, (hit, person) in enumerate(zip(hits, by_person, strict=True))
         if person
         and hit.held
         and not hit.memory.pinned
         and (not periods or any(start <= _said_at(hit) < end for start, end in periods))
-        and (hit.memory.slot in held_slots or _answering_words(hit.memory.content, wanted) >= need)
     ]
-    if len(places) < 2:
+    places = [
+        place
+        for place in eligible
+        if hits[place].memory.slot in held_slots
+        or _answering_words(hits[place].memory.content, wanted) >= need
+    ]
+    changed: int | None = None
+    if knobs.newest_said_change and places and not then:
+        newest = max(_said_at(hits[place]) for place in places)
+        later = [
+            place
+            for place in eligible
+            if place not in places and _said_at(hits[place]) > newest and _says_change(hits[place], wanted)
+        ]
+        if later:
+            changed = max(later, key=lambda place: _said_at(hits[place]))
+    if len(places) < 2 and changed is None:
         return hits
     # Stable: answers said at the same moment keep their ranked order. The slot's holders first.
     answers = sorted((hits[place] for place in places), key=_said_at, reverse=not then)
     answers.sort(key=lambda hit: hit.memory.slot not in held_slots)
     ordered = list(hits)
     for place, hit in zip(places, answers, strict=True):
-        # The answer takes its place's score too, so that the scores still fall from first to last
-        # for a caller that sorts by them.
-        ordered[place] = replace(hit, score=hits[place].score)
-    return ordered
+        ordered[place] = hit
+    if changed is not None and changed > places[0]:
+        # The change goes just above the first answer; what ranked between moves down one place.
+        moved = ordered.pop(changed)
+        ordered.insert(places[0], moved)
+    # Each hit takes its place's score, so that the scores still fall from first to last for a
+    # caller that sorts by them.
+    return [replace(hit, score=hits[place].score) for place, hit in enumerate(ordered)]
+
+
+def _says_change(hit: Hit, wanted: frozenset[str]) -> bool:
+    """Whether one sentence of the memory holds one of the question's word stems (`wanted`) and
+    says a change in its language: one of the lexicon's change verbs, strong cues or cue words."""
+    _, text = split_speaker(hit.memory.content)
+    for sentence in split_sentences(text) or [text]:
+        lex = lexicon(detect(sentence))
+        words = set(_WORD_RE.findall(sentence.casefold()))
+        # The shared word is what the sentence is about, not its cue: "What is my current rate?" is
+        # not answered by any sentence that says "currently".
+        if not {stem(w) for w in words - lex.cues if w not in STOP_WORDS} & wanted:
+            continue
+        if lex.change.search(sentence) or lex.strong_cue.search(sentence) or words & lex.cues:
+            return True
+    return False
 
 
 def _recency(query: str, knobs: Knobs, periods: list[tuple[datetime, datetime]]) -> float:

@@ -323,7 +323,9 @@ class TestWhoAndWhichSave:
                 ["Moved the sneakers to a box under the bed."],
             ],
         )
-        on = replace(DEFAULT_KNOBS, recency_boost=1.0)
+        # The recency rule alone: "Moved the sneakers ..." says a change, which `newest_said_change`
+        # puts first for both questions (TestNewestChangeFirst).
+        on = replace(DEFAULT_KNOBS, recency_boost=1.0, newest_said_change=False)
         now = "Where do I currently keep my old sneakers?"
         assert _recall(alice, now, knobs=replace(on, recency_boost=0.0), top_k=1) == [older.content]
         assert _recall(alice, now, knobs=on, top_k=1) == [newer.content]
@@ -607,6 +609,77 @@ class TestNewestSaidFirst:
         # Said on 25 March, the newer is not an answer about 5 March: the answers keep their order.
         day = "How many pre-1920 American coins did I have in my collection on 5 March 2024?"
         assert _recall(alice, day, at=at) == _recall(alice, day, knobs=OFF, at=at)
+
+
+# A value said plainly, then a new one said in other words: the new statement shares one word of the
+# question ("plants") and says a change ("now"), so it is no answer by words.
+_PLANTS_THEN = "I have 12 plants on my balcony."
+_PLANTS_NOW = (
+    "User: The storm last night knocked two pots over the railing, so I'm down to ten plants now."
+    " How do I weigh the others down?"
+)
+_PLANTS_QUERY = "How many plants do I have on my balcony?"
+
+
+class TestNewestChangeFirst:
+    """`Knobs.newest_said_change`: the person's newest statement that says a change of what the
+    question asks about goes just above the answers, when it was said after all of them."""
+
+    def test_a_change_said_in_other_words_goes_just_above_the_answers(self, alice):
+        _saves(alice, [[_PLANTS_THEN], [_COINS_FILLER[0]], [_PLANTS_NOW], [_COINS_FILLER[1]]])
+        without = replace(DEFAULT_KNOBS, newest_said_change=False)
+        off = _recall(alice, _PLANTS_QUERY, knobs=without)
+        assert off.index(_PLANTS_THEN) < off.index(_PLANTS_NOW)
+        on = _recall(alice, _PLANTS_QUERY)
+        # The change moved up to the answer's place; everything else kept its order below it.
+        expected = [c for c in off if c != _PLANTS_NOW]
+        expected.insert(off.index(_PLANTS_THEN), _PLANTS_NOW)
+        assert on == expected
+        assert _recall(alice, _PLANTS_QUERY, top_k=1) == [_PLANTS_NOW]
+
+    def test_a_later_mention_that_says_no_change_stays_where_it_ranked(self, alice):
+        mention = "User: Which plants like shade? My balcony gets little sun in the afternoon."
+        _saves(alice, [[_PLANTS_THEN], [_COINS_FILLER[0]], [mention]])
+        without = replace(DEFAULT_KNOBS, newest_said_change=False)
+        assert _recall(alice, _PLANTS_QUERY) == _recall(alice, _PLANTS_QUERY, knobs=without)
+        assert _recall(alice, _PLANTS_QUERY, top_k=1) == [_PLANTS_THEN]
+
+    def test_a_change_said_before_the_newest_answer_does_not_move(self, alice):
+        # The change came first and the plain statement after it: the plain one holds now.
+        _saves(alice, [[_PLANTS_NOW], [_COINS_FILLER[0]], [_PLANTS_THEN]])
+        assert _recall(alice, _PLANTS_QUERY, top_k=1) == [_PLANTS_THEN]
+
+    def test_a_question_about_the_earlier_state_is_not_moved(self, alice):
+        _saves(alice, [[_PLANTS_THEN], [_COINS_FILLER[0]], [_PLANTS_NOW]])
+        first = "How many plants did I have on my balcony at first?"
+        assert _recall(alice, first, top_k=1) == [_PLANTS_THEN]
+
+    def test_the_cue_is_not_the_shared_word(self, alice):
+        # "current" is the question's and "currently" a cue: that alone makes no change of the rate.
+        then = "My current hourly rate for illustration work is 45 euros."
+        later = "User: I'm currently reading a novel about a lighthouse keeper. Is it any good?"
+        _saves(alice, [[then], [_COINS_FILLER[0]], [later]])
+        query = "What is my current hourly rate?"
+        without = replace(DEFAULT_KNOBS, newest_said_change=False)
+        assert _recall(alice, query) == _recall(alice, query, knobs=without)
+
+    def test_a_change_in_another_language(self, alice):
+        then = "Ich habe 12 Pflanzen auf meinem Balkon."
+        now = (
+            "User: Der Sturm hat zwei Töpfe umgeworfen, jetzt sind es nur noch zehn Pflanzen."
+            " Wie beschwere ich die anderen?"
+        )
+        _saves(alice, [[then], [_COINS_FILLER[0]], [now]])
+        query = "Wie viele Pflanzen habe ich auf meinem Balkon?"
+        without = replace(DEFAULT_KNOBS, newest_said_change=False)
+        assert _recall(alice, query, knobs=without, top_k=1) == [then]
+        assert _recall(alice, query, top_k=1) == [now]
+
+    def test_what_someone_else_said_is_not_moved(self, alice):
+        _saves(alice, [["Caroline: " + _PLANTS_THEN], [_COINS_FILLER[0]], ["Caroline: " + _PLANTS_NOW[6:]]])
+        query = "How many plants does Caroline have on her balcony?"
+        without = replace(DEFAULT_KNOBS, newest_said_change=False)
+        assert _recall(alice, query) == _recall(alice, query, knobs=without)
 
 
 class TestQueryParsing:

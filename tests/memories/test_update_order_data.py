@@ -1,6 +1,7 @@
-"""The update-order benchmark's cases (benchmarks/data/update_order.json and the second and third
-sets, update_order_2.json and update_order_3.json) are well formed, and its order rule ranks what it
-says: a case that breaks the rules would score something else than it claims."""
+"""The update-order benchmark's cases (benchmarks/data/update_order.json, the second and third sets,
+update_order_2.json and update_order_3.json, and the attack set update_order_attack53.json) are well
+formed, and its order rule ranks what it says: a case that breaks the rules would score something
+else than it claims."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from benchmarks.update_order import DATA, Case, Hit, data_key, load_cases, score
 
 SECOND = DATA.with_name("update_order_2.json")
 THIRD = DATA.with_name("update_order_3.json")
+ATTACK = DATA.with_name("update_order_attack53.json")
 # Each set with the fewest cases it was written to hold.
-SETS = {DATA: 48, SECOND: 36, THIRD: 36}
+SETS = {DATA: 48, SECOND: 36, THIRD: 36, ATTACK: 30}
 # The sets that also say whose fact it is and how the newest value is worded.
 DESCRIBED = [SECOND, THIRD]
 RAW = {path: json.loads(path.read_text())["cases"] for path in SETS}
@@ -93,6 +95,46 @@ def test_it_marks_old_and_new_user_turns_in_separate_sessions(path: Path, case: 
     # One value a session: the order of the values is the order of their sessions' dates.
     assert len({s for s, _ in marked}) == len(marked)
     assert len(case.evidence) == len(marked)
+
+
+ATTACK_RAW = [(ATTACK, raw) for raw in RAW[ATTACK]]
+
+
+def test_it_attacks_the_change_rule_both_ways() -> None:
+    # The field the loader ignores, read from the file: a typo would drop a case from its group.
+    kinds = [raw["attack"] for raw in RAW[ATTACK]]
+    assert set(kinds) == {"must-not-move", "should-move"}
+    assert kinds.count("must-not-move") >= 20
+    assert kinds.count("should-move") >= 10
+    assert all(raw["trap"].strip() for raw in RAW[ATTACK])
+    moving = [raw for raw in RAW[ATTACK] if raw["attack"] == "should-move"]
+    assert sum(raw["language"] != "en" for raw in moving) >= 4
+    # A value said in other words than the question's is what the rule is for.
+    assert {raw["overlap"] for raw in moving} == {"low"}
+    assert {raw["asks"] for raw in moving} == {"now"}
+
+
+def _sessions_of(raw: dict[str, Any], mark: str) -> list[int]:
+    return [
+        s
+        for s, session in enumerate(raw["sessions"])
+        for turn in session["turns"]
+        if turn.get("evidence") == mark or (mark == "decoy" and turn.get("decoy"))
+    ]
+
+
+@pytest.mark.parametrize(("path", "raw"), ATTACK_RAW, ids=_ids(ATTACK_RAW))
+def test_it_says_each_decoy_after_the_value_that_holds(path: Path, raw: dict[str, Any]) -> None:
+    decoys = [turn for session in raw["sessions"] for turn in session["turns"] if turn.get("decoy")]
+    # A decoy is the person's and no statement of the value: never evidence.
+    assert all(turn["role"] == "user" and "evidence" not in turn for turn in decoys)
+    if raw["attack"] == "must-not-move":
+        # It comes in a later conversation than the value that still holds, where the rule looks.
+        assert decoys
+        assert min(_sessions_of(raw, "decoy")) > _sessions_of(raw, "new")[0]
+    else:
+        # A decoy in a should-move case comes after the true change: it competes for the move.
+        assert all(s > _sessions_of(raw, "new")[0] for s in _sessions_of(raw, "decoy"))
 
 
 PASSING = [(path, case) for path, case in LOADED if case.said == "passing"]

@@ -59,8 +59,14 @@ the second and on LongMemEval before this set was run), off and on, on the same 
     oldest first (earlier state)   3/7          3/7
     question's words shared: low   3/17         4/17
 
-On the first two sets the same rule gives 19 -> 25 of 45 and 10 -> 15 of 34 (docs/retrieval.md,
-"Update order, fifth round").
+On the first two sets the same rule gives 19 -> 25 of 45 and 10 -> 15 of 34. A helper's attack set
+(`benchmarks/data/update_order_attack53.json`, 36 cases; turns marked `decoy` hold a word of the
+question and a change word but no new value) then showed what this order score cannot see: the rule
+put the decoy above the value that holds in 23 of 23 questions. Every run now also reports "target
+#1" (the value that holds is the first hit) and, where a set marks decoys, "decoy above" (a decoy
+ranks above the value that holds). The rule as narrowed after the attack, off -> on: target #1 21 ->
+28 of 52, 11 -> 16 of 41, 9 -> 12 of 38, 22 -> 26 of 36 (docs/retrieval.md, "Update order, fifth
+round").
 
 First runs, blind (6 December 2026, a machine shared with another helper). The cases were committed
 (8d446cd, rebased unchanged as 78ad83d) before anything was run against a service; no case changed
@@ -92,7 +98,7 @@ import statistics
 import sys
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -123,6 +129,11 @@ class Case:
     conversation: Conversation
     # evidence turn ids, oldest first (the sessions are in date order)
     evidence: list[str]
+    # turns written to tempt a ranking rule into putting them above the target ("decoy": true in the
+    # attack set); none in the other sets
+    decoys: list[str] = field(default_factory=list)
+    # the attack set's "must-not-move" / "should-move"; "" elsewhere
+    attack: str = ""
 
     @property
     def target(self) -> str:
@@ -151,6 +162,19 @@ class Result:
     ranks: dict[str, int | None]
     hits: list[Hit]
 
+    @property
+    def first(self) -> bool:
+        """Whether the target is the first hit: what a caller that reads one memory gets. A rule
+        that puts another statement above every evidence turn keeps `in_order` and loses this."""
+        return self.ranks[self.case.target] == 1
+
+    @property
+    def decoy_above(self) -> bool:
+        """Whether a decoy turn ranks above the target (the target missing: any decoy among the hits)."""
+        turns = [hit.turn for hit in self.hits]
+        lead = self.ranks[self.case.target] or len(turns) + 1
+        return any(decoy in turns[: lead - 1] for decoy in self.case.decoys)
+
 
 def load_cases(path: Path = DATA) -> list[Case]:
     """The cases of the data file, each with its turns as a Conversation (turn ids "<session>:<turn>")."""
@@ -159,6 +183,7 @@ def load_cases(path: Path = DATA) -> list[Case]:
     for data in raw["cases"]:
         turns: list[Turn] = []
         evidence: list[str] = []
+        decoys: list[str] = []
         for s, session in enumerate(data["sessions"]):
             when = datetime.fromisoformat(session["date"])
             session_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"update_order/{data['id']}/{s}"))
@@ -167,6 +192,8 @@ def load_cases(path: Path = DATA) -> list[Case]:
                 turns.append(Turn(f"{s}:{t}", f"{role}: {turn['text']}", when, session_id))
                 if turn.get("evidence"):
                     evidence.append(f"{s}:{t}")
+                if turn.get("decoy"):
+                    decoys.append(f"{s}:{t}")
         cases.append(
             Case(
                 id=data["id"],
@@ -179,6 +206,8 @@ def load_cases(path: Path = DATA) -> list[Case]:
                 asked_at=datetime.fromisoformat(data["question_date"]),
                 conversation=Conversation(data["id"], turns, []),
                 evidence=evidence,
+                decoys=decoys,
+                attack=data.get("attack", ""),
             )
         )
     return cases
@@ -286,14 +315,26 @@ def report(results: list[Result]) -> None:
         ("values", lambda c: str(c.values)),
         ("kind", lambda c: c.kind),
     ]
+    if any(r.case.attack for r in results):
+        groups.append(("attack", lambda c: c.attack))
     header = f"{'':<22}{'n':>4}" + "".join(f"{'R@' + str(k):>7}" for k in KS)
-    print(header + f"{'newest first':>14}{'oldest first':>14}{'in order':>10}")
+    decoyed = any(r.case.decoys for r in results)
+    print(
+        header
+        + f"{'newest first':>14}{'oldest first':>14}{'in order':>10}{'target #1':>11}"
+        + (f"{'decoy above':>13}" if decoyed else "")
+    )
 
     def line(label: str, chosen: list[Result]) -> None:
         row = f"{label:<22}{len(chosen):>4}"
         row += "".join(f"{statistics.mean(r.recall[k] for r in chosen):>7.3f}" for k in KS)
         row += f"{order_line(chosen, 'now'):>14}{order_line(chosen, 'earlier'):>14}"
-        print(row + f"{sum(r.in_order for r in chosen)}/{len(chosen)}".rjust(10))
+        row += f"{sum(r.in_order for r in chosen)}/{len(chosen)}".rjust(10)
+        row += f"{sum(r.first for r in chosen)}/{len(chosen)}".rjust(11)
+        if decoyed:
+            with_decoys = [r for r in chosen if r.case.decoys]
+            row += f"{sum(r.decoy_above for r in with_decoys)}/{len(with_decoys)}".rjust(13)
+        print(row)
 
     line("all", results)
     for title, key in groups:

@@ -160,6 +160,20 @@ STRONG_CUES_RE = _EN.strong_cue
 # A quote or a question reports or asks rather than states, in every language.
 _QUOTED_RE = re.compile(r"[\"\u201c\u201d\u00ab\u00bb\u201e]")
 _QUESTION_RE = re.compile(r"\?\s*$")
+
+
+def is_tentative(text: str, lex: Lexicon) -> bool:
+    """Whether a statement says no fact of what holds: a wish or a plan ("I'm thinking of selling
+    it"), someone else's words ("she said ..."), a quote, or a question ("Should I switch?").
+    Neither a change nor the value it brings."""
+    return bool(
+        lex.tentative.search(text)
+        or lex.reported.search(text)
+        or _QUOTED_RE.search(text)
+        or _QUESTION_RE.search(text)
+    )
+
+
 _FOR_WORDS = {"love": "like", "loves": "like", "enjoy": "like", "enjoys": "like", "adore": "like"}
 _WORD_RE = re.compile(r"[\w'\u2019-]+")
 _SUBJECT_RE = re.compile(
@@ -326,12 +340,7 @@ def frame_of(text: str) -> Frame:
         negated=negated,
         cue=bool(cue_words) or strong,
         strong_cue=strong_cue,
-        tentative=bool(
-            lex.tentative.search(body)
-            or lex.reported.search(body)
-            or _QUOTED_RE.search(body)
-            or _QUESTION_RE.search(body)
-        ),
+        tentative=is_tentative(body, lex),
         attribute=_attribute(body, subject_words) if english else "",
         change=change,
         additive=bool(lex.additive.search(body)),

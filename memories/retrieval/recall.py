@@ -55,7 +55,7 @@ from memories.pipeline.language import (
 )
 from memories.pipeline.lexicon import asks_earlier, detect, lexicon, persons, slot_words, slots_asked_in
 from memories.pipeline.timeparse import resolve_times
-from memories.pipeline.update import names_someone
+from memories.pipeline.update import frame_of, is_tentative, names_someone
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
 from memories.selectors.jobs import PENDING_SAVES_SQL
 
@@ -231,14 +231,16 @@ class Knobs:
     # the others: they may share no word with the question, while "Before that I lived in Dresden"
     # shares one.
     slot_holders_first: bool = True
-    # Whether the newest memory of the person's with a sentence that holds one of the question's
-    # words and says a change (its language's change verbs or cue words: "switched", "now", "no
-    # longer", "jetzt", "ahora") goes just above the answers when it was said after all of them:
-    # "What's my commute like?" / "I take the train now that the bus route changed" after "My commute
-    # is 25 minutes on the 14 bus". A new value is often said in other words than the question's, so
-    # it is no answer by words; one of them and a change is enough to put the one newest first. Only
-    # the one moves, and only up: what ranked between it and the first answer moves down one place
-    # (a swap would drop an answer far down). Not for a question about an earlier state.
+    # Whether the person's newest memory that says a change of what the question asks about goes just
+    # above the answers when it was said after all of them (`_says_change`): a sentence that states a
+    # change with a value in its language (a change verb, a strong cue or a cue word: "switched",
+    # "no longer", "now", "jetzt", "ahora"), itself or the statement before it holding a content
+    # word of the question; not a wish, a plan, a question, a negated change, a value said to hold,
+    # nor someone else's change for a question about the person's own. "How many plants do I have?"
+    # / "the storm knocked two pots over, so I'm down to ten plants now" after "I have 12 plants": a
+    # new value is often said in other words, so it is no answer by words. Only the one moves, and
+    # only up: what ranked between it and the first answer moves down one place (a swap would drop
+    # an answer far down). Not for a question about an earlier state.
     newest_said_change: bool = True
 
 
@@ -1080,11 +1082,15 @@ def newest_said_first(
     ]
     changed: int | None = None
     if knobs.newest_said_change and places and not then:
+        # "Where does my sister work?" asks about her: her changes are what it asks for.
+        own = not names_someone(query)
         newest = max(_said_at(hits[place]) for place in places)
         later = [
             place
             for place in eligible
-            if place not in places and _said_at(hits[place]) > newest and _says_change(hits[place], wanted)
+            if place not in places
+            and _said_at(hits[place]) > newest
+            and _says_change(hits[place], wanted, own=own)
         ]
         if later:
             changed = max(later, key=lambda place: _said_at(hits[place]))
@@ -1105,18 +1111,42 @@ def newest_said_first(
     return [replace(hit, score=hits[place].score) for place, hit in enumerate(ordered)]
 
 
-def _says_change(hit: Hit, wanted: frozenset[str]) -> bool:
-    """Whether one sentence of the memory holds one of the question's word stems (`wanted`) and
-    says a change in its language: one of the lexicon's change verbs, strong cues or cue words."""
+def _says_change(hit: Hit, wanted: frozenset[str], *, own: bool) -> bool:
+    """Whether the memory says a change of what the question asks about: a sentence that states a
+    change with a value in its language (one of the lexicon's change verbs, strong cues or cue words;
+    a value as the update engine reads one: a number, a name, a person), itself or the sentence
+    before it holding a word of the question (`wanted`, stems). Not a wish, a plan, someone's words,
+    a quote or a question (`is_tentative`), nor a negated change ("I haven't changed banks"); for a
+    question about the person's own (`own`), not a change of someone else's ("my sister moved")."""
     _, text = split_speaker(hit.memory.content)
-    for sentence in split_sentences(text) or [text]:
+    sentences = split_sentences(text) or [text]
+    shared, stated = [], []
+    for sentence in sentences:
         lex = lexicon(detect(sentence))
-        words = set(_WORD_RE.findall(sentence.casefold()))
-        # The shared word is what the sentence is about, not its cue: "What is my current rate?" is
-        # not answered by any sentence that says "currently".
-        if not {stem(w) for w in words - lex.cues if w not in STOP_WORDS} & wanted:
+        # The shared word is what the sentence is about: neither its cue ("What is my current rate?"
+        # is not answered by any sentence that says "currently") nor a word of its language's grammar
+        # ("ich", "habe").
+        content = set(_WORD_RE.findall(sentence.casefold())) - lex.cues - lex.stop - STOP_WORDS
+        shared.append(bool({stem(w) for w in content} & wanted))
+        stated.append(not is_tentative(sentence, lex))
+    for i, sentence in enumerate(sentences):
+        # "Had brunch with Aisha on Sunday. She moved over to product management ...": the change
+        # often names its subject in the sentence before, when that one is a statement too ("Should
+        # I move the plants in? It hit 3 degrees." is about the weather).
+        if not stated[i] or not (shared[i] or (i > 0 and shared[i - 1] and stated[i - 1])):
             continue
-        if lex.change.search(sentence) or lex.strong_cue.search(sentence) or words & lex.cues:
+        lex = lexicon(detect(sentence))
+        frame = frame_of(sentence)
+        # "My rent hasn't changed since March" says a value holds (the lexicon's continuity cues).
+        if (
+            not frame.values
+            or frame.continuity
+            or (own and (names_someone(sentence) or ":" in frame.subject))
+        ):
+            continue
+        words = set(_WORD_RE.findall(sentence.casefold()))
+        changed = bool(lex.change.search(sentence)) and not lex.negation.search(sentence)
+        if changed or lex.strong_cue.search(sentence) or words & lex.cues:
             return True
     return False
 

@@ -675,6 +675,49 @@ class TestNewestChangeFirst:
         assert _recall(alice, query, knobs=without, top_k=1) == [then]
         assert _recall(alice, query, top_k=1) == [now]
 
+    @pytest.mark.parametrize(
+        "decoy",
+        [
+            # A wish or a plan, a question, a negated change: no change of what holds.
+            "User: I'm thinking of switching all my plants to self-watering pots next year.",
+            "User: If we moved to a bigger flat, I would get 20 more plants.",
+            "User: I haven't sold any of my 12 plants.",
+            "User: Since June my 12 plants have stayed the same.",
+            "User: Should I move the plants indoors now that it is getting cold? It hit 3 degrees.",
+            "User: I haven't changed anything about my 12 plants since June.",
+            "User: I don't water the plants every day now, only twice a week.",
+            # Someone else's change, for a question about the person's own.
+            "User: My sister just moved her 30 plants into her new greenhouse in Leeds.",
+            # A change with no value: the count still holds.
+            "User: I changed the soil in my plants now that spring is here.",
+        ],
+    )
+    def test_a_later_mention_that_changes_no_value_of_the_persons_stays_below(self, alice, decoy):
+        _saves(alice, [[_PLANTS_THEN], [_COINS_FILLER[0]], [decoy]])
+        without = replace(DEFAULT_KNOBS, newest_said_change=False)
+        assert _recall(alice, _PLANTS_QUERY) == _recall(alice, _PLANTS_QUERY, knobs=without)
+        assert _recall(alice, _PLANTS_QUERY, top_k=1) == [_PLANTS_THEN]
+
+    def test_the_change_may_name_its_subject_in_the_sentence_before(self, alice):
+        then = "My friend Priya works as a nurse at St Mary's hospital."
+        now = (
+            "User: Had lunch with Priya on Sunday, she looked so relaxed. She switched to Kingston"
+            " Clinic in March and loves the shorter shifts. Anyway, can you suggest a good podcast?"
+        )
+        _saves(alice, [[then], [_COINS_FILLER[0]], [now]])
+        query = "Where does Priya work?"
+        without = replace(DEFAULT_KNOBS, newest_said_change=False)
+        assert _recall(alice, query, knobs=without, top_k=1) == [then]
+        assert _recall(alice, query, top_k=1) == [now]
+
+    def test_a_word_of_the_languages_grammar_is_no_shared_word(self, alice):
+        then = "Ich habe 12 Pflanzen auf meinem Balkon."
+        later = "User: Ich habe jetzt einen neuen Job in Berlin."
+        _saves(alice, [[then], [_COINS_FILLER[0]], [later]])
+        query = "Wie viele Pflanzen habe ich auf meinem Balkon?"
+        without = replace(DEFAULT_KNOBS, newest_said_change=False)
+        assert _recall(alice, query) == _recall(alice, query, knobs=without)
+
     def test_what_someone_else_said_is_not_moved(self, alice):
         _saves(alice, [["Caroline: " + _PLANTS_THEN], [_COINS_FILLER[0]], ["Caroline: " + _PLANTS_NOW[6:]]])
         query = "How many plants does Caroline have on her balcony?"

@@ -86,6 +86,9 @@ after. 52 cases, 1652 turns, one memory a turn, ingest 40 turns/s. Both runs on 
 On 659eb47, 11 "now" cases came into order and none went out; one "earlier" case did ("Where did Tom
 live before he moved?"). Of the 30 "now" cases still out of order an older statement ranks #1 in 24.
 Recall finds the evidence; the order is what fails.
+
+A fourth set, `benchmarks/data/update_order_4.json`, was written blind on 6 December 2026 by a fourth
+helper who had read neither the ranking nor the other sets' cases, before any run against a service.
 """
 
 from __future__ import annotations

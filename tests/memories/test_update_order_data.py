@@ -1,7 +1,7 @@
-"""The update-order benchmark's cases (benchmarks/data/update_order.json, the second and third sets,
-update_order_2.json and update_order_3.json, and the attack set update_order_attack53.json) are well
-formed, and its order rule ranks what it says: a case that breaks the rules would score something
-else than it claims."""
+"""The update-order benchmark's cases (benchmarks/data/update_order.json, the second, third and fourth
+sets, update_order_2.json, update_order_3.json and update_order_4.json, and the attack set
+update_order_attack53.json) are well formed, and its order rule ranks what it says: a case that
+breaks the rules would score something else than it claims."""
 
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ from benchmarks.update_order import DATA, Case, Hit, data_key, load_cases, score
 
 SECOND = DATA.with_name("update_order_2.json")
 THIRD = DATA.with_name("update_order_3.json")
+FOURTH = DATA.with_name("update_order_4.json")
 ATTACK = DATA.with_name("update_order_attack53.json")
 # Each set with the fewest cases it was written to hold.
-SETS = {DATA: 48, SECOND: 36, THIRD: 36, ATTACK: 30}
+SETS = {DATA: 48, SECOND: 36, THIRD: 36, FOURTH: 34, ATTACK: 30}
 # The sets that also say whose fact it is and how the newest value is worded.
-DESCRIBED = [SECOND, THIRD]
+DESCRIBED = [SECOND, THIRD, FOURTH]
 RAW = {path: json.loads(path.read_text())["cases"] for path in SETS}
 CASES = {path: load_cases(path) for path in SETS}
 
@@ -135,6 +136,32 @@ def test_it_says_each_decoy_after_the_value_that_holds(path: Path, raw: dict[str
     else:
         # A decoy in a should-move case comes after the true change: it competes for the move.
         assert all(s > _sessions_of(raw, "new")[0] for s in _sessions_of(raw, "decoy"))
+
+
+FOURTH_RAW = [(FOURTH, raw) for raw in RAW[FOURTH]]
+
+
+@pytest.mark.parametrize(("path", "raw"), FOURTH_RAW, ids=_ids(FOURTH_RAW))
+def test_it_says_a_decoy_only_after_the_newest_value(path: Path, raw: dict[str, Any]) -> None:
+    # A decoy (the topic, no value) scores whether it outranks the value that holds: one said before
+    # that value, or one that states a value, would score something else.
+    turns = [turn for session in raw["sessions"] for turn in session["turns"]]
+    newest = next(i for i, turn in enumerate(turns) if turn.get("evidence") == "new")
+    decoys = [i for i, turn in enumerate(turns) if turn.get("decoy")]
+    assert all(turns[i]["role"] == "user" and "evidence" not in turns[i] for i in decoys)
+    assert all(i > newest for i in decoys)
+
+
+def test_it_mixes_the_fourth_set_as_its_brief_asks() -> None:
+    # The fields the loader ignores and the counts its README row states, read from the file.
+    raw, cases = RAW[FOURTH], CASES[FOURTH]
+    with_decoy = [r for r in raw if any(t.get("decoy") for s in r["sessions"] for t in s["turns"])]
+    assert len(with_decoy) * 3 >= 2 * len(raw)
+    assert 5 <= sum(c.values >= 3 for c in cases) <= 7
+    assert 6 <= sum(c.asks == "earlier" for c in cases) <= 8
+    assert all(sum(c.language == lang for c in cases) == 2 for lang in ("de", "es", "fr"))
+    now = [c for c in cases if c.asks == "now"]
+    assert abs(sum(c.overlap == "low" for c in now) * 2 - len(now)) <= len(now) // 4
 
 
 PASSING = [(path, case) for path, case in LOADED if case.said == "passing"]

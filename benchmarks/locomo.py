@@ -268,6 +268,7 @@ LOO_GRID: dict[str, tuple[float, ...]] = {
     "calendar_periods": (0.0, 1.0),
     "slot_holders_first": (0.0, 1.0),
     "newest_said_change": (0.0, 1.0),
+    "then_history": (0.0, 1.0),
 }
 
 

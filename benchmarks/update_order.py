@@ -89,6 +89,11 @@ Recall finds the evidence; the order is what fails.
 
 A fourth set, `benchmarks/data/update_order_4.json`, was written blind on 6 December 2026 by a fourth
 helper who had read neither the ranking nor the other sets' cases, before any run against a service.
+Its first run, blind (stop 53), on the rule as narrowed after the attack (5e8406c), off -> on, same
+stored data: newest first 10/28 -> 11/28, oldest first 6/7 both, target #1 6/35 -> 7/35, a decoy
+above the value that holds 27/35 -> 26/35, R@10 0.910 both. On unseen cases the narrowed rule moves
+little; what leads is mostly a later mention of the topic (a decoy), and the newest value said in
+other words is seldom first (7 of 35).
 """
 
 from __future__ import annotations

@@ -242,6 +242,12 @@ class Knobs:
     # only up: what ranked between it and the first answer moves down one place (a swap would drop
     # an answer far down). Not for a question about an earlier state.
     newest_said_change: bool = True
+    # Whether a question about an earlier state (`asks_then`: "What was my rent before the
+    # increase?", "Which team was I on before the reorg?") also looks at what no longer holds, as
+    # `include_history` does, without ranking it below what holds: the update engine superseded the
+    # old value when the new one came, and the old value is what the question asks for. Each such
+    # hit says it no longer holds (its status and clocks).
+    then_history: bool = True
 
 
 DEFAULT_KNOBS = Knobs()
@@ -1070,7 +1076,8 @@ def newest_said_first(
         place
         for place, (hit, person) in enumerate(zip(hits, by_person, strict=True))
         if person
-        and hit.held
+        # What no longer holds is an answer about an earlier state, never about now.
+        and (hit.held or then)
         and not hit.memory.pinned
         and (not periods or any(start <= _said_at(hit) < end for start, end in periods))
     ]
@@ -1108,6 +1115,23 @@ def newest_said_first(
         ordered.insert(places[0], moved)
     # Each hit takes its place's score, so that the scores still fall from first to last for a
     # caller that sorts by them.
+    return [replace(hit, score=hits[place].score) for place, hit in enumerate(ordered)]
+
+
+def replaced_first(hits: list[Hit]) -> list[Hit]:
+    """For a question about an earlier state: each hit that no longer holds goes just above the
+    hit that replaced it (`Memory.superseded_by`, the update engine's own link) when that one ranked
+    higher. "What was my rent before the increase?": "I pay 900 euros rent" above "My rent went up
+    to 950 euros", whatever words each shares with the question. Scores stay with the places."""
+    ordered = list(hits)
+    for hit in hits:
+        successor = hit.memory.superseded_by_id
+        if hit.held or successor is None:
+            continue
+        place = ordered.index(hit)
+        above = next((i for i, other in enumerate(ordered) if other.memory.id == successor), None)
+        if above is not None and above < place:
+            ordered.insert(above, ordered.pop(place))
     return [replace(hit, score=hits[place].score) for place, hit in enumerate(ordered)]
 
 
@@ -1302,6 +1326,10 @@ def _recall(
 ) -> RecallResult:
     now = timezone.now()
     at = request.at or now
+    then_history = knobs.then_history and not request.include_history and asks_then(request.query)
+    if then_history:
+        request = replace(request, include_history=True)
+        knobs = replace(knobs, history_share=1.0)
     # The model embeds the query on another thread while this one asks the database for the text
     # side, which needs no vector: on two cores the two overlap (docs/retrieval.md). A known or
     # cached vector leaves nothing to overlap, and the text side is then part of the one statement.
@@ -1383,4 +1411,6 @@ def _recall(
         )
         by_person.append(bool(person))
     hits = newest_said_first(hits, by_person, request.query, knobs, periods=periods)
+    if then_history:
+        hits = replaced_first(hits)
     return RecallResult(at=at, hits=hits[: request.top_k], pending=pending)

@@ -725,6 +725,32 @@ class TestNewestChangeFirst:
         assert _recall(alice, query) == _recall(alice, query, knobs=without)
 
 
+class TestEarlierStateLooksAtHistory:
+    """`Knobs.then_history`: a question about an earlier state also finds what no longer holds."""
+
+    def _superseded(self, alice):
+        ((then,), _filler, (now,)) = _saves(alice, [[_PLANTS_THEN], [_COINS_FILLER[0]], [_PLANTS_NOW]])
+        then.superseded_at = timezone.now()
+        then.superseded_by = now
+        then.save(update_fields=["superseded_at", "superseded_by"])
+        return then, now
+
+    def test_the_value_that_no_longer_holds_answers_a_question_about_the_earlier_state(self, alice):
+        self._superseded(alice)
+        first = "How many plants did I have on my balcony at first?"
+        assert _recall(alice, first, top_k=1) == [_PLANTS_THEN]
+        # Without the rule the superseded value is not found at all.
+        assert _PLANTS_THEN not in _recall(alice, first, knobs=replace(DEFAULT_KNOBS, then_history=False))
+        # The hit says it no longer holds.
+        request = RecallRequest(query=first, top_k=1)
+        (hit,) = memory_recall(owner=alice, space=space_create_default(owner=alice), request=request).hits
+        assert hit.held is False
+
+    def test_a_question_about_now_still_sees_only_what_holds(self, alice):
+        self._superseded(alice)
+        assert _PLANTS_THEN not in _recall(alice, _PLANTS_QUERY)
+
+
 class TestQueryParsing:
     def test_words_keep_accents_and_drop_request_words(self):
         assert query_words("Tell me about the Café José runs") == [

@@ -49,3 +49,15 @@ def test_other_earlier_state_phrasings_find_it_too(alice, question):
     old = _one(_save(client, "I pay 900 euros rent a month for my flat."))
     _one(_save(client, "My rent went up to 950 euros a month."))
     assert old.content in _contents(client, question)
+
+
+def test_a_forgotten_old_value_stays_forgotten(alice):
+    # History is what no longer holds, never what the person asked to forget.
+    client = pat_client(alice)
+    old = _one(_save(client, "I pay 900 euros rent a month for my flat."))
+    new = _one(_save(client, "My rent went up to 950 euros a month."))
+    response = client.post("/api/v1/operations/forget", {"memory_id": str(old.id)}, format="json")
+    assert response.status_code == 200, response.json()
+    before = _contents(client, "What was my rent before the increase?")
+    assert old.content not in before
+    assert new.content in before

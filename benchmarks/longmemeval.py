@@ -353,6 +353,42 @@ def owner_of(prefix: str, question_id: str) -> tuple[Any, Any]:
     return owner, space
 
 
+def recall_variants(
+    var_dir: Path,
+    prefix: str,
+    asked: Sequence[tuple[str, str, datetime]],
+    variants: Sequence[str],
+    top_k: int,
+) -> dict[str, list[Any]]:
+    """`memory_recall` called in process against the running service's database (the code the API
+    runs; no HTTP, no latency measured) for every (question id, query, at) of `asked`, once per
+    variant of the ranking knobs ('knob=value,...'; '' = defaults): each variant's RecallResults in
+    the order asked. The owners are found by `owner_of(prefix, id)`."""
+    from benchmarks._service import use_service_database
+    from benchmarks.distractor_stages import _knobs_from
+
+    use_service_database(var_dir)
+    from memories import embeddings
+    from memories.retrieval.recall import RecallRequest, memory_recall
+
+    vectors = embeddings.embed([query for _, query, _ in asked])
+    owners = {question_id: owner_of(prefix, question_id) for question_id, _, _ in asked}
+    results: dict[str, list[Any]] = {}
+    for variant in variants:
+        knobs = _knobs_from([v for v in variant.split(",") if v])
+        results[variant] = [
+            memory_recall(
+                owner=owners[question_id][0],
+                space=owners[question_id][1],
+                request=RecallRequest(query=query, top_k=top_k, at=at),
+                knobs=knobs,
+                query_vector=vector,
+            )
+            for (question_id, query, at), vector in zip(asked, vectors, strict=True)
+        ]
+    return results
+
+
 def score_variants(
     var_dir: Path,
     questions: list[Question],
@@ -362,34 +398,15 @@ def score_variants(
     day_end: bool = False,
     explain_misses: bool = False,
 ) -> dict[str, list[Score]]:
-    """Each variant of the ranking knobs scored with `memory_recall` called in process against the
-    running service's database (the code the API runs; no HTTP, no latency measured). With
+    """Each variant of the ranking knobs scored in process (`recall_variants`). With
     `explain_misses`, every question that misses evidence at 10 or ranks an older update first is
-    shown (`explain`), recalled
-    with top_k 100 so the evidence's rank below the top 20 shows too."""
-    from benchmarks._service import use_service_database
-    from benchmarks.distractor_stages import _knobs_from
-
-    use_service_database(var_dir)
-    from memories import embeddings
-    from memories.retrieval.recall import RecallRequest, memory_recall
-
-    vectors = embeddings.embed([str(q.data["question"]) for q in questions])
-    owners = {question.id: owner_of("lme", question.id) for question in questions}
+    shown (`explain`), recalled with top_k 100 so the evidence's rank below the top 20 shows too."""
+    asked = [(q.id, str(q.data["question"]), asked_at(q, day_end=day_end)) for q in questions]
+    recalled = recall_variants(var_dir, "lme", asked, variants, max(top_k, 100) if explain_misses else top_k)
     results: dict[str, list[Score]] = {}
-    for variant in variants:
-        knobs = _knobs_from([v for v in variant.split(",") if v])
+    for variant, found in recalled.items():
         scored = []
-        for question, vector in zip(questions, vectors, strict=True):
-            owner, space = owners[question.id]
-            request = RecallRequest(
-                query=str(question.data["question"]),
-                top_k=max(top_k, 100) if explain_misses else top_k,
-                at=asked_at(question, day_end=day_end),
-            )
-            result = memory_recall(
-                owner=owner, space=space, request=request, knobs=knobs, query_vector=vector
-            )
+        for question, result in zip(questions, found, strict=True):
             memory_turn = question.conversation.memory_turn
             hits = result.hits[:top_k]
             scored.append(score(question, [memory_turn.get(str(h.memory.id), "?") for h in hits]))

@@ -116,7 +116,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._service import ROOT
 from benchmarks.locomo import Conversation, Turn
-from benchmarks.longmemeval import Question, cache_key, ingested, owner_of
+from benchmarks.longmemeval import Question, cache_key, ingested, recall_variants
 
 DATA = Path(__file__).resolve().parent / "data" / "update_order.json"
 KS = (5, 10, 20)
@@ -256,32 +256,21 @@ def data_key(path: Path = DATA) -> str:
 
 
 def score_variants(var_dir: Path, cases: list[Case], variants: list[str]) -> dict[str, list[Result]]:
-    """Each variant of the ranking knobs ('newest_said_share=0'; '' = defaults) scored with
-    `memory_recall` called in process against the running service's database, as longmemeval.py's
-    `--variant` does: the code the API runs, without HTTP."""
-    from benchmarks._service import use_service_database
-    from benchmarks.distractor_stages import _knobs_from
-
-    use_service_database(var_dir)
-    from memories import embeddings
-    from memories.retrieval.recall import RecallRequest, memory_recall
-
-    vectors = embeddings.embed([case.question for case in cases])
-    owners = {case.id: owner_of("uorder", case.id) for case in cases}
+    """Each variant of the ranking knobs ('newest_said_share=0'; '' = defaults) scored in process on
+    the running service's database, as longmemeval.py's `--variant` (`recall_variants`)."""
+    asked = [(case.id, case.question, case.asked_at) for case in cases]
     results: dict[str, list[Result]] = {}
-    for variant in variants:
-        knobs = _knobs_from([v for v in variant.split(",") if v])
-        scored = []
-        for case, vector in zip(cases, vectors, strict=True):
-            owner, space = owners[case.id]
-            request = RecallRequest(query=case.question, top_k=TOP_K, at=case.asked_at)
-            found = memory_recall(owner=owner, space=space, request=request, knobs=knobs, query_vector=vector)
-            memory_turn = case.conversation.memory_turn
-            hits = [
-                Hit(memory_turn.get(str(h.memory.id), "?"), h.score, h.memory.content) for h in found.hits
-            ]
-            scored.append(score(case, hits))
-        results[variant] = scored
+    for variant, found in recall_variants(var_dir, "uorder", asked, variants, TOP_K).items():
+        results[variant] = [
+            score(
+                case,
+                [
+                    Hit(case.conversation.memory_turn.get(str(h.memory.id), "?"), h.score, h.memory.content)
+                    for h in result.hits
+                ],
+            )
+            for case, result in zip(cases, found, strict=True)
+        ]
     return results
 
 

@@ -1144,22 +1144,22 @@ def _says_change(hit: Hit, wanted: frozenset[str], *, own: bool) -> bool:
     question about the person's own (`own`), not a change of someone else's ("my sister moved")."""
     _, text = split_speaker(hit.memory.content)
     sentences = split_sentences(text) or [text]
-    shared, stated = [], []
-    for sentence in sentences:
-        lex = lexicon(detect(sentence))
-        # The shared word is what the sentence is about: neither its cue ("What is my current rate?"
-        # is not answered by any sentence that says "currently") nor a word of its language's grammar
-        # ("ich", "habe").
-        content = set(_WORD_RE.findall(sentence.casefold())) - lex.cues - lex.stop - STOP_WORDS
-        shared.append(bool({stem(w) for w in content} & wanted))
-        stated.append(not is_tentative(sentence, lex))
-    for i, sentence in enumerate(sentences):
+    lexes = [lexicon(detect(sentence)) for sentence in sentences]
+    words = [set(_WORD_RE.findall(sentence.casefold())) for sentence in sentences]
+    # The shared word is what the sentence is about: neither its cue ("What is my current rate?" is
+    # not answered by any sentence that says "currently") nor a word of its language's grammar
+    # ("ich", "habe").
+    shared = [
+        bool({stem(w) for w in said - lex.cues - lex.stop - STOP_WORDS} & wanted)
+        for said, lex in zip(words, lexes, strict=True)
+    ]
+    stated = [not is_tentative(sentence, lex) for sentence, lex in zip(sentences, lexes, strict=True)]
+    for i, (sentence, lex) in enumerate(zip(sentences, lexes, strict=True)):
         # "Had brunch with Aisha on Sunday. She moved over to product management ...": the change
         # often names its subject in the sentence before, when that one is a statement too ("Should
         # I move the plants in? It hit 3 degrees." is about the weather).
         if not stated[i] or not (shared[i] or (i > 0 and shared[i - 1] and stated[i - 1])):
             continue
-        lex = lexicon(detect(sentence))
         frame = frame_of(sentence)
         # "My rent hasn't changed since March" says a value holds (the lexicon's continuity cues).
         if (
@@ -1168,9 +1168,8 @@ def _says_change(hit: Hit, wanted: frozenset[str], *, own: bool) -> bool:
             or (own and (names_someone(sentence) or ":" in frame.subject))
         ):
             continue
-        words = set(_WORD_RE.findall(sentence.casefold()))
         changed = bool(lex.change.search(sentence)) and not lex.negation.search(sentence)
-        if changed or lex.strong_cue.search(sentence) or words & lex.cues:
+        if changed or lex.strong_cue.search(sentence) or words[i] & lex.cues:
             return True
     return False
 

@@ -499,6 +499,8 @@ class TestWhoAndWhichSave:
 
 
 OFF = replace(DEFAULT_KNOBS, newest_said_share=0.0)
+# "Newest said first" as it was before `newest_said_change`.
+WITHOUT_CHANGE = replace(DEFAULT_KNOBS, newest_said_change=False)
 
 
 # A value said plainly, then weeks later a new one said in passing inside a longer message: on meaning
@@ -627,8 +629,7 @@ class TestNewestChangeFirst:
 
     def test_a_change_said_in_other_words_goes_just_above_the_answers(self, alice):
         _saves(alice, [[_PLANTS_THEN], [_COINS_FILLER[0]], [_PLANTS_NOW], [_COINS_FILLER[1]]])
-        without = replace(DEFAULT_KNOBS, newest_said_change=False)
-        off = _recall(alice, _PLANTS_QUERY, knobs=without)
+        off = _recall(alice, _PLANTS_QUERY, knobs=WITHOUT_CHANGE)
         assert off.index(_PLANTS_THEN) < off.index(_PLANTS_NOW)
         on = _recall(alice, _PLANTS_QUERY)
         # The change moved up to the answer's place; everything else kept its order below it.
@@ -640,8 +641,7 @@ class TestNewestChangeFirst:
     def test_a_later_mention_that_says_no_change_stays_where_it_ranked(self, alice):
         mention = "User: Which plants like shade? My balcony gets little sun in the afternoon."
         _saves(alice, [[_PLANTS_THEN], [_COINS_FILLER[0]], [mention]])
-        without = replace(DEFAULT_KNOBS, newest_said_change=False)
-        assert _recall(alice, _PLANTS_QUERY) == _recall(alice, _PLANTS_QUERY, knobs=without)
+        assert _recall(alice, _PLANTS_QUERY) == _recall(alice, _PLANTS_QUERY, knobs=WITHOUT_CHANGE)
         assert _recall(alice, _PLANTS_QUERY, top_k=1) == [_PLANTS_THEN]
 
     def test_a_change_said_before_the_newest_answer_does_not_move(self, alice):
@@ -660,8 +660,7 @@ class TestNewestChangeFirst:
         later = "User: I'm currently reading a novel about a lighthouse keeper. Is it any good?"
         _saves(alice, [[then], [_COINS_FILLER[0]], [later]])
         query = "What is my current hourly rate?"
-        without = replace(DEFAULT_KNOBS, newest_said_change=False)
-        assert _recall(alice, query) == _recall(alice, query, knobs=without)
+        assert _recall(alice, query) == _recall(alice, query, knobs=WITHOUT_CHANGE)
 
     def test_a_change_in_another_language(self, alice):
         then = "Ich habe 12 Pflanzen auf meinem Balkon."
@@ -671,8 +670,7 @@ class TestNewestChangeFirst:
         )
         _saves(alice, [[then], [_COINS_FILLER[0]], [now]])
         query = "Wie viele Pflanzen habe ich auf meinem Balkon?"
-        without = replace(DEFAULT_KNOBS, newest_said_change=False)
-        assert _recall(alice, query, knobs=without, top_k=1) == [then]
+        assert _recall(alice, query, knobs=WITHOUT_CHANGE, top_k=1) == [then]
         assert _recall(alice, query, top_k=1) == [now]
 
     @pytest.mark.parametrize(
@@ -694,8 +692,7 @@ class TestNewestChangeFirst:
     )
     def test_a_later_mention_that_changes_no_value_of_the_persons_stays_below(self, alice, decoy):
         _saves(alice, [[_PLANTS_THEN], [_COINS_FILLER[0]], [decoy]])
-        without = replace(DEFAULT_KNOBS, newest_said_change=False)
-        assert _recall(alice, _PLANTS_QUERY) == _recall(alice, _PLANTS_QUERY, knobs=without)
+        assert _recall(alice, _PLANTS_QUERY) == _recall(alice, _PLANTS_QUERY, knobs=WITHOUT_CHANGE)
         assert _recall(alice, _PLANTS_QUERY, top_k=1) == [_PLANTS_THEN]
 
     def test_the_change_may_name_its_subject_in_the_sentence_before(self, alice):
@@ -706,8 +703,7 @@ class TestNewestChangeFirst:
         )
         _saves(alice, [[then], [_COINS_FILLER[0]], [now]])
         query = "Where does Priya work?"
-        without = replace(DEFAULT_KNOBS, newest_said_change=False)
-        assert _recall(alice, query, knobs=without, top_k=1) == [then]
+        assert _recall(alice, query, knobs=WITHOUT_CHANGE, top_k=1) == [then]
         assert _recall(alice, query, top_k=1) == [now]
 
     def test_a_word_of_the_languages_grammar_is_no_shared_word(self, alice):
@@ -715,14 +711,12 @@ class TestNewestChangeFirst:
         later = "User: Ich habe jetzt einen neuen Job in Berlin."
         _saves(alice, [[then], [_COINS_FILLER[0]], [later]])
         query = "Wie viele Pflanzen habe ich auf meinem Balkon?"
-        without = replace(DEFAULT_KNOBS, newest_said_change=False)
-        assert _recall(alice, query) == _recall(alice, query, knobs=without)
+        assert _recall(alice, query) == _recall(alice, query, knobs=WITHOUT_CHANGE)
 
     def test_what_someone_else_said_is_not_moved(self, alice):
         _saves(alice, [["Caroline: " + _PLANTS_THEN], [_COINS_FILLER[0]], ["Caroline: " + _PLANTS_NOW[6:]]])
         query = "How many plants does Caroline have on her balcony?"
-        without = replace(DEFAULT_KNOBS, newest_said_change=False)
-        assert _recall(alice, query) == _recall(alice, query, knobs=without)
+        assert _recall(alice, query) == _recall(alice, query, knobs=WITHOUT_CHANGE)
 
 
 class TestEarlierStateLooksAtHistory:

@@ -248,6 +248,13 @@ class Knobs:
     # old value when the new one came, and the old value is what the question asks for. Each such
     # hit says it no longer holds (its status and clocks).
     then_history: bool = True
+    # Whether the person's turns that only ask (`only_asks`: every sentence a question, a greeting
+    # or a thanks aside: "Do podcast episodes do better if they're under an hour?") go below the
+    # other hits of the window (`newest_said_window`) and count as no answer of "newest said first":
+    # they share the question's words but state nothing, and the person asks about a topic long
+    # after the value that holds was said, so the newest of them led a question about now. Not for a
+    # question about what the person asked or about the conversation with the agent.
+    asking_below: bool = True
 
 
 DEFAULT_KNOBS = Knobs()
@@ -1118,6 +1125,56 @@ def newest_said_first(
     return [replace(hit, score=hits[place].score) for place, hit in enumerate(ordered)]
 
 
+# A question about what the person asked: their question turns are what it looks for.
+_ASKS_ABOUT_ASKING_RE = re.compile(
+    r"\b(?:ask|asks|asked|asking|question|questions|wonder|wondered|wondering|inquired|enquired"
+    r"|fragte|gefragt|frage|fragen|pregunt\w*|demand\w*|question\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def only_asks(content: str) -> bool:
+    """Whether a turn only asks: each of its sentences a question, but for a greeting or a thanks
+    of two words or fewer ("Thanks!", "Quick question:"). "Do podcast episodes do better if they're
+    under an hour?" does; "We just put out our ninth episode. Any tips?" states something too."""
+    _, text = split_speaker(content)
+    asked = False
+    for sentence in split_sentences(text) or [text]:
+        if sentence.rstrip().endswith("?"):
+            asked = True
+        elif len(_WORD_RE.findall(sentence)) > 2:
+            return False
+    return asked
+
+
+def asking_hits(
+    hits: Sequence[Hit], by_person: Sequence[bool], query: str, knobs: Knobs
+) -> frozenset[uuid.UUID]:
+    """The ids of the person's hits that only ask (`only_asks`) among the window's, for a question
+    that asks neither about what the person asked nor about the agent (Knobs.asking_below); none
+    otherwise."""
+    if not knobs.asking_below or _ASKS_ABOUT_ASKING_RE.search(query) or asks_about(query)[1]:
+        return frozenset()
+    window = knobs.newest_said_window
+    return frozenset(
+        hit.memory.id
+        for hit, person in zip(hits[:window], by_person[:window], strict=False)
+        if person and only_asks(hit.memory.content)
+    )
+
+
+def asking_last(hits: list[Hit], asking: frozenset[uuid.UUID], window: int) -> list[Hit]:
+    """`hits` with those in `asking` moved to the end of the first `window`, in the order they
+    ranked; the scores stay with the places."""
+    if not asking:
+        return hits
+    head = hits[:window]
+    ordered = [hit for hit in head if hit.memory.id not in asking]
+    ordered += [hit for hit in head if hit.memory.id in asking]
+    ordered += hits[window:]
+    return [replace(hit, score=hits[place].score) for place, hit in enumerate(ordered)]
+
+
 def replaced_first(hits: list[Hit]) -> list[Hit]:
     """For a question about an earlier state: each hit that no longer holds goes just above the
     hit that replaced it (`Memory.superseded_by`, the update engine's own link) when that one ranked
@@ -1409,7 +1466,12 @@ def _recall(
             )
         )
         by_person.append(bool(person))
-    hits = newest_said_first(hits, by_person, request.query, knobs, periods=periods)
+    # A turn that only asks is no statement of the person's: no answer to put first, and it goes
+    # below what was stated (Knobs.asking_below).
+    asking = asking_hits(hits, by_person, request.query, knobs)
+    stated = [person and hit.memory.id not in asking for hit, person in zip(hits, by_person, strict=True)]
+    hits = newest_said_first(hits, stated, request.query, knobs, periods=periods)
+    hits = asking_last(hits, asking, knobs.newest_said_window)
     if then_history:
         hits = replaced_first(hits)
     return RecallResult(at=at, hits=hits[: request.top_k], pending=pending)

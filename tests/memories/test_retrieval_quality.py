@@ -30,6 +30,7 @@ from memories.retrieval.recall import (
     asks_then,
     asks_when,
     memory_recall,
+    only_asks,
     query_names,
     query_periods,
     query_words,
@@ -717,6 +718,83 @@ class TestNewestChangeFirst:
         _saves(alice, [["Caroline: " + _PLANTS_THEN], [_COINS_FILLER[0]], ["Caroline: " + _PLANTS_NOW[6:]]])
         query = "How many plants does Caroline have on her balcony?"
         assert _recall(alice, query) == _recall(alice, query, knobs=WITHOUT_CHANGE)
+
+
+# A value said plainly, then weeks later the person asks about the topic and states nothing: the
+# question shares the question's words and was said last.
+_EPISODES_THEN = (
+    "My friend Dele and I have a podcast about old horror films, we just published our ninth episode."
+)
+_EPISODES_ASKED = "User: Do podcast episodes do better if they're under an hour?"
+_EPISODES_QUERY = "How many episodes of our podcast are out?"
+WITHOUT_ASKING = replace(DEFAULT_KNOBS, asking_below=False)
+
+
+class TestAskingBelow:
+    """`Knobs.asking_below`: the person's turns that only ask go below what was stated."""
+
+    def test_a_later_question_about_the_topic_goes_below_the_statement(self, alice):
+        _saves(alice, [[_EPISODES_THEN], [_COINS_FILLER[0]], [_EPISODES_ASKED], [_COINS_FILLER[1]]])
+        off = _recall(alice, _EPISODES_QUERY, knobs=WITHOUT_ASKING)
+        # Without the rule the question, said last and sharing the words, is the newest "answer".
+        assert off[0] == _EPISODES_ASKED
+        on = _recall(alice, _EPISODES_QUERY)
+        assert on[0] == _EPISODES_THEN
+        # It is still found, at the end of the window; the others keep their order.
+        assert on[-1] == _EPISODES_ASKED
+        assert on[:-1] == [c for c in off if c != _EPISODES_ASKED]
+        request = RecallRequest(query=_EPISODES_QUERY)
+        hits = memory_recall(owner=alice, space=space_create_default(owner=alice), request=request).hits
+        scores = [hit.score for hit in hits]
+        assert scores == sorted(scores, reverse=True)
+
+    def test_a_question_with_a_statement_in_it_stays(self, alice):
+        said = (
+            "User: We just put out our tenth podcast episode. Do episodes do better if they're under an hour?"
+        )
+        _saves(alice, [[_EPISODES_THEN], [_COINS_FILLER[0]], [said]])
+        assert _recall(alice, _EPISODES_QUERY) == _recall(alice, _EPISODES_QUERY, knobs=WITHOUT_ASKING)
+        assert _recall(alice, _EPISODES_QUERY, top_k=1) == [said]
+
+    @pytest.mark.parametrize(
+        "query",
+        [
+            "What did I ask about podcast episodes?",
+            "Which question did I have about our podcast episodes?",
+            "What did you tell me about the length of podcast episodes?",
+            "Remind me what we said about podcast episodes.",
+        ],
+    )
+    def test_a_question_about_what_was_asked_keeps_the_order(self, alice, query):
+        _saves(alice, [[_EPISODES_THEN], [_COINS_FILLER[0]], [_EPISODES_ASKED]])
+        assert _recall(alice, query) == _recall(alice, query, knobs=WITHOUT_ASKING)
+
+    def test_someone_elses_question_is_not_moved(self, alice):
+        # In a chat of two people, a question of the other's is not the person's.
+        asked = "Assistant: Do podcast episodes do better if they're under an hour?"
+        later = "User: I listen to two audio dramas a week on the train."
+        _saves(alice, [[_EPISODES_THEN], [_COINS_FILLER[0]], [asked], [later]])
+        off = _recall(alice, _EPISODES_QUERY, knobs=WITHOUT_ASKING)
+        # Something ranks below it, so a move would show.
+        assert off.index(asked) < off.index(later)
+        assert _recall(alice, _EPISODES_QUERY) == off
+
+    def test_which_turns_only_ask(self):
+        for text in (
+            "User: Do podcast episodes do better if they're under an hour?",
+            "Thanks! Is melatonin safe to take every night?",
+            "Quick question: when should Ines be weighed again?",
+            "User: ¿Cuántas veces a la semana debería regar las plantas?",
+            "Wie oft sollte ich die Pflanzen gießen? Danke!",
+        ):
+            assert only_asks(text), text
+        for text in (
+            "User: We just put out our tenth episode. Any tips?",
+            "I take melatonin every night.",
+            "Thanks!",
+            "Ich gieße die Pflanzen zweimal pro Woche. Ist das genug?",
+        ):
+            assert not only_asks(text), text
 
 
 class TestEarlierStateLooksAtHistory:

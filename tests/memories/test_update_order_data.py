@@ -1,7 +1,8 @@
 """The update-order benchmark's cases (benchmarks/data/update_order.json, the second, third, fourth and
 fifth sets, update_order_2.json, update_order_3.json, update_order_4.json and update_order_5.json, and
-the attack set update_order_attack53.json) are well formed, and its order rule ranks what it says: a
-case that breaks the rules would score something else than it claims."""
+the attack sets update_order_attack53.json and update_order_attack54.json) are well formed, and its
+order rule ranks what it says: a case that breaks the rules would score something else than it
+claims."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ THIRD = DATA.with_name("update_order_3.json")
 FOURTH = DATA.with_name("update_order_4.json")
 FIFTH = DATA.with_name("update_order_5.json")
 ATTACK = DATA.with_name("update_order_attack53.json")
+ATTACK54 = DATA.with_name("update_order_attack54.json")
 # Each set with the fewest cases it was written to hold.
-SETS = {DATA: 48, SECOND: 36, THIRD: 36, FOURTH: 34, FIFTH: 36, ATTACK: 30}
+SETS = {DATA: 48, SECOND: 36, THIRD: 36, FOURTH: 34, FIFTH: 36, ATTACK: 30, ATTACK54: 30}
 # The sets that also say whose fact it is and how the newest value is worded.
 DESCRIBED = [SECOND, THIRD, FOURTH, FIFTH]
 RAW = {path: json.loads(path.read_text())["cases"] for path in SETS}
@@ -137,6 +139,39 @@ def test_it_says_each_decoy_after_the_value_that_holds(path: Path, raw: dict[str
     else:
         # A decoy in a should-move case comes after the true change: it competes for the move.
         assert all(s > _sessions_of(raw, "new")[0] for s in _sessions_of(raw, "decoy"))
+
+
+def test_it_attacks_the_asking_rule_both_ways() -> None:
+    # The field the loader ignores, read from the file: a typo would drop a case from its group.
+    raw = RAW[ATTACK54]
+    kinds = [r["attack"] for r in raw]
+    assert set(kinds) == {"must-not-move", "should-move"}
+    assert kinds.count("must-not-move") >= 18
+    assert kinds.count("should-move") >= 10
+    assert all(r["trap"].strip() for r in raw)
+    assert sum(r["language"] != "en" for r in raw) >= 6
+    # A later question about the topic is what the rule is for: it holds no value, it comes after
+    # the value that holds, and it is asked about now.
+    moving = [r for r in raw if r["attack"] == "should-move"]
+    assert {r["asks"] for r in moving} == {"now"}
+    for r in moving:
+        decoys = _sessions_of(r, "decoy")
+        assert decoys
+        assert min(decoys) > _sessions_of(r, "new")[0]
+
+
+ATTACK54_RAW = [(ATTACK54, raw) for raw in RAW[ATTACK54]]
+
+
+@pytest.mark.parametrize(("path", "raw"), ATTACK54_RAW, ids=_ids(ATTACK54_RAW))
+def test_it_marks_a_decoy_of_the_asking_rule_as_no_evidence(path: Path, raw: dict[str, Any]) -> None:
+    decoys = [turn for session in raw["sessions"] for turn in session["turns"] if turn.get("decoy")]
+    assert all(turn["role"] == "user" and "evidence" not in turn for turn in decoys)
+    if raw["attack"] == "must-not-move":
+        # The value the question asks for is said inside a turn that only asks: a question mark ends it.
+        target = "old" if raw["asks"] == "earlier" else "new"
+        said = [t for s in raw["sessions"] for t in s["turns"] if t.get("evidence") == target]
+        assert re.sub(r"[^\w?!.]+$", "", said[0]["text"]).endswith("?"), said[0]["text"]
 
 
 # The fourth and fifth sets mark their decoys only after the newest value.

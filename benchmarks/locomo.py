@@ -269,6 +269,7 @@ LOO_GRID: dict[str, tuple[float, ...]] = {
     "slot_holders_first": (0.0, 1.0),
     "newest_said_change": (0.0, 1.0),
     "then_history": (0.0, 1.0),
+    "asking_below": (0.0, 1.0),
 }
 
 

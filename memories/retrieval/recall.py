@@ -1133,14 +1133,24 @@ _ASKS_ABOUT_ASKING_RE = re.compile(
 )
 
 
+# A sentence that asks: its last "?" followed by nothing but punctuation, brackets or an emoji
+# ("is that mad?!", "(any tips?)", "right? 😅").
+_ASKED_RE = re.compile(r"\?[^\w]*$")
+
+
 def only_asks(content: str) -> bool:
-    """Whether a turn only asks: each of its sentences a question, but for a greeting or a thanks
-    of two words or fewer ("Thanks!", "Quick question:"). "Do podcast episodes do better if they're
-    under an hour?" does; "We just put out our ninth episode. Any tips?" states something too."""
+    """Whether a turn only asks and states nothing: each of its sentences a question (but for a
+    greeting or a thanks of two words or fewer: "Thanks!", "Quick question:") that holds no value as
+    the update engine reads one (`frame_of`: a number, a name, a place). "Do podcast episodes do
+    better if they're under an hour?" only asks; "We just put out our ninth episode. Any tips?"
+    states something, and so does "Can you suggest a gift for my wife, who just turned 40?": people
+    tell a new value inside a question as often as not."""
     _, text = split_speaker(content)
     asked = False
     for sentence in split_sentences(text) or [text]:
-        if sentence.rstrip().endswith("?"):
+        if _ASKED_RE.search(sentence):
+            if frame_of(sentence).values:
+                return False
             asked = True
         elif len(_WORD_RE.findall(sentence)) > 2:
             return False

@@ -748,10 +748,15 @@ class TestAskingBelow:
         scores = [hit.score for hit in hits]
         assert scores == sorted(scores, reverse=True)
 
-    def test_a_question_with_a_statement_in_it_stays(self, alice):
-        said = (
-            "User: We just put out our tenth podcast episode. Do episodes do better if they're under an hour?"
-        )
+    @pytest.mark.parametrize(
+        "said",
+        [
+            "User: We just put out our tenth podcast episode. Do episodes do better when they're short?",
+            # A new value told inside a question is a statement too.
+            "User: Now that our podcast is at 12 episodes, should we put the episodes on YouTube?",
+        ],
+    )
+    def test_a_question_with_a_statement_in_it_stays(self, alice, said):
         _saves(alice, [[_EPISODES_THEN], [_COINS_FILLER[0]], [said]])
         assert _recall(alice, _EPISODES_QUERY) == _recall(alice, _EPISODES_QUERY, knobs=WITHOUT_ASKING)
         assert _recall(alice, _EPISODES_QUERY, top_k=1) == [said]
@@ -783,9 +788,11 @@ class TestAskingBelow:
         for text in (
             "User: Do podcast episodes do better if they're under an hour?",
             "Thanks! Is melatonin safe to take every night?",
-            "Quick question: when should Ines be weighed again?",
+            "Quick question: when should the baby be weighed again?",
             "User: ¿Cuántas veces a la semana debería regar las plantas?",
             "Wie oft sollte ich die Pflanzen gießen? Danke!",
+            "Should we keep the deposit in an easy access account, is that mad?!",
+            "Morning. (Any tips for learning the alto part?)",
         ):
             assert only_asks(text), text
         for text in (
@@ -793,6 +800,10 @@ class TestAskingBelow:
             "I take melatonin every night.",
             "Thanks!",
             "Ich gieße die Pflanzen zweimal pro Woche. Ist das genug?",
+            # A value told inside a question: a number, a place, a name.
+            "Can you suggest a gift for my wife, who just turned 40?",
+            "¿Qué le regalo a mi hermana ahora que vive en Sevilla?",
+            "Est-ce normal de payer autant maintenant que je gagne 2 700 euros par mois ?",
         ):
             assert not only_asks(text), text
 

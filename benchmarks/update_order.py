@@ -94,6 +94,13 @@ stored data: newest first 10/28 -> 11/28, oldest first 6/7 both, target #1 6/35 
 above the value that holds 27/35 -> 26/35, R@10 0.910 both. On unseen cases the narrowed rule moves
 little; what leads is mostly a later mention of the topic (a decoy), and the newest value said in
 other words is seldom first (7 of 35).
+
+A fifth set, `benchmarks/data/update_order_5.json` (36 cases, every one with later decoys), was
+written blind on 7 December 2026 by a fifth helper, before any run. Its first run, blind (stop 54),
+scored the first form of "a turn that only asks goes below" (`asking_below`, 8ea2044), off -> on:
+target #1 5/36 -> 17/36, decoy above 30/36 -> 5/36, newest first 11/29 -> 15/29, R@10 0.861 ->
+0.903. `benchmarks/data/update_order_attack54.json` attacks that rule (docs/retrieval.md, "Update
+order, sixth round").
 """
 
 from __future__ import annotations

@@ -248,11 +248,12 @@ class Knobs:
     # old value when the new one came, and the old value is what the question asks for. Each such
     # hit says it no longer holds (its status and clocks).
     then_history: bool = True
-    # Whether the person's turns that only ask (`only_asks`: every sentence a question, a greeting
-    # or a thanks aside: "Do podcast episodes do better if they're under an hour?") go below the
-    # other hits of the window (`newest_said_window`) and count as no answer of "newest said first":
-    # they share the question's words but state nothing, and the person asks about a topic long
-    # after the value that holds was said, so the newest of them led a question about now. Not for a
+    # Whether the person's turns that only ask (`only_asks`: every sentence a question holding no
+    # value, a greeting or a thanks aside: "Do podcast episodes do better if they're under an
+    # hour?") go below the other hits of the window (`newest_said_window`) and count as no answer of
+    # "newest said first": they share the question's words but state nothing, and the person asks
+    # about a topic long after the value that holds was said, so the newest of them led a question
+    # about now. A question that tells a value ("... my wife, who just turned 40?") stays. Not for a
     # question about what the person asked or about the conversation with the agent.
     asking_below: bool = True
 

@@ -1128,8 +1128,8 @@ def newest_said_first(
 
 # A question about what the person asked: their question turns are what it looks for.
 _ASKS_ABOUT_ASKING_RE = re.compile(
-    r"\b(?:ask|asks|asked|asking|question|questions|wonder|wondered|wondering|inquired|enquired"
-    r"|fragte|gefragt|frage|fragen|pregunt\w*|demand\w*|question\w*)\b",
+    r"\b(?:ask|asks|asked|asking|question\w*|wonder(?:s|ed|ing)?|inquired|enquired"
+    r"|fragte|gefragt|frage|fragen|pregunt\w*|demand\w*)\b",
     re.IGNORECASE,
 )
 
@@ -1169,7 +1169,7 @@ def asking_hits(
     window = knobs.newest_said_window
     return frozenset(
         hit.memory.id
-        for hit, person in zip(hits[:window], by_person[:window], strict=False)
+        for hit, person in zip(hits[:window], by_person[:window], strict=True)
         if person and only_asks(hit.memory.content)
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import socket
@@ -13,7 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import httpx
 import psutil
@@ -59,10 +60,36 @@ def running_service(*, keep: bool = False, var_dir: Path | None = None) -> Itera
         yield from _running_service(keep=keep or var_dir is not None, var_dir=var_dir)
 
 
+class FolderInUse(SystemExit):
+    """Another benchmark run holds the kept data folder."""
+
+
+def hold_folder(var_dir: Path) -> TextIO:
+    """The kept data folder's lock, held by this process until it closes the returned file (or
+    exits). Two runs on one folder would start two services on one database and interleave two
+    ingests under one manifest: the figures of both would be wrong without an error. So the second
+    run stops at once with a message (FolderInUse) instead."""
+    lock = open(var_dir / "benchmark.lock", "w")  # noqa: SIM115 - held until the run ends
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        raise FolderInUse(
+            f"another benchmark run is using {var_dir}; wait for it to finish, or give this run"
+            " another folder (longmemeval.py: --cache DIR)"
+        ) from None
+    return lock
+
+
 def _running_service(*, keep: bool, var_dir: Path | None) -> Iterator[tuple[str, str]]:
     if var_dir is None:
         var_dir = Path(tempfile.mkdtemp(prefix="deeprecall-bench-"))
     var_dir.mkdir(parents=True, exist_ok=True)
+    with hold_folder(var_dir):
+        yield from _serving(keep=keep, var_dir=var_dir)
+
+
+def _serving(*, keep: bool, var_dir: Path) -> Iterator[tuple[str, str]]:
     port = _free_port()
     env = {**os.environ, "DEEPRECALL_VAR_DIR": str(var_dir), "PYTHONUNBUFFERED": "1"}
     # The model file converted for ONNX Runtime is the same for every run: made once, in var/models.

@@ -53,12 +53,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._service import ROOT, running_service, shared_data
+
+if TYPE_CHECKING:
+    from memories.retrieval.recall import RecallResult
 from benchmarks.locomo import Conversation, Turn, create_users, ingest, percentile, wait_for_jobs
 
 DATA_DIR = shared_data("longmemeval") / "dev"
@@ -359,7 +362,7 @@ def recall_variants(
     asked: Sequence[tuple[str, str, datetime]],
     variants: Sequence[str],
     top_k: int,
-) -> dict[str, list[Any]]:
+) -> dict[str, list[RecallResult]]:
     """`memory_recall` called in process against the running service's database (the code the API
     runs; no HTTP, no latency measured) for every (question id, query, at) of `asked`, once per
     variant of the ranking knobs ('knob=value,...'; '' = defaults): each variant's RecallResults in
@@ -373,7 +376,7 @@ def recall_variants(
 
     vectors = embeddings.embed([query for _, query, _ in asked])
     owners = {question_id: owner_of(prefix, question_id) for question_id, _, _ in asked}
-    results: dict[str, list[Any]] = {}
+    results: dict[str, list[RecallResult]] = {}
     for variant in variants:
         knobs = _knobs_from([v for v in variant.split(",") if v])
         results[variant] = [

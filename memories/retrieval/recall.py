@@ -1051,6 +1051,12 @@ def _slots_held(query: str, knobs: Knobs, *, then: bool) -> frozenset[str]:
     return frozenset(f"user:{_HELD_SLOTS[slot]}" for slot in slots_asked_in(query) if slot in _HELD_SLOTS)
 
 
+def _at_places(hits: Sequence[Hit], ordered: Sequence[Hit]) -> list[Hit]:
+    """`ordered` (a reordering of `hits`) with each hit taking the score of the place it now holds,
+    so that the scores still fall from first to last for a caller that sorts by them."""
+    return [replace(hit, score=hits[place].score) for place, hit in enumerate(ordered)]
+
+
 def newest_said_first(
     hits: list[Hit],
     by_person: Sequence[bool],
@@ -1121,9 +1127,7 @@ def newest_said_first(
         # The change goes just above the first answer; what ranked between moves down one place.
         moved = ordered.pop(changed)
         ordered.insert(places[0], moved)
-    # Each hit takes its place's score, so that the scores still fall from first to last for a
-    # caller that sorts by them.
-    return [replace(hit, score=hits[place].score) for place, hit in enumerate(ordered)]
+    return _at_places(hits, ordered)
 
 
 # A question about what the person asked: their question turns are what it looks for.
@@ -1183,7 +1187,7 @@ def asking_last(hits: list[Hit], asking: frozenset[uuid.UUID], window: int) -> l
     ordered = [hit for hit in head if hit.memory.id not in asking]
     ordered += [hit for hit in head if hit.memory.id in asking]
     ordered += hits[window:]
-    return [replace(hit, score=hits[place].score) for place, hit in enumerate(ordered)]
+    return _at_places(hits, ordered)
 
 
 def replaced_first(hits: list[Hit]) -> list[Hit]:
@@ -1200,7 +1204,7 @@ def replaced_first(hits: list[Hit]) -> list[Hit]:
         above = next((i for i, other in enumerate(ordered) if other.memory.id == successor), None)
         if above is not None and above < place:
             ordered.insert(above, ordered.pop(place))
-    return [replace(hit, score=hits[place].score) for place, hit in enumerate(ordered)]
+    return _at_places(hits, ordered)
 
 
 def _says_change(hit: Hit, wanted: frozenset[str], *, own: bool) -> bool:

@@ -28,7 +28,7 @@ import contextlib
 import re
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -42,6 +42,7 @@ from config.replicas import read_alias
 from memories import embeddings
 from memories.as_of import View, active_sql, held_sql, held_sql_params, started_sql
 from memories.models import FTS_CONFIG, Memory, Space
+from memories.pipeline.entities import COMMON_WORDS
 from memories.pipeline.language import (
     NOT_SPEAKER_WORDS,
     REQUEST_WORDS,
@@ -53,7 +54,15 @@ from memories.pipeline.language import (
     split_speaker,
     stem,
 )
-from memories.pipeline.lexicon import asks_earlier, detect, lexicon, persons, slot_words, slots_asked_in
+from memories.pipeline.lexicon import (
+    Lexicon,
+    asks_earlier,
+    detect,
+    lexicon,
+    persons,
+    slot_words,
+    slots_asked_in,
+)
 from memories.pipeline.timeparse import resolve_times
 from memories.pipeline.update import frame_of, is_tentative, names_someone
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
@@ -256,6 +265,19 @@ class Knobs:
     # about now. A question that tells a value ("... my wife, who just turned 40?") stays. Not for a
     # question about what the person asked or about the conversation with the agent.
     asking_below: bool = True
+    # Whether a value that is one of the question's own values (`frame_of(query).values`: "my
+    # brother", "my GP") counts as told in such a question: "Can family visit soldiers where my
+    # brother is stationed?" names the topic of "Where is my brother stationed?" and tells nothing
+    # new of it; "Can you suggest a gift for my wife, who just turned 40?" tells 40. Off: any value
+    # keeps a question in place.
+    asking_own_values: bool = True
+    # Whether a later change counts as about the question's topic when it names a value of an answer
+    # the person gave before (`newest_said_change`): the old value it replaces or the one who holds
+    # it ("Vendí la Honda, ahora llevo una Yamaha" after "Tengo una moto Honda CB500", "En fait Inès
+    # n'est pas à Lyon ... Grenoble" after "Ma fille Inès commence ses études à Lyon", "we meet
+    # Thursdays, not Wednesdays"). A correction names what it corrects more often than the words of
+    # the question. Names and words only: a number said again is as often a coincidence.
+    change_by_referent: bool = True
 
 
 DEFAULT_KNOBS = Knobs()
@@ -273,8 +295,6 @@ MAX_NAME_TOKENS = 64
 
 
 _WORD_RE = re.compile(r"[^\W_]+")
-
-
 _NAME_TOKEN_RE = re.compile(r"[^\W_]+(?:['\u2019.-][^\W_]+)*")
 
 
@@ -1106,12 +1126,17 @@ def newest_said_first(
         # "Where does my sister work?" asks about her: her changes are what it asks for.
         own = not names_someone(query)
         newest = max(_said_at(hits[place]) for place in places)
+        referents = (
+            _referents((hits[place].memory.content for place in places), wanted)
+            if knobs.change_by_referent
+            else frozenset()
+        )
         later = [
             place
             for place in eligible
             if place not in places
             and _said_at(hits[place]) > newest
-            and _says_change(hits[place], wanted, own=own)
+            and _says_change(hits[place], wanted, own=own, referents=referents)
         ]
         if later:
             changed = max(later, key=lambda place: _said_at(hits[place]))
@@ -1143,18 +1168,19 @@ _ASKS_ABOUT_ASKING_RE = re.compile(
 _ASKED_RE = re.compile(r"\?[^\w]*$")
 
 
-def only_asks(content: str) -> bool:
+def only_asks(content: str, topic: frozenset[str] = frozenset()) -> bool:
     """Whether a turn only asks and states nothing: each of its sentences a question (but for a
     greeting or a thanks of two words or fewer: "Thanks!", "Quick question:") that holds no value as
     the update engine reads one (`frame_of`: a number, a name, a place). "Do podcast episodes do
     better if they're under an hour?" only asks; "We just put out our ninth episode. Any tips?"
     states something, and so does "Can you suggest a gift for my wife, who just turned 40?": people
-    tell a new value inside a question as often as not."""
+    tell a new value inside a question as often as not. A value in `topic` (the question's own, as
+    `frame_of` reads them: "my brother") is no value told: it names what the question is about."""
     _, text = split_speaker(content)
     asked = False
     for sentence in split_sentences(text) or [text]:
         if _ASKED_RE.search(sentence):
-            if frame_of(sentence).values:
+            if frame_of(sentence).values - topic:
                 return False
             asked = True
         elif len(_WORD_RE.findall(sentence)) > 2:
@@ -1171,10 +1197,11 @@ def asking_hits(
     if not knobs.asking_below or _ASKS_ABOUT_ASKING_RE.search(query) or asks_about(query)[1]:
         return frozenset()
     window = knobs.newest_said_window
+    topic = frame_of(query).values if knobs.asking_own_values else frozenset()
     return frozenset(
         hit.memory.id
         for hit, person in zip(hits[:window], by_person[:window], strict=True)
-        if person and only_asks(hit.memory.content)
+        if person and only_asks(hit.memory.content, topic)
     )
 
 
@@ -1207,13 +1234,79 @@ def replaced_first(hits: list[Hit]) -> list[Hit]:
     return _at_places(hits, ordered)
 
 
-def _says_change(hit: Hit, wanted: frozenset[str], *, own: bool) -> bool:
+def _names_in(sentence: str) -> frozenset[str]:
+    """The names a sentence says, as word stems: its capitalised words but for grammar words and
+    common ones, and its language's weekdays and months however written. "Vendí la Honda" ->
+    {"honda"}; "we meet Thursdays, not Wednesdays" -> {"thursday", "wednesday"}. In a language
+    that capitalises its nouns (German) its nouns count too: "Leon", but also "Training"."""
+    lex = lexicon(detect(sentence))
+    found: set[str] = set()
+    for written in _NAME_TOKEN_RE.findall(sentence):
+        token = written.strip(".").removesuffix("'s").removesuffix("\u2019s")
+        lowered = token.casefold()
+        if (
+            lowered in lex.weekdays
+            or lowered in lex.months
+            or lowered.rstrip("s") in lex.weekdays
+            or (
+                token[:1].isupper()
+                and "'" not in lowered
+                and "\u2019" not in lowered
+                and lowered not in STOP_WORDS
+                and lowered not in COMMON_WORDS
+                and lowered not in lex.stop
+                and lowered not in lex.cues
+                and lowered not in lex.self_words
+            )
+        ):
+            found.add(stem(fold(lowered)))
+    return frozenset(found)
+
+
+def _referents(answers: Iterable[str], wanted: frozenset[str]) -> frozenset[str]:
+    """The names (`_names_in`) in the sentences of the person's answers that hold a word of the
+    question (`wanted`, stems): the thing, place or person a later change of the same fact names
+    again ("Vendí la Honda"). Not numbers: a number said again is as often a coincidence as a
+    reference. Not the other sentences of a long answer: they are about other things."""
+    found: set[str] = set()
+    for content in answers:
+        _, text = split_speaker(content)
+        for sentence in split_sentences(text) or [text]:
+            if {stem(w) for w in _WORD_RE.findall(sentence.casefold())} & wanted:
+                found.update(_names_in(sentence))
+    return frozenset(found - wanted)
+
+
+def _new_value(sentence: str, lex: Lexicon, names: frozenset[str]) -> bool:
+    """Whether a sentence that names an earlier answer's name says a value besides: another name
+    (`names`, those left), a number in digits or a number word but "one" (as often a pronoun or an
+    article: "the back one"). In a language that capitalises its nouns, a capitalised word is no
+    name by itself: there only an abbreviation ("SV Lindenau") or a value the update engine reads
+    (`frame_of`) counts."""
+    if re.search(r"\d", sentence):
+        return True
+    words = {w.casefold() for w in _NAME_TOKEN_RE.findall(sentence)}
+    if any(lex.number_words.get(w, "1") != "1" for w in words):
+        return True
+    if not lex.nouns_capitalised:
+        return bool(names)
+    written = {
+        stem(fold(w.casefold())) for w in _NAME_TOKEN_RE.findall(sentence) if len(w) > 1 and w.isupper()
+    }
+    return bool(names & written) or bool(frame_of(sentence).values)
+
+
+def _says_change(
+    hit: Hit, wanted: frozenset[str], *, own: bool, referents: frozenset[str] = frozenset()
+) -> bool:
     """Whether the memory says a change of what the question asks about: a sentence that states a
     change with a value in its language (one of the lexicon's change verbs, strong cues or cue words;
     a value as the update engine reads one: a number, a name, a person), itself or the sentence
     before it holding a word of the question (`wanted`, stems). Not a wish, a plan, someone's words,
     a quote or a question (`is_tentative`), nor a negated change ("I haven't changed banks"); for a
-    question about the person's own (`own`), not a change of someone else's ("my sister moved")."""
+    question about the person's own (`own`), not a change of someone else's ("my sister moved").
+    A sentence that names one of `referents` (values of the person's earlier answers: "Vendí la
+    Honda, ahora llevo una Yamaha") is about the question too."""
     _, text = split_speaker(hit.memory.content)
     sentences = split_sentences(text) or [text]
     lexes = [lexicon(detect(sentence)) for sentence in sentences]
@@ -1230,15 +1323,20 @@ def _says_change(hit: Hit, wanted: frozenset[str], *, own: bool) -> bool:
         # "Had brunch with Aisha on Sunday. She moved over to product management ...": the change
         # often names its subject in the sentence before, when that one is a statement too ("Should
         # I move the plants in? It hit 3 degrees." is about the weather).
-        if not stated[i] or not (shared[i] or (i > 0 and shared[i - 1] and stated[i - 1])):
+        if not stated[i]:
             continue
         frame = frame_of(sentence)
+        if shared[i] or (i > 0 and shared[i - 1] and stated[i - 1]):
+            valued = bool(frame.values)
+        else:
+            # Named by what an earlier answer named, it must name something besides: "Sold the
+            # Triumph, it's a Ducati now" does, "The Triumph needs new tyres now" does not.
+            names = _names_in(sentence)
+            if not names & referents:
+                continue
+            valued = _new_value(sentence, lex, names - referents - wanted)
         # "My rent hasn't changed since March" says a value holds (the lexicon's continuity cues).
-        if (
-            not frame.values
-            or frame.continuity
-            or (own and (names_someone(sentence) or ":" in frame.subject))
-        ):
+        if not valued or frame.continuity or (own and (names_someone(sentence) or ":" in frame.subject)):
             continue
         changed = bool(lex.change.search(sentence)) and not lex.negation.search(sentence)
         if changed or lex.strong_cue.search(sentence) or words[i] & lex.cues:

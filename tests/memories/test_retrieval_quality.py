@@ -20,10 +20,13 @@ from django.utils import timezone
 
 from memories import embeddings
 from memories.models import Entity, Memory, Source
+from memories.pipeline.update import frame_of
 from memories.retrieval.recall import (
     DEFAULT_KNOBS,
     Knobs,
     RecallRequest,
+    _names_in,
+    _referents,
     asks_about,
     asks_now,
     asks_present,
@@ -806,6 +809,99 @@ class TestAskingBelow:
             "Est-ce normal de payer autant maintenant que je gagne 2 700 euros par mois ?",
         ):
             assert not only_asks(text), text
+
+
+class TestAskingOwnValues:
+    """`Knobs.asking_own_values`: a question whose only values are the question's own tells
+    nothing new of it."""
+
+    _THEN = "My daughter Mia studies marine biology at the university in Bristol."
+    _ASKED = "User: How often should I visit my daughter at university?"
+    _QUERY = "Where is my daughter at university?"
+
+    def test_a_question_that_only_names_the_topic_goes_below(self, alice):
+        _saves(alice, [[self._THEN], [_COINS_FILLER[0]], [self._ASKED]])
+        knobs = replace(DEFAULT_KNOBS, asking_own_values=False)
+        # "my daughter" is a value to the update engine: without the rule the question stays, and
+        # said last it is the newest answer.
+        assert _recall(alice, self._QUERY, knobs=knobs, top_k=1) == [self._ASKED]
+        assert _recall(alice, self._QUERY, top_k=1) == [self._THEN]
+
+    def test_which_values_are_the_questions_own(self):
+        topic = frame_of(self._QUERY).values
+        assert only_asks(self._ASKED, topic)
+        assert not only_asks(self._ASKED)
+        # A value the question does not hold is told: a number, a name, another person.
+        for told in (
+            "User: How often should I visit my daughter now that she's 19?",
+            "User: Should I visit my daughter in Exeter or wait for her to come home?",
+            "User: Can my son visit my daughter at university?",
+        ):
+            assert not only_asks(told, topic), told
+
+
+# A thing said by its name, then a change that names it again and what replaced it, in other words
+# than the question's.
+_BIKE_THEN = "I ride a Triumph Bonneville motorbike at the weekends."
+_BIKE_NOW = "User: Sold the Triumph last month, it's a Ducati Scrambler now. Any tips for the first service?"
+_BIKE_QUERY = "Which motorbike do I ride?"
+WITHOUT_REFERENT = replace(DEFAULT_KNOBS, change_by_referent=False)
+
+
+class TestChangeByReferent:
+    """`Knobs.change_by_referent`: a later change that names what an earlier answer named is about
+    the question too."""
+
+    @pytest.mark.parametrize(
+        ("then", "now", "query"),
+        [
+            (_BIKE_THEN, _BIKE_NOW, _BIKE_QUERY),
+            # A correction that names the value it replaces.
+            (
+                "My book club meets on Tuesday evenings in the back room of the library.",
+                "User: Turns out I had the day wrong, we meet Thursdays, not Tuesdays.",
+                "Which evening is my book club?",
+            ),
+            # The one who holds the value, named in the answer and again in the change.
+            (
+                "Mein Sohn Jonas spielt Fußball beim FC Nordstern, zweimal die Woche.",
+                "User: Jonas ist jetzt beim SV Lindenau, das Training ist viel näher. Was packe ich ihm ein?",
+                "In welchem Verein spielt mein Sohn Fußball?",
+            ),
+        ],
+    )
+    def test_a_change_that_names_an_earlier_answers_name_goes_above_it(self, alice, then, now, query):
+        _saves(alice, [[then], [_COINS_FILLER[0]], [now], [_COINS_FILLER[1]]])
+        assert _recall(alice, query, knobs=WITHOUT_REFERENT, top_k=1) == [then]
+        assert _recall(alice, query, top_k=1) == [now]
+
+    @pytest.mark.parametrize(
+        "later",
+        [
+            # It names the old value and nothing besides: no new value.
+            "User: The Triumph needs new tyres now, the back one is bald.",
+            # A plan, a question: no change of what holds.
+            "User: I'm thinking of selling the Triumph and getting a Ducati next year.",
+            "User: Should I sell the Triumph now that a Ducati Scrambler is on offer?",
+            # A name the answer did not say.
+            "User: My brother switched to a Ducati Monster now.",
+        ],
+    )
+    def test_a_later_mention_of_the_name_that_changes_nothing_stays_below(self, alice, later):
+        _saves(alice, [[_BIKE_THEN], [_COINS_FILLER[0]], [later]])
+        assert _recall(alice, _BIKE_QUERY) == _recall(alice, _BIKE_QUERY, knobs=WITHOUT_REFERENT)
+        assert _recall(alice, _BIKE_QUERY, top_k=1) == [_BIKE_THEN]
+
+    def test_the_names_of_a_sentence(self):
+        assert _names_in("Vendí la Honda, ahora llevo una Yamaha MT-07.") >= {"honda", "yamaha", "mt-07"}
+        assert _names_in("we meet Thursdays, not Wednesdays") == {"thursday", "wednesday"}
+        assert _names_in("on se voit mardi, pas jeudi") == {"mardi", "jeudi"}
+        # Grammar, a sentence's first common word, and the speaker's own words are no names.
+        assert _names_in("The new puppy has been a lot. I'm OK.") == frozenset()
+        # The names of an answer's sentences that hold a word of the question, numbers left out.
+        wanted = frozenset({"motorbik", "ride"})
+        answers = [_BIKE_THEN + " My sister Ana lives in Porto.", "I paid 4,000 for the motorbike."]
+        assert _referents(answers, wanted) == {"triumph", "bonnevill"}
 
 
 class TestEarlierStateLooksAtHistory:

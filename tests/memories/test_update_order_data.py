@@ -1,7 +1,7 @@
 """The update-order benchmark's cases (benchmarks/data/update_order.json, the second, third, fourth,
 fifth and sixth sets, update_order_2.json, update_order_3.json, update_order_4.json, update_order_5.json
-and update_order_6.json, and the attack sets update_order_attack53.json and
-update_order_attack54.json) are well formed, and its order rule ranks what it says: a case that breaks
+and update_order_6.json, and the attack sets update_order_attack53.json, update_order_attack54.json
+and update_order_attack55.json) are well formed, and its order rule ranks what it says: a case that breaks
 the rules would score something else than it claims."""
 
 from __future__ import annotations
@@ -24,8 +24,19 @@ FIFTH = DATA.with_name("update_order_5.json")
 SIXTH = DATA.with_name("update_order_6.json")
 ATTACK = DATA.with_name("update_order_attack53.json")
 ATTACK54 = DATA.with_name("update_order_attack54.json")
+ATTACK55 = DATA.with_name("update_order_attack55.json")
 # Each set with the fewest cases it was written to hold.
-SETS = {DATA: 48, SECOND: 36, THIRD: 36, FOURTH: 34, FIFTH: 36, SIXTH: 36, ATTACK: 30, ATTACK54: 30}
+SETS = {
+    DATA: 48,
+    SECOND: 36,
+    THIRD: 36,
+    FOURTH: 34,
+    FIFTH: 36,
+    SIXTH: 36,
+    ATTACK: 30,
+    ATTACK54: 30,
+    ATTACK55: 30,
+}
 # The sets that also say whose fact it is and how the newest value is worded.
 DESCRIBED = [SECOND, THIRD, FOURTH, FIFTH, SIXTH]
 RAW = {path: json.loads(path.read_text())["cases"] for path in SETS}
@@ -169,6 +180,50 @@ def test_it_marks_a_decoy_of_the_asking_rule_as_no_evidence(path: Path, raw: dic
     decoys = [turn for session in raw["sessions"] for turn in session["turns"] if turn.get("decoy")]
     assert all(turn["role"] == "user" and "evidence" not in turn for turn in decoys)
     if raw["attack"] == "must-not-move":
+        # The value the question asks for is said inside a turn that only asks: a question mark ends it.
+        target = "old" if raw["asks"] == "earlier" else "new"
+        said = [t for s in raw["sessions"] for t in s["turns"] if t.get("evidence") == target]
+        assert re.sub(r"[^\w?!.]+$", "", said[0]["text"]).endswith("?"), said[0]["text"]
+
+
+REFERENT, OWN_VALUES = "change_by_referent", "asking_own_values"
+
+
+def _attack55(rule: str, kind: str) -> list[dict[str, Any]]:
+    return [r for r in RAW[ATTACK55] if r["rule"] == rule and r["attack"] == kind]
+
+
+def test_it_attacks_the_referent_and_own_value_rules_both_ways() -> None:
+    # The fields the loader ignores, read from the file: a typo would drop a case from its group.
+    raw = RAW[ATTACK55]
+    assert {r["rule"] for r in raw} == {REFERENT, OWN_VALUES}
+    assert {r["attack"] for r in raw} == {"must-not-move", "should-move"}
+    assert all(r["trap"].strip() for r in raw)
+    assert len(_attack55(REFERENT, "must-not-move")) >= 14
+    assert len(_attack55(REFERENT, "should-move")) >= 6
+    assert len(_attack55(OWN_VALUES, "must-not-move")) >= 6
+    assert len(_attack55(OWN_VALUES, "should-move")) >= 4
+    assert sum(r["language"] != "en" for r in _attack55(REFERENT, "must-not-move")) >= 5
+    # A change named by its old and new value, in other words than the question's, is what the
+    # referent rule is for; a later question about the topic is what the asking rule is for.
+    assert {r["overlap"] for r in _attack55(REFERENT, "should-move")} == {"low"}
+    assert {r["asks"] for r in _attack55(REFERENT, "should-move")} == {"now"}
+    assert {r["asks"] for r in _attack55(OWN_VALUES, "should-move")} == {"now"}
+
+
+ATTACK55_RAW = [(ATTACK55, raw) for raw in RAW[ATTACK55]]
+
+
+@pytest.mark.parametrize(("path", "raw"), ATTACK55_RAW, ids=_ids(ATTACK55_RAW))
+def test_it_marks_a_decoy_of_the_referent_and_own_value_rules(path: Path, raw: dict[str, Any]) -> None:
+    decoys = [turn for session in raw["sessions"] for turn in session["turns"] if turn.get("decoy")]
+    # A decoy is the person's and no statement of the value: never evidence.
+    assert all(turn["role"] == "user" and "evidence" not in turn for turn in decoys)
+    # Any decoy comes in a later conversation than the value that holds, where the rules look.
+    assert all(s > _sessions_of(raw, "new")[0] for s in _sessions_of(raw, "decoy"))
+    tempted = (raw["rule"], raw["attack"]) in {(REFERENT, "must-not-move"), (OWN_VALUES, "should-move")}
+    assert bool(decoys) or not tempted
+    if (raw["rule"], raw["attack"]) == (OWN_VALUES, "must-not-move"):
         # The value the question asks for is said inside a turn that only asks: a question mark ends it.
         target = "old" if raw["asks"] == "earlier" else "new"
         said = [t for s in raw["sessions"] for t in s["turns"] if t.get("evidence") == target]

@@ -1,13 +1,13 @@
 """A newcomer's walk of the service (stop 51), kept as a test: three notes about their own life in
 their own words, saved through REST and stored by the real worker, then the everyday questions they
-asked. Each of the three below was answered wrong before stop 52; "Where do I live?" and "Where do
-I work now?" are mended, "What do I do for a living?" is open:
+asked. Each of the three below was answered wrong before stop 52; "Where do I live?" is mended, the
+two about work are open:
 
 - "Where do I work now?" named the old employer: "I'm now a data engineer at Solvia" had no slot and
-  replaced nothing. The update engine still does not read it as a change of employer (the rule
-  built for it in stop 52 hid true facts under attack and was taken out), but since stop 55 recall
-  lifts it: it names "Freightline", the old answer's employer, and a new one
-  (`Knobs.change_by_referent`);
+  replaced nothing. Still open: the rule built for it in the update engine hid true facts under
+  attack and was taken out (its tests are marked xfail). Recall's `Knobs.change_by_referent` (stop
+  55: the change names "Freightline", the old answer's employer, and a new one) answers it, but is
+  off: under attack it lifted changes of something else above the value that holds;
 - "Where do I live?" put "Before that I lived in Dresden" first, which shares "live" with it, above
   "I moved to Leipzig last spring", the update engine's `user:lives_in` (`slot_holders_first`);
 - "What do I do for a living?" did not count "Correction: I left Freightline ..." as the person's
@@ -62,7 +62,7 @@ def _first(client, question: str) -> str:
 @pytest.mark.parametrize(
     ("question", "first"),
     [
-        ("Where do I work now?", "Solvia"),
+        pytest.param("Where do I work now?", "Solvia", marks=_OPEN),
         pytest.param("What do I do for a living?", "Solvia", marks=_OPEN),
         ("What is my sister allergic to?", "hazelnuts"),
         ("Who do I go climbing with?", "Tomas"),

@@ -821,11 +821,12 @@ class TestAskingOwnValues:
 
     def test_a_question_that_only_names_the_topic_goes_below(self, alice):
         _saves(alice, [[self._THEN], [_COINS_FILLER[0]], [self._ASKED]])
-        knobs = replace(DEFAULT_KNOBS, asking_own_values=False)
+        # Off by default since the attack (docs/retrieval.md, "Update order, seventh round").
+        knobs = replace(DEFAULT_KNOBS, asking_own_values=True)
         # "my daughter" is a value to the update engine: without the rule the question stays, and
         # said last it is the newest answer.
-        assert _recall(alice, self._QUERY, knobs=knobs, top_k=1) == [self._ASKED]
-        assert _recall(alice, self._QUERY, top_k=1) == [self._THEN]
+        assert _recall(alice, self._QUERY, top_k=1) == [self._ASKED]
+        assert _recall(alice, self._QUERY, knobs=knobs, top_k=1) == [self._THEN]
 
     def test_which_values_are_the_questions_own(self):
         topic = frame_of(self._QUERY).values
@@ -845,7 +846,9 @@ class TestAskingOwnValues:
 _BIKE_THEN = "I ride a Triumph Bonneville motorbike at the weekends."
 _BIKE_NOW = "User: Sold the Triumph last month, it's a Ducati Scrambler now. Any tips for the first service?"
 _BIKE_QUERY = "Which motorbike do I ride?"
-WITHOUT_REFERENT = replace(DEFAULT_KNOBS, change_by_referent=False)
+# Off by default since the attack (docs/retrieval.md, "Update order, seventh round"); its mechanism
+# is tested with it on.
+WITH_REFERENT = replace(DEFAULT_KNOBS, change_by_referent=True)
 
 
 class TestChangeByReferent:
@@ -872,8 +875,8 @@ class TestChangeByReferent:
     )
     def test_a_change_that_names_an_earlier_answers_name_goes_above_it(self, alice, then, now, query):
         _saves(alice, [[then], [_COINS_FILLER[0]], [now], [_COINS_FILLER[1]]])
-        assert _recall(alice, query, knobs=WITHOUT_REFERENT, top_k=1) == [then]
-        assert _recall(alice, query, top_k=1) == [now]
+        assert _recall(alice, query, top_k=1) == [then]
+        assert _recall(alice, query, knobs=WITH_REFERENT, top_k=1) == [now]
 
     @pytest.mark.parametrize(
         "later",
@@ -889,8 +892,8 @@ class TestChangeByReferent:
     )
     def test_a_later_mention_of_the_name_that_changes_nothing_stays_below(self, alice, later):
         _saves(alice, [[_BIKE_THEN], [_COINS_FILLER[0]], [later]])
-        assert _recall(alice, _BIKE_QUERY) == _recall(alice, _BIKE_QUERY, knobs=WITHOUT_REFERENT)
-        assert _recall(alice, _BIKE_QUERY, top_k=1) == [_BIKE_THEN]
+        assert _recall(alice, _BIKE_QUERY, knobs=WITH_REFERENT) == _recall(alice, _BIKE_QUERY)
+        assert _recall(alice, _BIKE_QUERY, knobs=WITH_REFERENT, top_k=1) == [_BIKE_THEN]
 
     def test_the_names_of_a_sentence(self):
         assert _names_in("Vendí la Honda, ahora llevo una Yamaha MT-07.") >= {"honda", "yamaha", "mt-07"}

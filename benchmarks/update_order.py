@@ -101,6 +101,13 @@ scored the first form of "a turn that only asks goes below" (`asking_below`, 8ea
 target #1 5/36 -> 17/36, decoy above 30/36 -> 5/36, newest first 11/29 -> 15/29, R@10 0.861 ->
 0.903. `benchmarks/data/update_order_attack54.json` attacks that rule (docs/retrieval.md, "Update
 order, sixth round").
+
+A sixth set, `benchmarks/data/update_order_6.json` (36 cases, 72 decoys, many holding other numbers
+or names), was written blind on 7 December 2026 by a sixth helper, before any run. Its first run,
+blind (stop 55), scored two rules committed before it (`change_by_referent`, `asking_own_values`),
+off -> on: no change at all (newest first 10/29, target #1 7/36, decoy above 28/36).
+`benchmarks/data/update_order_attack55.json` attacks both; they are off by default since
+(docs/retrieval.md, "Update order, seventh round").
 """
 
 from __future__ import annotations

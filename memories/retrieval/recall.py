@@ -270,9 +270,9 @@ class Knobs:
     # brother is stationed?" names the topic of "Where is my brother stationed?" and tells nothing
     # new of it; "Can you suggest a gift for my wife, who just turned 40?" tells 40. Off (any value
     # keeps a question in place): a helper's attack (update_order_attack55.json) showed it hiding the
-    # newest value in 3 of 7 questions whose new value the engine does not read ("Should my wife
-    # switch to nights on the ward?"), and the sixth blind set did not move (docs/retrieval.md,
-    # "Update order, seventh round").
+    # newest value in 3 of 7 questions whose new value the engine does not read ("Is it normal for
+    # my wife to be this exhausted after retraining as a night nurse?"), and the sixth blind set did
+    # not move (docs/retrieval.md, "Update order, seventh round").
     asking_own_values: bool = False
     # Whether a later change counts as about the question's topic when it names a value of an answer
     # the person gave before (`newest_said_change`): the old value it replaces or the one who holds
@@ -281,7 +281,7 @@ class Knobs:
     # Thursdays, not Wednesdays"). A correction names what it corrects more often than the words of
     # the question. Names and words only: a number said again is as often a coincidence. Off: the
     # attack (update_order_attack55.json) showed it lifting a later change of something else that
-    # names the same name ("Gareth moved to a flat in Leeds now") above the value that holds in 8 of
+    # names the same name ("Gareth moved to a new flat in Leeds now") above the value that holds in 8 of
     # 18 questions, for 1 of 8 true changes gained, and the sixth blind set did not move.
     change_by_referent: bool = False
 

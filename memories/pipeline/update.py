@@ -60,7 +60,7 @@ from functools import lru_cache
 from memories.pipeline.entities import COMMON_WORDS, FIRST_NAMES, extract_entities
 from memories.pipeline.language import STOP_WORDS, speaker_subject, split_speaker, stem, word_set
 from memories.pipeline.lexicon import ENGLISH, Lexicon, detect, lexicon
-from memories.pipeline.values import by_type, masked, values_of
+from memories.pipeline.values import by_type, masked, pronoun_one, values_of
 
 EPISODIC = "episode"
 
@@ -298,7 +298,10 @@ def frame_of(text: str) -> Frame:
         lowered = _elided(lex, token.lower().strip("'\u2019-"))
         lowered = _FOR_WORDS.get(lowered, lowered)
         ordinal = _ORDINAL_RE.match(lowered)
-        lowered = ordinal.group(1) if ordinal else _NUMBER_WORDS.get(lowered, lowered)
+        if ordinal:
+            lowered = ordinal.group(1)
+        elif not pronoun_one(lowered, [t.lower() for t in tokens[max(index - 2, 0) : index]]):
+            lowered = _NUMBER_WORDS.get(lowered, lowered)
         lowered = _KIN.get(lowered, lex.kin.get(lowered, lowered) if not english else lowered)
         if not lowered or lowered in light or lowered in lex.cues or lowered in subject_words:
             continue

@@ -90,6 +90,23 @@ def _lexicons(text: str) -> list[Lexicon]:
     return [lexicon(code)] + ([lexicon("en")] if code != "en" else [])
 
 
+# Words before "one" that make it a pronoun standing for a noun, not the number: "a fixed one", "the
+# back one", "which one", "this one", "no one". One adjective may stand between ("the other one").
+_ONE_DETERMINERS = frozenset(
+    {"a", "an", "the", "this", "that", "which", "each", "every", "any", "another", "other", "no", "some"}
+)
+
+
+def pronoun_one(word: str, before: list[str]) -> bool:
+    """Whether `word` is "one" as a pronoun ("Should we get a fixed one?", "the back one is bald"),
+    given the lower-cased words before it (`before`, nearest last): after a determiner, or after a
+    determiner and one more word. "I have one cat", "just one", "one of my housemates" are the
+    number."""
+    if word != "one" or not before:
+        return False
+    return before[-1] in _ONE_DETERMINERS or (len(before) > 1 and before[-2] in _ONE_DETERMINERS)
+
+
 @lru_cache(maxsize=8192)
 def values_of(text: str) -> tuple[Value, ...]:
     """The typed values of one statement, in the order they appear."""
@@ -156,9 +173,11 @@ def values_of(text: str) -> tuple[Value, ...]:
     number_words = {w: n for lex in lexes for w, n in lex.number_words.items()}
     for m in re.finditer(r"\d+(?:[.,]\d+)*", text):
         claim(NUMBER, m.start(), m.end(), _number(m.group()))
-    for m in tokens:
-        if m.group().lower() in number_words and m.group().lower() not in STOP_WORDS:
-            claim(NUMBER, m.start(), m.end(), number_words[m.group().lower()])
+    words = [m.group().lower().rstrip(".") for m in tokens]
+    for index, m in enumerate(tokens):
+        word = m.group().lower()
+        if word in number_words and word not in STOP_WORDS and not pronoun_one(word, words[:index]):
+            claim(NUMBER, m.start(), m.end(), number_words[word])
     _names(text, tokens, lexes, claim)
     return tuple(sorted(found, key=lambda v: v.start))
 

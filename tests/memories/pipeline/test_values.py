@@ -6,6 +6,7 @@ import pytest
 
 from memories.pipeline.lexicon import detect, languages
 from memories.pipeline.segment import segment, segment_spans
+from memories.pipeline.update import frame_of
 from memories.pipeline.values import masked, values_of
 
 
@@ -35,10 +36,30 @@ def typed(text: str) -> list[tuple[str, str]]:
         ("Ich bin nach München gezogen.", [("place", "münchen")]),
         ("My sister's birthday is May 13.", [("date", "may 13")]),
         ("I have nothing to add.", []),
+        # "one" standing for a noun after a determiner is no number; the number stays one.
+        ("Should we keep it in an easy access account or a fixed one?", []),
+        ("The back one is bald.", []),
+        ("Which one should I buy?", []),
+        ("I have one cat.", [("number", "1")]),
+        ("Is one lesson a week enough?", [("number", "1")]),
     ],
 )
 def test_it_types_the_values_of_a_statement(text, expected):
     assert typed(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("Should we keep the deposit in an easy access account or a fixed one?", set()),
+        ("The other one is cheaper.", set()),
+        ("I adopted one more dog, so that's three.", {"1", "3"}),
+        ("One of my housemates is moving out.", {"1"}),
+    ],
+)
+def test_the_update_engine_reads_one_as_the_values_do(text, values):
+    # The engine's frame and the typed values read "one" alike (`values.pronoun_one`).
+    assert {v for v in frame_of(text).values if v.isdigit()} == values
 
 
 def test_the_frame_is_the_statement_with_its_values_masked():

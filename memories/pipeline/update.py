@@ -159,7 +159,14 @@ CUES = _EN.cues
 STRONG_CUES_RE = _EN.strong_cue
 # A quote or a question reports or asks rather than states, in every language.
 _QUOTED_RE = re.compile(r"[\"\u201c\u201d\u00ab\u00bb\u201e]")
-_QUESTION_RE = re.compile(r"\?\s*$")
+# A sentence that asks: its last "?" followed by nothing but spaces, punctuation, brackets or an
+# emoji ("Should I switch?", "is that mad?!", "(any tips?)", "right? 😅").
+_QUESTION_RE = re.compile(r"\?[^\w]*$")
+
+
+def is_question(text: str) -> bool:
+    """Whether a sentence asks (it ends in a question mark, whatever punctuation or emoji follows)."""
+    return bool(_QUESTION_RE.search(text))
 
 
 def is_tentative(text: str, lex: Lexicon) -> bool:
@@ -170,7 +177,7 @@ def is_tentative(text: str, lex: Lexicon) -> bool:
         lex.tentative.search(text)
         or lex.reported.search(text)
         or _QUOTED_RE.search(text)
-        or _QUESTION_RE.search(text)
+        or is_question(text)
     )
 
 

@@ -64,7 +64,7 @@ from memories.pipeline.lexicon import (
     slots_asked_in,
 )
 from memories.pipeline.timeparse import resolve_times
-from memories.pipeline.update import frame_of, is_tentative, names_someone
+from memories.pipeline.update import frame_of, is_question, is_tentative, names_someone
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
 from memories.selectors.jobs import PENDING_SAVES_SQL
 
@@ -1169,11 +1169,6 @@ _ASKS_ABOUT_ASKING_RE = re.compile(
 )
 
 
-# A sentence that asks: its last "?" followed by nothing but punctuation, brackets or an emoji
-# ("is that mad?!", "(any tips?)", "right? 😅").
-_ASKED_RE = re.compile(r"\?[^\w]*$")
-
-
 def only_asks(content: str, topic: frozenset[str] = frozenset()) -> bool:
     """Whether a turn only asks and states nothing: each of its sentences a question (but for a
     greeting or a thanks of two words or fewer: "Thanks!", "Quick question:") that holds no value as
@@ -1185,7 +1180,7 @@ def only_asks(content: str, topic: frozenset[str] = frozenset()) -> bool:
     _, text = split_speaker(content)
     asked = False
     for sentence in split_sentences(text) or [text]:
-        if _ASKED_RE.search(sentence):
+        if is_question(sentence):
             if frame_of(sentence).values - topic:
                 return False
             asked = True

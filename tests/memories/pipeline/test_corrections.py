@@ -12,7 +12,7 @@ import pytest
 from memories.pipeline.language import split_speaker
 from memories.pipeline.lexicon import persons
 from memories.pipeline.supersede import _several_claims
-from memories.pipeline.update import Verdict, asks_about_self, claims, frame_of, judge
+from memories.pipeline.update import Verdict, asks_about_self, claims, frame_of, is_question, judge
 from memories.retrieval.recall import asks_about
 
 
@@ -114,3 +114,22 @@ def test_the_persons_of_a_question_come_from_each_languages_lexicon(question, fi
     assert persons(question) == (first, second)
     assert asks_about(question) == (first, second)
     assert asks_about_self(question) is first
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        "Should I move my standup to 9:30 now?",
+        "Should I move my standup to 9:30 now?!",
+        "(Should I move my standup to 9:30 now?)",
+        "Should I move my standup to 9:30 now? 😅",
+    ],
+)
+def test_a_question_replaces_nothing_however_it_ends(asked):
+    # One reading of "a question" (`update.is_question`), the engine's and recall's.
+    assert is_question(asked)
+    kwargs = {"similarity": 0.8, "new_kind": "fact", "old_kind": "fact", "latest": True}
+    assert judge(frame_of(asked), frame_of("My standup is at 10:00."), **kwargs) is Verdict.ADD
+    assert judge(frame_of("My standup is at 9:30 now."), frame_of("My standup is at 10:00."), **kwargs) is (
+        Verdict.UPDATE
+    )

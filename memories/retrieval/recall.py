@@ -274,15 +274,15 @@ class Knobs:
     # my wife to be this exhausted after retraining as a night nurse?"), and the sixth blind set did
     # not move (docs/retrieval.md, "Update order, seventh round").
     asking_own_values: bool = False
-    # Whether a later change counts as about the question's topic when it names a value of an answer
-    # the person gave before (`newest_said_change`): the old value it replaces or the one who holds
-    # it ("Vendí la Honda, ahora llevo una Yamaha" after "Tengo una moto Honda CB500", "En fait Inès
-    # n'est pas à Lyon ... Grenoble" after "Ma fille Inès commence ses études à Lyon", "we meet
-    # Thursdays, not Wednesdays"). A correction names what it corrects more often than the words of
-    # the question. Names and words only: a number said again is as often a coincidence. Off: the
-    # attack (update_order_attack55.json) showed it lifting a later change of something else that
-    # names the same name ("Gareth moved to a new flat in Leeds now") above the value that holds in 8 of
-    # 18 questions, for 1 of 8 true changes gained, and the sixth blind set did not move.
+    # Whether a later change counts as about the question's topic when it names a name of an answer
+    # the person gave before (`newest_said_change`, `_referents`): the old value it replaces or the
+    # one who holds it ("Vendí la Honda, ahora llevo una Yamaha" after "Tengo una moto Honda CB500",
+    # "we meet Thursdays, not Wednesdays"), and a value besides. A correction names what it
+    # corrects more often than the words of the question. Names only: a number said again is as
+    # often a coincidence. Off: the attack (update_order_attack55.json) showed it lifting a later
+    # change of something else that names the same name ("Gareth moved to a new flat in Leeds now")
+    # above the value that holds in 8 of 18 questions, for 1 of 8 true changes gained, and the
+    # sixth blind set did not move.
     change_by_referent: bool = False
 
 
@@ -1286,15 +1286,13 @@ def _new_value(sentence: str, lex: Lexicon, names: frozenset[str]) -> bool:
     (`frame_of`) counts."""
     if re.search(r"\d", sentence):
         return True
-    words = {w.casefold() for w in _NAME_TOKEN_RE.findall(sentence)}
-    if any(lex.number_words.get(w, "1") != "1" for w in words):
+    tokens = _NAME_TOKEN_RE.findall(sentence)
+    if any(lex.number_words.get(token.casefold(), "1") != "1" for token in tokens):
         return True
     if not lex.nouns_capitalised:
         return bool(names)
-    written = {
-        stem(fold(w.casefold())) for w in _NAME_TOKEN_RE.findall(sentence) if len(w) > 1 and w.isupper()
-    }
-    return bool(names & written) or bool(frame_of(sentence).values)
+    abbreviations = {stem(fold(token.casefold())) for token in tokens if len(token) > 1 and token.isupper()}
+    return bool(names & abbreviations) or bool(frame_of(sentence).values)
 
 
 def _says_change(
@@ -1306,8 +1304,8 @@ def _says_change(
     before it holding a word of the question (`wanted`, stems). Not a wish, a plan, someone's words,
     a quote or a question (`is_tentative`), nor a negated change ("I haven't changed banks"); for a
     question about the person's own (`own`), not a change of someone else's ("my sister moved").
-    A sentence that names one of `referents` (values of the person's earlier answers: "Vendí la
-    Honda, ahora llevo una Yamaha") is about the question too."""
+    A sentence that names one of `referents` (names in the person's earlier answers: "Vendí la
+    Honda, ahora llevo una Yamaha") and a value besides is about the question too."""
     _, text = split_speaker(hit.memory.content)
     sentences = split_sentences(text) or [text]
     lexes = [lexicon(detect(sentence)) for sentence in sentences]

@@ -62,9 +62,11 @@ from memories.pipeline.lexicon import (
     persons,
     slot_words,
     slots_asked_in,
+    value_asked,
 )
 from memories.pipeline.timeparse import resolve_times
 from memories.pipeline.update import frame_of, is_question, is_tentative, names_someone
+from memories.pipeline.values import DATE, MONEY, NAME, NUMBER, PLACE, QUANTITY, TIME, WEEKDAY, values_of
 from memories.retrieval.rows import hit_columns_sql, hit_joins_sql, memory_from_row
 from memories.selectors.jobs import PENDING_SAVES_SQL
 
@@ -284,6 +286,10 @@ class Knobs:
     # above the value that holds in 8 of 18 questions, for 1 of 8 true changes gained, and the
     # sixth blind set did not move.
     change_by_referent: bool = False
+    # Whether, among the answers of "newest said first", those that hold a value of the kind the
+    # question asks for (`asked_kinds`: a count for "how many", a time for "when", a name for "who")
+    # come first, newest first, and the answers that hold none after them.
+    typed_answers_first: bool = False
 
 
 DEFAULT_KNOBS = Knobs()
@@ -1077,6 +1083,44 @@ def _slots_held(query: str, knobs: Knobs, *, then: bool) -> frozenset[str]:
     return frozenset(f"user:{_HELD_SLOTS[slot]}" for slot in slots_asked_in(query) if slot in _HELD_SLOTS)
 
 
+# The value types that answer each kind of question (`value_asked`); a count is read apart.
+_KIND_TYPES = {
+    "count": frozenset({NUMBER}),
+    "amount": frozenset({MONEY, QUANTITY, NUMBER}),
+    "time": frozenset({TIME, WEEKDAY, DATE}),
+    "name": frozenset({NAME, PLACE}),
+    "place": frozenset({PLACE, NAME}),
+}
+
+
+def holds_kind(content: str, kind: str, query: str, wanted: frozenset[str]) -> bool:
+    """Whether a memory holds a value of the kind a question asks for (`value_asked`) that is not one
+    of the question's own: for a count a whole number, a rank past the first ("a third cat") or a
+    quantity in a unit the question names (`wanted`, stems: "How many hours ..." / "40 hours"); for
+    the others a value of their types (`_KIND_TYPES`). "How many solar panels are on our roof?" is
+    not answered by "Our panels made 41 kWh on Sunday", nor "Which days is practice?" by "we won
+    3-1"."""
+    asked = {value.norm for value in values_of(query)}
+    _, text = split_speaker(content)
+    lex = lexicon(detect(text))
+    for sentence in split_sentences(text) or [text]:
+        for value in values_of(sentence):
+            if value.norm in asked:
+                continue
+            if kind != "count" and value.type in _KIND_TYPES[kind]:
+                return True
+            if kind == "count" and (
+                (value.type == NUMBER and "." not in value.norm)
+                or (value.type == QUANTITY and stem(value.norm.split()[-1]) in wanted)
+            ):
+                return True
+        if kind == "count":
+            words = {word.casefold() for word in _WORD_RE.findall(sentence)}
+            if words & (lex.ordinals.keys() | lexicon("en").ordinals.keys()):
+                return True
+    return False
+
+
 def _at_places(hits: Sequence[Hit], ordered: Sequence[Hit]) -> list[Hit]:
     """`ordered` (a reordering of `hits`) with each hit taking the score of the place it now holds,
     so that the scores still fall from first to last for a caller that sorts by them."""
@@ -1148,9 +1192,16 @@ def newest_said_first(
             changed = max(later, key=lambda place: _said_at(hits[place]))
     if len(places) < 2 and changed is None:
         return hits
-    # Stable: answers said at the same moment keep their ranked order. The slot's holders first.
+    # Stable: answers said at the same moment keep their ranked order. The slot's holders first, then
+    # the answers that hold a value of the kind asked for (Knobs.typed_answers_first).
+    kind = value_asked(query) if knobs.typed_answers_first and not then else None
     answers = sorted((hits[place] for place in places), key=_said_at, reverse=not then)
-    answers.sort(key=lambda hit: hit.memory.slot not in held_slots)
+    answers.sort(
+        key=lambda hit: (
+            hit.memory.slot not in held_slots,
+            kind is not None and not holds_kind(hit.memory.content, kind, query, wanted),
+        )
+    )
     ordered = list(hits)
     for place, hit in zip(places, answers, strict=True):
         ordered[place] = hit

@@ -119,6 +119,12 @@ class Lexicon:
     slots_asked: dict[str, str] = field(default_factory=dict)
     slots_said: dict[str, tuple[str, ...]] = field(default_factory=dict)
     month_numbers: dict[str, int] = field(default_factory=dict)
+    # "second", "dritte", "tercera": a rank, and for a count what it reaches ("we adopted a third
+    # cat" says there are three). Not values of their own: "the second floor" is no count.
+    ordinals: dict[str, str] = field(default_factory=dict)
+    # The words a question asks for a kind of value with ("how many" a count, "how much" an
+    # amount, "when" a time, "who" a name, "where" a place), by kind (`asks_value`).
+    asks_value: dict[str, re.Pattern[str]] = field(default_factory=dict)
     period_words: dict[str, str] = field(default_factory=dict)
 
     def stem(self, word: str) -> str:
@@ -163,6 +169,8 @@ def lexicon(code: str) -> Lexicon:
         },
         month_numbers={word.lower(): int(number) for word, number in data.get("month_numbers", {}).items()},
         period_words={word.lower(): period for word, period in data.get("period_words", {}).items()},
+        ordinals={word.lower(): number for word, number in data.get("ordinals", {}).items()},
+        asks_value={kind: _alternation(fragments) for kind, fragments in data.get("asks_value", {}).items()},
         **words,  # type: ignore[arg-type]
         **patterns,  # type: ignore[arg-type]
     )
@@ -266,6 +274,25 @@ def asks_earlier(question: str) -> bool:
     its language is often not told ("¿Qué coche tenía antes?" reads as English), and these words are
     no other language's."""
     return any(lexicon(code).earlier.search(question) for code in languages())
+
+
+# The kinds of value a question can ask for, in the order they are tried: "How much time do I
+# spend ...?" asks an amount, not a time.
+VALUE_KINDS = ("count", "amount", "time", "name", "place")
+
+
+def value_asked(question: str) -> str | None:
+    """The kind of value a question asks for (one of `VALUE_KINDS`) by any lexicon's `asks_value`
+    words ("How many cats do I have?" -> "count", "¿Con quién corro?" -> "name"); None for a
+    question that asks for a thing by its sort ("Which vet do we take Bramble to?") or no value.
+    Every language's, as for `asks_earlier`: a short question's language is often not told."""
+    for kind in VALUE_KINDS:
+        if any(
+            (pattern := lexicon(code).asks_value.get(kind)) is not None and pattern.search(question)
+            for code in languages()
+        ):
+            return kind
+    return None
 
 
 def slots_asked_in(question: str) -> frozenset[str]:

@@ -1,7 +1,8 @@
 """The update-order benchmark's cases (benchmarks/data/update_order.json, the second, third, fourth,
 fifth, sixth and seventh sets, update_order_2.json, update_order_3.json, update_order_4.json,
 update_order_5.json, update_order_6.json and update_order_7.json, and the attack sets
-update_order_attack53.json, update_order_attack54.json and update_order_attack55.json) are well formed,
+update_order_attack53.json, update_order_attack54.json, update_order_attack55.json and
+update_order_attack56.json) are well formed,
 and its order rule ranks what it says: a case that breaks the rules would score something else than it
 claims."""
 
@@ -27,6 +28,7 @@ SEVENTH = DATA.with_name("update_order_7.json")
 ATTACK = DATA.with_name("update_order_attack53.json")
 ATTACK54 = DATA.with_name("update_order_attack54.json")
 ATTACK55 = DATA.with_name("update_order_attack55.json")
+ATTACK56 = DATA.with_name("update_order_attack56.json")
 # Each set with the fewest cases it was written to hold.
 SETS = {
     DATA: 48,
@@ -39,6 +41,7 @@ SETS = {
     ATTACK: 30,
     ATTACK54: 30,
     ATTACK55: 30,
+    ATTACK56: 30,
 }
 # The sets that also say whose fact it is and how the newest value is worded.
 DESCRIBED = [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH]
@@ -231,6 +234,49 @@ def test_it_marks_a_decoy_of_the_referent_and_own_value_rules(path: Path, raw: d
         target = "old" if raw["asks"] == "earlier" else "new"
         said = [t for s in raw["sessions"] for t in s["turns"] if t.get("evidence") == target]
         assert re.sub(r"[^\w?!.]+$", "", said[0]["text"]).endswith("?"), said[0]["text"]
+
+
+TYPED = "typed_answers_first"
+
+
+def test_it_attacks_the_typed_answers_rule_both_ways() -> None:
+    # The fields the loader ignores, read from the file: a typo would drop a case from its group.
+    raw = RAW[ATTACK56]
+    assert {r["rule"] for r in raw} == {TYPED}
+    kinds = [r["attack"] for r in raw]
+    assert set(kinds) == {"must-not-move", "should-move"}
+    assert kinds.count("must-not-move") >= 14
+    assert kinds.count("should-move") >= 8
+    assert all(r["trap"].strip() for r in raw)
+    staying = [r for r in raw if r["attack"] == "must-not-move"]
+    assert sum(r["language"] != "en" for r in staying) >= 5
+    assert {"de", "es", "fr"} <= {r["language"] for r in staying}
+    # A later answer by words holding no value of the kind asked is what the rule is for: each
+    # should-move case has one, after the value that holds, and asks about now.
+    moving = [r for r in raw if r["attack"] == "should-move"]
+    assert {r["asks"] for r in moving} == {"now"}
+    for r in moving:
+        decoys = _sessions_of(r, "decoy")
+        assert decoys
+        assert min(decoys) > _sessions_of(r, "new")[0]
+
+
+ATTACK56_RAW = [(ATTACK56, raw) for raw in RAW[ATTACK56]]
+
+
+@pytest.mark.parametrize(("path", "raw"), ATTACK56_RAW, ids=_ids(ATTACK56_RAW))
+def test_it_marks_a_decoy_of_the_typed_answers_rule_after_the_value_that_holds(
+    path: Path, raw: dict[str, Any]
+) -> None:
+    # A decoy is the person's and no statement of the value: never evidence. It is said after the
+    # value that holds, in its conversation (the same said-at time, where only the rank orders
+    # them) or a later one.
+    turns = [turn for session in raw["sessions"] for turn in session["turns"]]
+    newest = next(i for i, turn in enumerate(turns) if turn.get("evidence") == "new")
+    decoys = [i for i, turn in enumerate(turns) if turn.get("decoy")]
+    assert all(turns[i]["role"] == "user" and "evidence" not in turns[i] for i in decoys)
+    assert all(i > newest for i in decoys)
+    assert all(s >= _sessions_of(raw, "new")[0] for s in _sessions_of(raw, "decoy"))
 
 
 # The fourth, fifth, sixth and seventh sets mark their decoys only after the newest value.

@@ -286,9 +286,14 @@ class Knobs:
     # above the value that holds in 8 of 18 questions, for 1 of 8 true changes gained, and the
     # sixth blind set did not move.
     change_by_referent: bool = False
-    # Whether, among the answers of "newest said first", those that hold a value of the kind the
-    # question asks for (`asked_kinds`: a count for "how many", a time for "when", a name for "who")
-    # come first, newest first, and the answers that hold none after them.
+    # Whether, among the answers of "newest said first", those that only ask, wish or plan about
+    # the topic and hold no value of the kind the question asks for (`value_asked`: a count for
+    # "how many", an amount, a time, a name, a place; `holds_kind`, `states_about`) go after the
+    # others: "Is 42 minutes too long for the album?" after "We've finished ten songs" for "How
+    # many songs have we finished?". Off: measured in its broad form (every answer without such a
+    # value after those with one) and this narrow one, it helped little on the blind sets and the
+    # broad form hid the value that holds whenever it was said in words no reader types ("a
+    # couple", "half ten", "in a shoe rack"): docs/retrieval.md, "Update order, eighth round".
     typed_answers_first: bool = False
 
 
@@ -1121,6 +1126,21 @@ def holds_kind(content: str, kind: str, query: str, wanted: frozenset[str]) -> b
     return False
 
 
+def states_about(content: str, wanted: frozenset[str]) -> bool:
+    """Whether a memory states something of what the question asks about: a sentence that holds a
+    word of the question (`wanted`, stems) and is no question, wish, plan or someone's words
+    (`is_tentative`). "We've got a couple now" states, in words no value reader takes for a count;
+    "Is 42 minutes too long for the album?" and "I'm thinking of selling some of my baseballs" do
+    not."""
+    _, text = split_speaker(content)
+    for sentence in split_sentences(text) or [text]:
+        if not {stem(w) for w in _WORD_RE.findall(sentence.casefold())} & wanted:
+            continue
+        if not is_tentative(sentence, lexicon(detect(sentence))):
+            return True
+    return False
+
+
 def _at_places(hits: Sequence[Hit], ordered: Sequence[Hit]) -> list[Hit]:
     """`ordered` (a reordering of `hits`) with each hit taking the score of the place it now holds,
     so that the scores still fall from first to last for a caller that sorts by them."""
@@ -1199,7 +1219,9 @@ def newest_said_first(
     answers.sort(
         key=lambda hit: (
             hit.memory.slot not in held_slots,
-            kind is not None and not holds_kind(hit.memory.content, kind, query, wanted),
+            kind is not None
+            and not holds_kind(hit.memory.content, kind, query, wanted)
+            and not states_about(hit.memory.content, wanted),
         )
     )
     ordered = list(hits)

@@ -42,6 +42,12 @@ def typed(text: str) -> list[tuple[str, str]]:
         ("Which one should I buy?", []),
         ("I have one cat.", [("number", "1")]),
         ("Is one lesson a week enough?", [("number", "1")]),
+        # Numbers said in words past twelve, and units of energy, points, degrees.
+        ("Sixteen in total.", [("number", "16")]),
+        ("We're up to forty members.", [("number", "40")]),
+        ("Ya somos veinte en el grupo.", [("number", "20")]),
+        ("Our panels made 41 kWh on Sunday.", [("quantity", "41 kwh"), ("weekday", "en:sund")]),
+        ("She scored 92 points.", [("quantity", "92 point")]),
     ],
 )
 def test_it_types_the_values_of_a_statement(text, expected):

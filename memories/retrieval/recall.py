@@ -25,6 +25,7 @@ inside every part of the statement, never after it, so a filtered recall is neve
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
 import threading
 import uuid
@@ -42,7 +43,7 @@ from config.replicas import read_alias
 from memories import embeddings
 from memories.as_of import View, active_sql, held_sql, held_sql_params, started_sql
 from memories.models import FTS_CONFIG, Memory, Space
-from memories.pipeline.entities import COMMON_WORDS
+from memories.pipeline.entities import COMMON_WORDS, FIRST_NAMES
 from memories.pipeline.language import (
     NOT_SPEAKER_WORDS,
     REQUEST_WORDS,
@@ -295,6 +296,14 @@ class Knobs:
     # broad form hid the value that holds whenever it was said in words no reader types ("a
     # couple", "half ten", "in a shoe rack"): docs/retrieval.md, "Update order, eighth round".
     typed_answers_first: bool = False
+    # Whether, for a question about the person's own (no other person in it, neither a relative nor
+    # a name, and not "who"), the person's turns that speak of the topic only as someone else's
+    # ("My cousin Ravi did his honeymoon in the Maldives" for "Where are we going on our
+    # honeymoon?", "My friend Harriet has a bell tent" for "Which tent do we have?") go below the
+    # other hits of the window and count as no answer, as turns that only ask do (`asking_below`):
+    # each of their sentences that holds a word of the question has another person as its subject
+    # (the update engine's `frame_of(...).subject`).
+    others_below: bool = True
 
 
 DEFAULT_KNOBS = Knobs()
@@ -1279,6 +1288,65 @@ def asking_hits(
     )
 
 
+def about_others(content: str, wanted: frozenset[str]) -> bool:
+    """Whether a turn speaks of the question's topic (`wanted`, stems) only as someone else's: it has
+    a sentence holding a word of the question, each such sentence has another person as its subject
+    as the update engine reads one ("My cousin Ravi did his honeymoon in the Maldives", "Mi amigo
+    Rubén pasa el verano en un pueblo"), not the speaker with them ("My wife and I ..."), and no
+    sentence of it states a value of the speaker's own ("My sister loved her honeymoon. We're off
+    to Japan for ours.")."""
+    speaker, text = split_speaker(content)
+    prefix = f"{speaker}: " if speaker else ""
+    about = False
+    for sentence in split_sentences(text) or [text]:
+        words = _WORD_RE.findall(sentence.casefold())
+        lex = lexicon(detect(sentence))
+        frame = frame_of(prefix + sentence)
+        # "My partner and I": the speaker is one of the subjects.
+        with_me = any(a in lex.joiners and b in lex.subjects for a, b in itertools.pairwise(words))
+        # Another person: a relative or a word for one ("my cousin", "mi amigo", "the neighbour"),
+        # or a first name; the engine takes any capitalised first word for a name ("Prices went
+        # up ...").
+        other = frame.subject.startswith("user:") and (
+            names_someone(sentence) or frame.subject.rsplit(":", 1)[-1] in FIRST_NAMES
+        )
+        own = with_me or not other
+        if own and frame.values and not frame.tentative:
+            return False
+        if {stem(w) for w in words} & wanted:
+            if own:
+                return False
+            about = True
+    return about
+
+
+def others_hits(
+    hits: Sequence[Hit], by_person: Sequence[bool], query: str, knobs: Knobs
+) -> frozenset[uuid.UUID]:
+    """The ids of the person's hits among the window's that speak of the topic only as someone
+    else's (`about_others`), for a question about the person's own (Knobs.others_below); none
+    otherwise."""
+    if (
+        not knobs.others_below
+        or names_someone(query)
+        or any(value.type == NAME for value in values_of(query))
+        or value_asked(query) == "name"
+        or frame_of(query).subject != "user"
+    ):
+        return frozenset()
+    wanted = frozenset(
+        stem(w)
+        for w in query_words(query, drop_request_frame=knobs.drop_request_frame)
+        if w not in STOP_WORDS
+    )
+    window = knobs.newest_said_window
+    return frozenset(
+        hit.memory.id
+        for hit, person in zip(hits[:window], by_person[:window], strict=True)
+        if person and about_others(hit.memory.content, wanted)
+    )
+
+
 def asking_last(hits: list[Hit], asking: frozenset[uuid.UUID], window: int) -> list[Hit]:
     """`hits` with those in `asking` moved to the end of the first `window`, in the order they
     ranked; the scores stay with the places."""
@@ -1654,6 +1722,8 @@ def _recall(
     # A turn that only asks is no statement of the person's: no answer to put first, and it goes
     # below what was stated (Knobs.asking_below).
     asking = asking_hits(hits, by_person, request.query, knobs)
+    # So is a turn about someone else's, for a question about the person's own (Knobs.others_below).
+    asking |= others_hits(hits, by_person, request.query, knobs)
     stated = [person and hit.memory.id not in asking for hit, person in zip(hits, by_person, strict=True)]
     hits = newest_said_first(hits, stated, request.query, knobs, periods=periods)
     hits = asking_last(hits, asking, knobs.newest_said_window)

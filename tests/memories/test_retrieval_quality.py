@@ -1160,3 +1160,43 @@ class TestTypedAnswersFirst:
         days = "Which days does Emma have practice?"
         assert holds_kind("The coach moved it to Mondays.", "time", days, frozenset({"emma", "practic"}))
         assert not holds_kind("We won 3-1, Emma scored.", "time", days, frozenset({"emma", "practic"}))
+
+
+_HONEYMOON_THEN = "We're going to Santorini for our honeymoon, a week in Oia."
+_HONEYMOON_QUERY = "Where are we going on our honeymoon?"
+
+
+class TestOthersBelow:
+    """`Knobs.others_below`: for a question about the person's own, a turn that speaks of the topic
+    only as someone else's goes below and is no answer."""
+
+    _COUSIN = "User: My cousin Ravi is going on his honeymoon to the Maldives next month."
+
+    def test_someone_elses_turn_goes_below_the_persons_own(self, alice):
+        _saves(alice, [[_HONEYMOON_THEN], [_COINS_FILLER[0]], [self._COUSIN]])
+        off = replace(DEFAULT_KNOBS, others_below=False)
+        # Said last and sharing the question's words, it is the newest answer without the rule.
+        assert _recall(alice, _HONEYMOON_QUERY, knobs=off, top_k=1) == [self._COUSIN]
+        assert _recall(alice, _HONEYMOON_QUERY, top_k=1) == [_HONEYMOON_THEN]
+
+    @pytest.mark.parametrize(
+        "later",
+        [
+            # The person with someone: their own.
+            "User: My wife and I are going on our honeymoon to Kyoto now.",
+            # Someone else's beside a value of the person's own.
+            "User: My cousin Ravi is going on his honeymoon to Bali. We're off to Kyoto for ours.",
+            # A capitalised first word the engine takes for a name is no person.
+            "User: Prices went up so much that we're going on our honeymoon to Kyoto instead.",
+        ],
+    )
+    def test_a_turn_with_the_persons_own_stays(self, alice, later):
+        _saves(alice, [[_HONEYMOON_THEN], [_COINS_FILLER[0]], [later]])
+        off = replace(DEFAULT_KNOBS, others_below=False)
+        assert _recall(alice, _HONEYMOON_QUERY, top_k=1) == [later]
+        assert _recall(alice, _HONEYMOON_QUERY) == _recall(alice, _HONEYMOON_QUERY, knobs=off)
+
+    def test_a_question_about_someone_else_keeps_their_turns(self, alice):
+        _saves(alice, [[_HONEYMOON_THEN], [_COINS_FILLER[0]], [self._COUSIN]])
+        query = "Where is my cousin Ravi going on his honeymoon?"
+        assert _recall(alice, query, top_k=1) == [self._COUSIN]

@@ -1288,6 +1288,10 @@ def asking_hits(
     )
 
 
+# English first-person words, read in every language's sentence as the lexicons read English too.
+_EN_SELF = lexicon("en").self_words
+
+
 def about_others(content: str, wanted: frozenset[str]) -> bool:
     """Whether a turn speaks of the question's topic (`wanted`, stems) only as someone else's: it has
     a sentence holding a word of the question, each such sentence has another person as its subject
@@ -1302,8 +1306,11 @@ def about_others(content: str, wanted: frozenset[str]) -> bool:
         words = _WORD_RE.findall(sentence.casefold())
         lex = lexicon(detect(sentence))
         frame = frame_of(prefix + sentence)
-        # "My partner and I": the speaker is one of the subjects.
-        with_me = any(a in lex.joiners and b in lex.subjects for a, b in itertools.pairwise(words))
+        # "My partner and I": the speaker is one of the subjects; "My neighbour sold me his old
+        # bike, so that's a third one now": the speaker is in it besides the subject's "my".
+        with_me = any(a in lex.joiners and b in lex.subjects for a, b in itertools.pairwise(words)) or bool(
+            set(words[1:]) & (lex.self_words | _EN_SELF)
+        )
         # Another person: a relative or a word for one ("my cousin", "mi amigo", "the neighbour"),
         # or a first name; the engine takes any capitalised first word for a name ("Prices went
         # up ...").

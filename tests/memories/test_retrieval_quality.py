@@ -495,12 +495,23 @@ class TestWhoAndWhichSave:
             "How many baseballs did I add in the first three months?",
             "What did I use to drive?",
             "How many did I catch on the earlier trip?",
+            # "First", "original" in a question in the past tense, but for "the first ...".
+            "Which gym was I a member of first?",
+            "How much did the removal company first quote us?",
+            "What was my friend Leah's original due date?",
+            "Wie hieß unser erster Babysitter?",
+            "¿Cuál fue mi primer coche?",
+            "Quelle était ma première voiture ?",
         ):
             assert asks_then(query), query
         for query in (
             "Where do I currently keep my sneakers?",
             "What was the first issue with my car?",
             "What do I use to clean my shoes?",
+            # A first in a series of events, not the first value of something that changed.
+            "What was the first thing I bought at the market?",
+            "Which gym am I a member of now?",
+            "When is the first match of the season?",
         ):
             assert not asks_then(query), query
 

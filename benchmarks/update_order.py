@@ -108,6 +108,11 @@ blind (stop 55), scored two rules committed before it (`change_by_referent`, `as
 off -> on: no change at all (newest first 10/29, target #1 7/36, decoy above 28/36).
 `benchmarks/data/update_order_attack55.json` attacks both; they are off by default since
 (docs/retrieval.md, "Update order, seventh round").
+
+A seventh and an eighth set (`update_order_7.json`, `update_order_8.json`, 40 cases each) were
+written blind on 7 December 2026 by two more helpers, before any run, and
+`update_order_attack56.json` attacks `typed_answers_first`, which stays off; `others_below`, on,
+was scored blind on the eighth set (docs/retrieval.md, "Update order, eighth round").
 """
 
 from __future__ import annotations

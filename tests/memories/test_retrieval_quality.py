@@ -1129,6 +1129,9 @@ class TestTypedAnswersFirst:
             ("¿Cuánto pago de alquiler?", "amount"),
             ("¿Con quién juego al pádel?", "name"),
             ("Avec qui je fais du covoiturage ?", "name"),
+            ("Où habite ma sœur ?", "place"),
+            # "ou" without its accent is "or".
+            ("Est-ce que je prends le train ou le bus ?", None),
             ("Which vet do we take Bramble to?", None),
             ("What's my favourite film?", None),
         ],

@@ -168,9 +168,12 @@ NOT_SPEAKER_WORDS = frozenset(LABEL_WORDS | set(WEEKDAYS) | set(MONTHS_FULL))
 
 # A speaker is one to three capitalised words (or a chat role) at line start, then a colon and the words
 # said on the same line. Requiring text after the colon keeps headings such as "Shopping List:" out.
+# A turn's speaker is one of the roles (`ROLE_SPEAKERS`, in any case: "User:", "assistant:") or one to
+# three capitalised words ("Alice:", "Dr. Ana Lee:"). Recall's SQL reads a memory's speaker by the
+# same two rules (`memories.retrieval.recall`).
 _SPEAKER_RE = re.compile(
     r"^[ \t]*(?P<speaker>(?:[A-Z\u00c0-\u00de][\w'\u2019.\-]*(?:[ \t][A-Z\u00c0-\u00de][\w'\u2019.\-]*){0,2})"
-    r"|(?i:user|assistant|human|ai|system|bot|agent|model|me))[ \t]*:[ \t]+(?P<body>\S.*)$"
+    r"|(?i:" + "|".join(sorted(ROLE_SPEAKERS)) + r"))[ \t]*:[ \t]+(?P<body>\S.*)$"
 )
 
 _SPEAKER_LINE_RE = re.compile(_SPEAKER_RE.pattern, re.MULTILINE)

@@ -1214,3 +1214,35 @@ class TestOthersBelow:
         _saves(alice, [[_HONEYMOON_THEN], [_COINS_FILLER[0]], [self._COUSIN]])
         query = "Where is my cousin Ravi going on his honeymoon?"
         assert _recall(alice, query, top_k=1) == [self._COUSIN]
+
+
+class TestWhoSaidIt:
+    """Recall's SQL reads a memory's speaker as `language.split_speaker` does: a role or one to three
+    capitalised words before a colon and a space. A note with a clock time or a lower-case phrase
+    before a colon is the person's own."""
+
+    @pytest.mark.parametrize(
+        ("then", "now", "query"),
+        [
+            (
+                "I go to bed at midnight most nights.",
+                "These days I go to bed at half ten and wake up at 6:30.",
+                "What time do I go to bed these days?",
+            ),
+            (
+                "We have two cats, Pepper and Mochi.",
+                "Chaos at home: we adopted a third cat, a kitten called Miso, so three now.",
+                "How many cats do we have?",
+            ),
+        ],
+    )
+    def test_a_note_with_a_colon_in_it_is_still_the_persons(self, alice, then, now, query):
+        _saves(alice, [[then], [_COINS_FILLER[0]], [now]])
+        # The newer answer is the person's, so "newest said first" puts it first.
+        assert _recall(alice, query, top_k=1) == [now]
+
+    def test_a_named_speaker_is_someone_else(self, alice):
+        _saves(alice, [["I go to bed at midnight most nights."], ["Maria: I go to bed at 10:30 these days."]])
+        assert _recall(alice, "What time do I go to bed these days?", top_k=1) == [
+            "I go to bed at midnight most nights."
+        ]

@@ -1178,6 +1178,7 @@ class TestTypedAnswersFirst:
 
 _HONEYMOON_THEN = "We're going to Santorini for our honeymoon, a week in Oia."
 _HONEYMOON_QUERY = "Where are we going on our honeymoon?"
+WITHOUT_OTHERS = replace(DEFAULT_KNOBS, others_below=False)
 
 
 class TestOthersBelow:
@@ -1188,9 +1189,8 @@ class TestOthersBelow:
 
     def test_someone_elses_turn_goes_below_the_persons_own(self, alice):
         _saves(alice, [[_HONEYMOON_THEN], [_COINS_FILLER[0]], [self._COUSIN]])
-        off = replace(DEFAULT_KNOBS, others_below=False)
         # Said last and sharing the question's words, it is the newest answer without the rule.
-        assert _recall(alice, _HONEYMOON_QUERY, knobs=off, top_k=1) == [self._COUSIN]
+        assert _recall(alice, _HONEYMOON_QUERY, knobs=WITHOUT_OTHERS, top_k=1) == [self._COUSIN]
         assert _recall(alice, _HONEYMOON_QUERY, top_k=1) == [_HONEYMOON_THEN]
 
     @pytest.mark.parametrize(
@@ -1206,9 +1206,8 @@ class TestOthersBelow:
     )
     def test_a_turn_with_the_persons_own_stays(self, alice, later):
         _saves(alice, [[_HONEYMOON_THEN], [_COINS_FILLER[0]], [later]])
-        off = replace(DEFAULT_KNOBS, others_below=False)
         assert _recall(alice, _HONEYMOON_QUERY, top_k=1) == [later]
-        assert _recall(alice, _HONEYMOON_QUERY) == _recall(alice, _HONEYMOON_QUERY, knobs=off)
+        assert _recall(alice, _HONEYMOON_QUERY) == _recall(alice, _HONEYMOON_QUERY, knobs=WITHOUT_OTHERS)
 
     def test_a_question_about_someone_else_keeps_their_turns(self, alice):
         _saves(alice, [[_HONEYMOON_THEN], [_COINS_FILLER[0]], [self._COUSIN]])

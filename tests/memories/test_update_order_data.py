@@ -172,7 +172,11 @@ def test_it_attacks_the_asking_rule_both_ways() -> None:
     assert sum(r["language"] != "en" for r in raw) >= 6
     # A later question about the topic is what the rule is for: it holds no value, it comes after
     # the value that holds, and it is asked about now.
-    moving = [r for r in raw if r["attack"] == "should-move"]
+    _assert_decoyed_after_the_new_value([r for r in raw if r["attack"] == "should-move"])
+
+
+def _assert_decoyed_after_the_new_value(moving: list[dict[str, Any]]) -> None:
+    # Each should-move case asks about now and has a decoy in a session after the new value's.
     assert {r["asks"] for r in moving} == {"now"}
     for r in moving:
         decoys = _sessions_of(r, "decoy")
@@ -255,12 +259,7 @@ def test_it_attacks_the_typed_answers_rule_both_ways() -> None:
     assert {"de", "es", "fr"} <= {r["language"] for r in staying}
     # A later answer by words holding no value of the kind asked is what the rule is for: each
     # should-move case has one, after the value that holds, and asks about now.
-    moving = [r for r in raw if r["attack"] == "should-move"]
-    assert {r["asks"] for r in moving} == {"now"}
-    for r in moving:
-        decoys = _sessions_of(r, "decoy")
-        assert decoys
-        assert min(decoys) > _sessions_of(r, "new")[0]
+    _assert_decoyed_after_the_new_value([r for r in raw if r["attack"] == "should-move"])
 
 
 ATTACK56_RAW = [(ATTACK56, raw) for raw in RAW[ATTACK56]]

@@ -323,6 +323,17 @@ MAX_NAME_TOKENS = 64
 _WORD_RE = re.compile(r"[^\W_]+")
 _NAME_TOKEN_RE = re.compile(r"[^\W_]+(?:['\u2019.-][^\W_]+)*")
 
+# What an apostrophe leaves of a word when `_WORD_RE` splits it there: "what's", "I've", "we'll",
+# "you're", and the elisions of French ("l'abonnement", "d'Alice", "j'ai"), a letter each.
+_SPLIT_TAILS = frozenset({"ll", "re", "ve"})
+
+
+def _content_word(word: str) -> bool:
+    """Whether a case-folded word can say what a text is about: not a stop word, nor what an
+    apostrophe leaves (`_SPLIT_TAILS`, a single letter). "What's the monthly payment on our sofa?"
+    counted "s" as one of its four words, and every "Geoff's" or "it's" as holding it."""
+    return len(word) > 1 and word not in STOP_WORDS and word not in _SPLIT_TAILS
+
 
 @dataclass(frozen=True)
 class RecallRequest:
@@ -441,11 +452,11 @@ def _text_words(query: str, knobs: Knobs) -> dict[str, list[Any]]:
 def matched_words(content: str, words: Sequence[str]) -> list[str]:
     """The words of `content` (as written) that share a stem with one of the query's `words`, stop
     words left out: why a hit matched, for highlighting."""
-    wanted = {stem(w) for w in words if w not in STOP_WORDS}
+    wanted = {stem(w) for w in words if _content_word(w)}
     found = [
         word
         for word in _WORD_RE.findall(content)
-        if word.casefold() not in STOP_WORDS and stem(word.casefold()) in wanted
+        if _content_word(word.casefold()) and stem(word.casefold()) in wanted
     ]
     return list(dict.fromkeys(found))
 
@@ -1072,7 +1083,7 @@ def _answering_words(content: str, wanted: frozenset[str]) -> int:
     _, text = split_speaker(content)
     best = 0
     for sentence in split_sentences(text) or [text]:
-        found = {stem(w) for w in _WORD_RE.findall(sentence.casefold()) if w not in STOP_WORDS}
+        found = {stem(w) for w in _WORD_RE.findall(sentence.casefold()) if _content_word(w)}
         best = max(best, len(found & wanted))
     return best
 
@@ -1186,7 +1197,7 @@ def newest_said_first(
     wanted = frozenset(
         stem(w)
         for w in query_words(query, drop_request_frame=knobs.drop_request_frame)
-        if w not in STOP_WORDS and (not knobs.newest_said_frame or w not in _QUANTITY_FRAME)
+        if _content_word(w) and (not knobs.newest_said_frame or w not in _QUANTITY_FRAME)
     )
     if not wanted:
         return hits
@@ -1350,9 +1361,7 @@ def others_hits(
     ):
         return frozenset()
     wanted = frozenset(
-        stem(w)
-        for w in query_words(query, drop_request_frame=knobs.drop_request_frame)
-        if w not in STOP_WORDS
+        stem(w) for w in query_words(query, drop_request_frame=knobs.drop_request_frame) if _content_word(w)
     )
     window = knobs.newest_said_window
     return frozenset(
@@ -1470,7 +1479,7 @@ def _says_change(
     # not answered by any sentence that says "currently") nor a word of its language's grammar
     # ("ich", "habe").
     shared = [
-        bool({stem(w) for w in said - lex.cues - lex.stop - STOP_WORDS} & wanted)
+        bool({stem(w) for w in said - lex.cues - lex.stop if _content_word(w)} & wanted)
         for said, lex in zip(words, lexes, strict=True)
     ]
     stated = [not is_tentative(sentence, lex) for sentence, lex in zip(sentences, lexes, strict=True)]

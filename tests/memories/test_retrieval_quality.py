@@ -34,6 +34,7 @@ from memories.retrieval.recall import (
     asks_then,
     asks_when,
     holds_kind,
+    matched_words,
     memory_recall,
     only_asks,
     query_names,
@@ -590,6 +591,16 @@ class TestNewestSaidFirst:
         strict = replace(DEFAULT_KNOBS, newest_said_words=2, newest_said_frame=False)
         assert _recall(alice, query, knobs=strict, top_k=1) == [old]
         assert _recall(alice, query, top_k=1) == [new]
+
+    def test_what_an_apostrophe_leaves_is_no_word_of_the_question(self, alice):
+        # "What's" gave the question a word "s", which every "it's" and "Geoff's" held: a later turn
+        # naming only the sofa counted as an answer and went first.
+        old = "We pay £68 a month for the corner sofa."
+        chat = "User: It's a lovely sofa, it's so comfy and it's Geoff's favourite seat."
+        _saves(alice, [[old], [_COINS_FILLER[0]], [chat]])
+        query = "What's the monthly payment on our sofa?"
+        assert _recall(alice, query, top_k=1) == [old]
+        assert matched_words(chat, query_words(query)) == ["sofa"]
 
     def test_history_keeps_its_place_below_what_holds(self, alice):
         # A newer answer that no longer holds (the person took it back) is history, not the answer.

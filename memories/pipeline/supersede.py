@@ -32,6 +32,7 @@ from memories.pipeline.update import (
     frame_of,
     judge,
     same_frame,
+    same_subject,
     typed_change,
 )
 
@@ -272,7 +273,7 @@ def frame_similarities(new: Frame, olds: list[Frame]) -> dict[str, float]:
         {
             old.masked
             for old in olds
-            if old.subject == new.subject
+            if same_subject(new.subject, old.subject)
             and not old.tentative
             and typed_change(new, old)
             and not same_frame(new, old, frame_similarity=None)

@@ -58,7 +58,7 @@ from enum import StrEnum
 from functools import lru_cache
 
 from memories.pipeline.entities import COMMON_WORDS, FIRST_NAMES, extract_entities
-from memories.pipeline.language import STOP_WORDS, speaker_subject, split_speaker, stem, word_set
+from memories.pipeline.language import STOP_WORDS, fold, speaker_subject, split_speaker, stem, word_set
 from memories.pipeline.lexicon import ENGLISH, Lexicon, detect, lexicon
 from memories.pipeline.values import by_type, masked, pronoun_one, values_of
 
@@ -215,6 +215,10 @@ _KIN = {
     "co-worker": "coworker", "bestie": "friend", "buddy": "friend", "fiancee": "fiance",
 }  # fmt: skip
 _ORDINAL_RE = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+# A person a statement does not name ("He's with Adecco now"): the subject key of anyone's
+# statement with one of these for its subject, so that it replaces nothing of the speaker's.
+SOMEONE = "someone"
+_SOMEONE_PRONOUNS = frozenset({"he", "she", "he's", "she's", "he'd", "she'd", "he'll", "she'll"})
 _SELF_NEXT_RE = re.compile(r",?\s+(?:i|i['\u2019]m|i['\u2019]ve|we|my|our)\b", re.IGNORECASE)
 # Words that carry no value of their own in a statement about oneself, and the thanks and greetings
 # of chat ("Thanks!" states no fact that "Thanks for having my back" could confirm or extend).
@@ -238,7 +242,8 @@ def _subject(speaker: str, body: str) -> tuple[str, set[str]]:
         who = match.group("who").lower()
         who = _KIN.get(who, who)
         if who in PEOPLE:
-            name = match.group("name")
+            # "My friend Dana's favourite ..." is about Dana, as "Dana's favourite ..." is.
+            name = match.group("name") and re.sub(r"['\u2019]s$", "", match.group("name"))
             key = f"{base}:{who}" + (f":{name.lower()}" if name else "")
             return key, {who, *([name.lower()] if name else [])}
         return base, set()  # "my birthday is ...": an attribute of the speaker
@@ -250,8 +255,17 @@ def _subject(speaker: str, body: str) -> tuple[str, set[str]]:
     # "Originally I'm from Lyon", "Yesterday we met": a first word before the speaker's own "I" is
     # not who the statement is about.
     before_self = _SELF_NEXT_RE.match(body, match.end())
-    if proper and not before_self and _is_person(proper, body):
-        return f"{base}:{proper.lower()}", {proper.lower()}
+    if proper and not before_self:
+        lowered = proper.lower()
+        if lowered in _SOMEONE_PRONOUNS:
+            # "She moved to Leeds": someone the statement does not name, never the speaker.
+            return f"{base}:{SOMEONE}", set()
+        # "Mum moved to Leeds", "Dad traded the Passat in": the word for a person said as a name.
+        who = _KIN.get(lowered, lowered)
+        if who in PEOPLE:
+            return f"{base}:{who}", {lowered, who}
+        if _is_person(proper, body):
+            return f"{base}:{lowered}", {lowered}
     return base, set()
 
 
@@ -460,9 +474,15 @@ def _subject_in(lex: Lexicon, speaker: str, body: str) -> tuple[str, set[str]]:
     for index, word in enumerate(lowered[:3]):
         if word in lex.possessive and index + 1 < len(lowered) and lowered[index + 1] in lex.kin:
             who = lex.kin[lowered[index + 1]]
+            # "Meine Schwester Julia ...", as "My sister Julia ...": the name after the word for her.
+            after = index + 2
+            if after < len(tokens) and tokens[after][:1].isupper() and fold(lowered[after]) in FIRST_NAMES:
+                name = fold(lowered[after])
+                return f"{base}:{who}:{name}", {lowered[index + 1], who, lowered[after], name}
             return f"{base}:{who}", {lowered[index + 1], who}
-    if tokens and tokens[0][:1].isupper() and lowered[0] in FIRST_NAMES and lowered[0] not in lex.stop:
-        return f"{base}:{lowered[0]}", {lowered[0]}
+    # The names are written without accents ("Lucía" is "lucia").
+    if tokens and tokens[0][:1].isupper() and fold(lowered[0]) in FIRST_NAMES and lowered[0] not in lex.stop:
+        return f"{base}:{fold(lowered[0])}", {lowered[0], fold(lowered[0])}
     return base, set()
 
 
@@ -493,6 +513,23 @@ def _single_valued_stems() -> frozenset[str]:
 # Two statements whose frames (values masked) are this close in meaning are about one attribute
 # ("I earn <money> a year" / "My salary went up to <money>"): measured on the update suite.
 SAME_FRAME = 0.75
+
+
+def same_subject(new: str, old: str) -> bool:
+    """Whether two statements' subjects (`Frame.subject`) are one person: the same key, or a person
+    named once with the word for them and once by name alone ("My friend Marco is drumming for ..."
+    / "Marco is drumming for ... now": `user:friend:marco`, `user:marco`). Two people of one name
+    and two words for them ("my friend Sam" / "my son Sam") stay two."""
+    if new == old:
+        return True
+    short, long = sorted((new, old), key=lambda key: key.count(":"))
+    base, _, name = short.rpartition(":")
+    return (
+        bool(base)
+        and long.count(":") == short.count(":") + 1
+        and long.startswith(base + ":")
+        and (long.rpartition(":")[2] == name)
+    )
 
 
 def typed_change(new: Frame, old: Frame) -> bool:
@@ -619,7 +656,7 @@ def judge(
     (`latest`) and holds another value of a type the correction names.
     """
     replaces = Verdict.ADD if _no_new_value(new, old) else Verdict.UPDATE
-    if new.subject != old.subject or new.tentative or old.tentative:
+    if not same_subject(new.subject, old.subject) or new.tentative or old.tentative:
         return Verdict.ADD
     if new.continuity and not _changed_types(new, old):
         # "The rent stays the same" after "My rent is $1,800": no new value, and it says the old one

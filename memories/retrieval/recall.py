@@ -1221,8 +1221,9 @@ def newest_said_first(
     ]
     changed: int | None = None
     if knobs.newest_said_change and places and not then:
-        # "Where does my sister work?" asks about her: her changes are what it asks for.
-        own = not names_someone(query)
+        # "Where does my sister work?", "Where does Priya work?" ask about someone: their changes are what
+        # they ask for.
+        own = asks_own(query)
         newest = max(_said_at(hits[place]) for place in places)
         referents = (
             _referents((hits[place].memory.content for place in places), wanted)
@@ -1346,19 +1347,26 @@ def about_others(content: str, wanted: frozenset[str]) -> bool:
     return about
 
 
+def asks_own(query: str) -> bool:
+    """Whether a question asks about the person's own (where they live, how many cats they have),
+    not someone else's: it names no relative and no one by name, does not ask "who", and the update
+    engine reads the person as its subject. "Where does Priya work?" and "Who is my mentor?" ask
+    about someone: a change of theirs is what they ask for."""
+    return not (
+        names_someone(query)
+        or any(value.type == NAME for value in values_of(query))
+        or value_asked(query) == "name"
+        or frame_of(query).subject != "user"
+    )
+
+
 def others_hits(
     hits: Sequence[Hit], by_person: Sequence[bool], query: str, knobs: Knobs
 ) -> frozenset[uuid.UUID]:
     """The ids of the person's hits among the window's that speak of the topic only as someone
     else's (`about_others`), for a question about the person's own (Knobs.others_below); none
     otherwise."""
-    if (
-        not knobs.others_below
-        or names_someone(query)
-        or any(value.type == NAME for value in values_of(query))
-        or value_asked(query) == "name"
-        or frame_of(query).subject != "user"
-    ):
+    if not knobs.others_below or not asks_own(query):
         return frozenset()
     wanted = frozenset(
         stem(w) for w in query_words(query, drop_request_frame=knobs.drop_request_frame) if _content_word(w)
@@ -1491,7 +1499,9 @@ def _says_change(
             continue
         frame = frame_of(sentence)
         if shared[i] or (i > 0 and shared[i - 1] and stated[i - 1]):
-            valued = bool(frame.values)
+            # An ending needs no new value: "Dad handed in his notice and he's retired" is the answer
+            # to "Is my dad still working at the post office?".
+            valued = bool(frame.values) or frame.ending
         else:
             # Named by what an earlier answer named, it must name something besides: "Sold the
             # Triumph, it's a Ducati now" does, "The Triumph needs new tyres now" does not.

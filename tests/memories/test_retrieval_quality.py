@@ -30,6 +30,7 @@ from memories.retrieval.recall import (
     _referents,
     asks_about,
     asks_now,
+    asks_own,
     asks_present,
     asks_then,
     asks_when,
@@ -1190,6 +1191,24 @@ class TestTypedAnswersFirst:
 _HONEYMOON_THEN = "We're going to Santorini for our honeymoon, a week in Oia."
 _HONEYMOON_QUERY = "Where are we going on our honeymoon?"
 WITHOUT_OTHERS = replace(DEFAULT_KNOBS, others_below=False)
+
+
+@pytest.mark.parametrize(
+    ("question", "own"),
+    [
+        ("Where do I live?", True),
+        ("How many cats do we have?", True),
+        ("¿Dónde vivo ahora?", True),
+        ("Where does Priya work?", False),
+        ("Which band is Marco drumming for?", False),
+        ("Where does my sister work?", False),
+        ("Wo arbeitet meine Schwester?", False),
+        ("What does Mum drive now?", False),
+        ("Who is my mentor on the graduate scheme?", False),
+    ],
+)
+def test_a_question_about_someone_by_name_or_word_or_who_is_not_about_the_persons_own(question, own):
+    assert asks_own(question) is own
 
 
 class TestOthersBelow:

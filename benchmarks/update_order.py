@@ -113,6 +113,8 @@ A seventh and an eighth set (`update_order_7.json`, `update_order_8.json`, 40 ca
 written blind on 7 December 2026 by two more helpers, before any run, and
 `update_order_attack56.json` attacks `typed_answers_first`, which stays off; `others_below`, on,
 was scored blind on the eighth set (docs/retrieval.md, "Update order, eighth round").
+A ninth (`update_order_9.json`, 36 cases) was written blind the same way and first run after the
+engine's new reading of who a statement is about (docs/retrieval.md, "Update order, ninth round").
 """
 
 from __future__ import annotations

@@ -210,16 +210,27 @@ _NUMBER_WORDS = {
 _KIN = {
     "mom": "mother", "mum": "mother", "mommy": "mother", "mama": "mother", "dad": "father",
     "daddy": "father", "papa": "father", "grandma": "grandmother", "granny": "grandmother",
-    "grandpa": "grandfather", "granddad": "grandfather", "kids": "children", "kid": "child",
+    "grandpa": "grandfather", "granddad": "grandfather", "grandad": "grandfather", "gran": "grandmother",
+    "kids": "children", "kid": "child",
     "hubby": "husband", "bf": "boyfriend", "gf": "girlfriend", "neighbour": "neighbor",
     "co-worker": "coworker", "bestie": "friend", "buddy": "friend", "fiancee": "fiance",
 }  # fmt: skip
+# The familiar names of parents and grandparents in the other languages (each lexicon's `kin` says
+# whose): said alone at the start, they name the relative.
+_FAMILIAR_PARENTS = frozenset(
+    {"mama", "papa", "mamá", "papá", "maman", "mamie", "papi", "papy", "oma", "opa", "abuela", "abuelo"}
+)
 _ORDINAL_RE = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 # A person a statement does not name ("He's with Adecco now"): the subject key of anyone's
 # statement with one of these for its subject, so that it replaces nothing of the speaker's.
 SOMEONE = "someone"
 _SOMEONE_PRONOUNS = frozenset({"he", "she", "he's", "she's", "he'd", "she'd", "he'll", "she'll"})
-_SELF_NEXT_RE = re.compile(r",?\s+(?:i|i['\u2019]m|i['\u2019]ve|we|my|our)\b", re.IGNORECASE)
+_SELF_NEXT_RE = re.compile(
+    r",?\s+(?:i|i['\u2019]m|i['\u2019]ve|we|my|our)\b|\s+and\s+(?:i|me)\b", re.IGNORECASE
+)
+# A second capitalised word after a name: a surname ("Tom Hanks"), or a name after a title ("Mother
+# Teresa"); not the speaker's "I".
+_SURNAME_RE = re.compile(r"(?-i:\s+(?!I\b)([A-Z][\w\u2019'-]+))")
 # Words that carry no value of their own in a statement about oneself, and the thanks and greetings
 # of chat ("Thanks!" states no fact that "Thanks for having my back" could confirm or extend).
 _LIGHT = STOP_WORDS | word_set(
@@ -244,7 +255,7 @@ def _subject(speaker: str, body: str) -> tuple[str, set[str]]:
         if who in PEOPLE:
             # "My friend Dana's favourite ..." is about Dana, as "Dana's favourite ..." is.
             name = match.group("name") and re.sub(r"['\u2019]s$", "", match.group("name"))
-            key = f"{base}:{who}" + (f":{name.lower()}" if name else "")
+            key = f"{base}:{who}" + (f":{fold(name.lower())}" if name else "")
             return key, {who, *([name.lower()] if name else [])}
         return base, set()  # "my birthday is ...": an attribute of the speaker
     proper = match.group("proper")
@@ -252,20 +263,26 @@ def _subject(speaker: str, body: str) -> tuple[str, set[str]]:
     proper = proper and re.sub(r"['\u2019]s$", "", proper)
     if _ATTRIBUTE_AFTER_RE.match(body):
         return base, set()  # "Pizza is my favourite food": about the speaker
-    # "Originally I'm from Lyon", "Yesterday we met": a first word before the speaker's own "I" is
-    # not who the statement is about.
+    # "Originally I'm from Lyon", "Yesterday we met", "Mum and I moved": a first word before the
+    # speaker's own "I" is not who the statement is about.
     before_self = _SELF_NEXT_RE.match(body, match.end())
     if proper and not before_self:
         lowered = proper.lower()
         if lowered in _SOMEONE_PRONOUNS:
             # "She moved to Leeds": someone the statement does not name, never the speaker.
             return f"{base}:{SOMEONE}", set()
+        # "Tom Hanks", "Mother Teresa": a full name is not the "Tom" or the mother of "my boss Tom",
+        # "my mother".
+        surname = _SURNAME_RE.match(body, match.end())
+        if surname is not None and (_KIN.get(lowered, lowered) in PEOPLE or _is_person(proper, body)):
+            full = f"{lowered} {surname.group(1).lower()}"
+            return f"{base}:{fold(full)}", {lowered, surname.group(1).lower()}
         # "Mum moved to Leeds", "Dad traded the Passat in": the word for a person said as a name.
         who = _KIN.get(lowered, lowered)
         if who in PEOPLE:
             return f"{base}:{who}", {lowered, who}
         if _is_person(proper, body):
-            return f"{base}:{lowered}", {lowered}
+            return f"{base}:{fold(lowered)}", {lowered}
     return base, set()
 
 
@@ -480,6 +497,11 @@ def _subject_in(lex: Lexicon, speaker: str, body: str) -> tuple[str, set[str]]:
                 name = fold(lowered[after])
                 return f"{base}:{who}:{name}", {lowered[index + 1], who, lowered[after], name}
             return f"{base}:{who}", {lowered[index + 1], who}
+    # "Mama zieht nach Leeds", "Papá se mudó", "Maman a déménagé": a parent's familiar name said as a
+    # name, as "Mum moved to Leeds" (not "Mutter", "Madre": "¡Madre mía!").
+    if tokens and tokens[0][:1].isupper() and lowered[0] in _FAMILIAR_PARENTS and lowered[0] in lex.kin:
+        who = lex.kin[lowered[0]]
+        return f"{base}:{who}", {lowered[0], who}
     # The names are written without accents ("Lucía" is "lucia").
     if tokens and tokens[0][:1].isupper() and fold(lowered[0]) in FIRST_NAMES and lowered[0] not in lex.stop:
         return f"{base}:{fold(lowered[0])}", {lowered[0], fold(lowered[0])}
@@ -519,9 +541,11 @@ def same_subject(new: str, old: str) -> bool:
     """Whether two statements' subjects (`Frame.subject`) are one person: the same key, or a person
     named once with the word for them and once by name alone ("My friend Marco is drumming for ..."
     / "Marco is drumming for ... now": `user:friend:marco`, `user:marco`). Two people of one name
-    and two words for them ("my friend Sam" / "my son Sam") stay two."""
+    and two words for them ("my friend Sam" / "my son Sam") stay two, as do a name and a full name
+    ("Tom" / "Tom Hanks") and two people no statement names."""
     if new == old:
-        return True
+        # Two people a statement does not name ("She moved to Leeds", "He moved to York") may be two.
+        return not new.endswith(f":{SOMEONE}")
     short, long = sorted((new, old), key=lambda key: key.count(":"))
     base, _, name = short.rpartition(":")
     return (

@@ -23,6 +23,8 @@ from memories.pipeline.update import Verdict, frame_of, judge, same_subject
         ("user:marco", "user:son:marco", True),
         ("caroline:sister:anna", "caroline:anna", True),
         ("user", "user", True),
+        # Two people no statement names ("She moved ...", "He moved ...") may be two.
+        ("user:someone", "user:someone", False),
         # Two words for two people of one name, two names, another speaker's, the speaker herself.
         ("user:friend:sam", "user:son:sam", False),
         ("user:friend:maya", "user:leo", False),

@@ -5,7 +5,10 @@ as a name is that relative ("Mum moved ..."), and "He ..."/"She ..." is someone 
 Each row is (old, new, the right verdict). Must-not-replace rows are pairs where the rules may make a
 true fact hidden (`update` where `add` is right); should-replace rows are changes the rules should
 now let through. The rows the rules get wrong are marked `xfail(strict=True)`: they are the findings,
-not expected verdicts to change.
+not expected verdicts to change. Eighteen rows were findings when the file was written and pass since
+the rules were mended the same day (two unnamed people are two; a surname or a name after a title
+makes a full name; "Mum and I" is the speaker; names are folded in English too; "Grandad", "Gran";
+a parent's familiar name in German, Spanish, French: "Mama", "Papá", "Maman").
 
 Pure rules with the real embedding model for the similarity the worker would measure (as
 `test_subjects.py`), no database.
@@ -13,31 +16,10 @@ Pure rules with the real embedding model for the similarity the worker would mea
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from memories import embeddings
-from memories.pipeline.supersede import frame_similarities
-from memories.pipeline.update import Verdict, frame_of, judge
-
-
-def _verdict(old: str, new: str) -> Verdict:
-    old_vector, new_vector = embeddings.embed([old, new])
-    similarity = sum(a * b for a, b in zip(old_vector, new_vector, strict=True)) / (
-        math.sqrt(sum(a * a for a in old_vector)) * math.sqrt(sum(b * b for b in new_vector))
-    )
-    new_frame, old_frame = frame_of(new), frame_of(old)
-    frame_similarity = frame_similarities(new_frame, [old_frame]).get(old_frame.masked)
-    return judge(
-        new_frame,
-        old_frame,
-        similarity=similarity,
-        new_kind="fact",
-        old_kind="fact",
-        frame_similarity=frame_similarity,
-    )
-
+from memories.pipeline.update import Verdict
+from tests.memories.pipeline.test_subjects import _verdict
 
 ADD, UPDATE = Verdict.ADD, Verdict.UPDATE
 
@@ -49,50 +31,44 @@ def _fails(old: str, new: str, expected: Verdict, reason: str):
 MUST_NOT_REPLACE = [
     # --- English ---
     # Trap: "She" and "He" are two unnamed people, but both are the one key user:someone.
-    _fails(
+    (
         "She moved to Leeds.",
         "He moved to York.",
         ADD,
-        "every he/she is the one subject user:someone, so one unnamed person's move replaces another's",
     ),
     # Trap: a woman's age replaced by a man's, both "someone".
-    _fails(
+    (
         "He is 34.",
         "She is 36 now.",
         ADD,
-        "he and she share the key user:someone: another person's age replaces his",
     ),
     # Trap: another unnamed person after "my sister" (a different key): stays apart.
     ("My sister lives in Leeds.", "He moved to York.", ADD),
     # Trap: a famous namesake; only the first name is read, the surname dropped.
-    _fails(
+    (
         "My boss Tom lives in Chicago.",
         "Tom Hanks lives in Los Angeles.",
         ADD,
-        "'Tom Hanks' is read as user:tom (surname dropped), one subject with 'my boss Tom'",
     ),
     # Trap: a historical namesake with a surname.
-    _fails(
+    (
         "My friend Marco lives in Rome.",
         "Marco Polo lived in Venice.",
         ADD,
-        "'Marco Polo' is user:marco, one subject with 'my friend Marco'",
     ),
     # Trap: two words for one name stay two people (the rule's own exception).
     ("My friend Marco drums for The Velvet Foxes.", "My cousin Marco drums for Paper Satellites now.", ADD),
     # Trap: a title, not the speaker's mother ("Mother Teresa").
-    _fails(
+    (
         "My mother was born in 1950.",
         "Mother Teresa was born in 1910.",
         ADD,
-        "a kin word as a title ('Mother Teresa') is read as the speaker's mother",
     ),
     # Trap: a painter's name ("Grandma Moses"), not the speaker's grandmother.
-    _fails(
+    (
         "My grandmother lives in Ohio.",
         "Grandma Moses lived in Vermont.",
         ADD,
-        "'Grandma Moses' is read as the speaker's grandmother",
     ),
     # Trap: "Father Christmas" is no father of the speaker's.
     ("My dad lives in Leeds.", "Father Christmas lives at the North Pole.", ADD),
@@ -115,11 +91,10 @@ MUST_NOT_REPLACE = [
     ("I live in London.", "Mum and Dad moved to Leeds.", ADD),
     # --- German ---
     # Trap: "Mama" said as a name in German is the mother, not the speaker.
-    _fails(
+    (
         "Ich wohne in Berlin.",
         "Mama wohnt jetzt in Hamburg.",
         ADD,
-        "the kin-word-as-name rule is English only: German 'Mama' is read as the speaker",
     ),
     # Trap: German "Er" at the start is someone else.
     _fails(
@@ -139,11 +114,10 @@ MUST_NOT_REPLACE = [
     ("Meine Schwester Julia wohnt in Köln.", "Julia Roberts wohnt jetzt in Malibu.", ADD),
     # --- Spanish ---
     # Trap: Spanish "Papá" said as a name.
-    _fails(
+    (
         "Vivo en Madrid.",
         "Papá vive ahora en Valencia.",
         ADD,
-        "the kin-word-as-name rule is English only: Spanish 'Papá' is read as the speaker",
     ),
     # Trap: Spanish "Él" at the start is someone else.
     _fails(
@@ -165,11 +139,10 @@ MUST_NOT_REPLACE = [
     ("Mi hermana Lucía vive en Sevilla.", "Mi prima Lucía vive ahora en Granada.", ADD),
     # --- French ---
     # Trap: French "Maman" said as a name.
-    _fails(
+    (
         "J'habite à Paris.",
         "Maman habite maintenant à Lyon.",
         ADD,
-        "the kin-word-as-name rule is English only: French 'Maman' is read as the speaker",
     ),
     # Trap: French "Il" at the start is someone else.
     _fails(
@@ -198,17 +171,15 @@ SHOULD_REPLACE = [
     ("My friend José lives in Madrid.", "José lives in Lisbon now.", UPDATE),
     ("My friend Chloé lives in Leeds.", "Chloé moved to York.", UPDATE),
     # Trap: the same name written once with its accent, once without, in English.
-    _fails(
+    (
         "My sister Lucía lives in Seville.",
         "Lucia lives in Granada now.",
         UPDATE,
-        "English keys keep the accent (user:sister:lucía vs user:lucia): accents are folded only off English",
     ),
-    _fails(
+    (
         "My friend Zoë lives in Leeds.",
         "Zoe moved to York.",
         UPDATE,
-        "English keys keep the diaeresis (zoë vs zoe)",
     ),
     # Trap: "Mum" after "my mother".
     ("My mother lives in Phoenix.", "Mum moved to Tucson.", UPDATE),
@@ -245,17 +216,15 @@ SHOULD_REPLACE = [
         "no nicknames: user:rob is not user:friend:robert",
     ),
     # Trap: the speaker in a compound subject ("Mum and I") moved.
-    _fails(
+    (
         "I live in London.",
         "Mum and I live in Leeds now.",
         UPDATE,
-        "'Mum and I' is read as user:mother only; the speaker's own move is lost",
     ),
-    _fails(
+    (
         "I live in London.",
         "Mum and I moved to Leeds.",
         UPDATE,
-        "'Mum and I' is read as user:mother only; the speaker's own move is lost",
     ),
     # Trap: "She" for a boat, a thing of the speaker's.
     _fails(
@@ -273,11 +242,10 @@ SHOULD_REPLACE = [
         "hands it back to the speaker",
     ),
     # Trap: a kin word the list lacks ("Grandad", one d).
-    _fails(
+    (
         "My grandfather lives in Leeds.",
         "Grandad moved to York.",
         UPDATE,
-        "'Grandad' (one d) is not in _KIN, so it is a person named Grandad, not the grandfather",
     ),
     # Trap: a name said with the word for her, then alone, that the names list lacks.
     _fails(
@@ -299,11 +267,10 @@ SHOULD_REPLACE = [
     # --- German ---
     ("Mein Freund Jonas arbeitet bei Siemens.", "Jonas arbeitet jetzt bei Bosch.", UPDATE),
     # Trap: "Mama" after "meine Mutter".
-    _fails(
+    (
         "Meine Mutter wohnt in Köln.",
         "Mama wohnt jetzt in Bonn.",
         UPDATE,
-        "German 'Mama' alone is read as the speaker, not user:mother",
     ),
     # Trap: an accented German name missing from the names list.
     _fails(
@@ -317,11 +284,10 @@ SHOULD_REPLACE = [
     # Trap: the brief's own example, accent in both.
     ("Mi hermana Lucía vive en Sevilla.", "Lucía vive ahora en Granada.", UPDATE),
     # Trap: "Mamá" after "mi madre".
-    _fails(
+    (
         "Mi madre vive en Sevilla.",
         "Mamá vive ahora en Cádiz.",
         UPDATE,
-        "Spanish 'Mamá' alone is read as the speaker, not user:mother",
     ),
     # Trap: an accented Spanish name missing from the names list.
     _fails(
@@ -331,11 +297,10 @@ SHOULD_REPLACE = [
         "'Andrés' is not in the names list: user:friend and then the speaker",
     ),
     # Trap: the same sister in Spanish, then in English.
-    _fails(
+    (
         "Mi hermana Lucía vive en Sevilla.",
         "My sister Lucía lives in Granada now.",
         UPDATE,
-        "Spanish folds the name (user:sister:lucia), English does not (user:sister:lucía)",
     ),
     # Trap: a colour that is also a first name ("rosa" = pink) opening the statement.
     _fails(
@@ -347,11 +312,10 @@ SHOULD_REPLACE = [
     # --- French ---
     ("Ma sœur Chloé habite à Paris.", "Chloé habite maintenant à Lyon.", UPDATE),
     # Trap: "Maman" after "ma mère".
-    _fails(
+    (
         "Ma mère habite à Paris.",
         "Maman habite maintenant à Lyon.",
         UPDATE,
-        "French 'Maman' alone is read as the speaker, not user:mother",
     ),
     # Trap: common French names missing from the names list.
     _fails(

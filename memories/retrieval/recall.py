@@ -330,7 +330,7 @@ _SPLIT_TAILS = frozenset({"ll", "re", "ve"})
 
 def _content_word(word: str) -> bool:
     """Whether a case-folded word can say what a text is about: not a stop word, nor what an
-    apostrophe leaves (`_SPLIT_TAILS`, a single letter). "What's the monthly payment on our sofa?"
+    apostrophe leaves (a single letter, or one of `_SPLIT_TAILS`). "What's the monthly payment on our sofa?"
     counted "s" as one of its four words, and every "Geoff's" or "it's" as holding it."""
     return len(word) > 1 and word not in STOP_WORDS and word not in _SPLIT_TAILS
 

@@ -736,6 +736,17 @@ class TestNewestChangeFirst:
         assert _recall(alice, query, knobs=WITHOUT_CHANGE, top_k=1) == [then]
         assert _recall(alice, query, top_k=1) == [now]
 
+    def test_an_ending_is_a_change_without_a_new_value(self, alice):
+        then = "My dad works at the post office in Kendal, he's been a counter clerk there for years."
+        now = (
+            "User: Big family news this weekend. Dad finally handed in his notice and he's retired as of"
+            " Friday, so there was a little do at the pub. Any ideas for a retirement present?"
+        )
+        _saves(alice, [[then], [_COINS_FILLER[0]], [now]])
+        query = "Is my dad still working at the post office?"
+        assert _recall(alice, query, knobs=WITHOUT_CHANGE, top_k=1) == [then]
+        assert _recall(alice, query, top_k=1) == [now]
+
     def test_a_word_of_the_languages_grammar_is_no_shared_word(self, alice):
         then = "Ich habe 12 Pflanzen auf meinem Balkon."
         later = "User: Ich habe jetzt einen neuen Job in Berlin."

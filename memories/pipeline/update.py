@@ -271,14 +271,14 @@ def _subject(speaker: str, body: str) -> tuple[str, set[str]]:
         if lowered in _SOMEONE_PRONOUNS:
             # "She moved to Leeds": someone the statement does not name, never the speaker.
             return f"{base}:{SOMEONE}", set()
+        who = _KIN.get(lowered, lowered)
         # "Tom Hanks", "Mother Teresa": a full name is not the "Tom" or the mother of "my boss Tom",
         # "my mother".
         surname = _SURNAME_RE.match(body, match.end())
-        if surname is not None and (_KIN.get(lowered, lowered) in PEOPLE or _is_person(proper, body)):
+        if surname is not None and (who in PEOPLE or _is_person(proper, body)):
             full = f"{lowered} {surname.group(1).lower()}"
             return f"{base}:{fold(full)}", {lowered, surname.group(1).lower()}
         # "Mum moved to Leeds", "Dad traded the Passat in": the word for a person said as a name.
-        who = _KIN.get(lowered, lowered)
         if who in PEOPLE:
             return f"{base}:{who}", {lowered, who}
         if _is_person(proper, body):

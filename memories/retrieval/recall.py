@@ -33,6 +33,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from django.db import connections
@@ -1347,6 +1348,8 @@ def about_others(content: str, wanted: frozenset[str]) -> bool:
     return about
 
 
+# Asked by others_hits and newest_said_first of one recall's query: read once.
+@lru_cache(maxsize=256)
 def asks_own(query: str) -> bool:
     """Whether a question asks about the person's own (where they live, how many cats they have),
     not someone else's: it names no relative and no one by name, does not ask "who", and the update

@@ -26,6 +26,7 @@ from tests.memories.update_cases_40 import (
     BATCH_52A,
     BATCH_52B,
 )
+from tests.memories.update_cases_58 import BATCH_58A
 
 ALL_CASES: tuple[Case, ...] = (
     *CASES,
@@ -39,6 +40,7 @@ ALL_CASES: tuple[Case, ...] = (
     *BATCH_40J,
     *BATCH_52A,
     *BATCH_52B,
+    *BATCH_58A,
 )
 
 

@@ -30,6 +30,7 @@ from memories.pipeline.language import (
     MONTHS_FULL,
     WEEKDAYS,
     has_past_grammar,
+    in_own_words,
     speaker_subject,
     split_sentences,
     split_speaker,
@@ -343,8 +344,8 @@ def classify(text: str, *, reference: datetime, times: list[tuple[str, datetime]
     about the other person. A "since ..." date marks when a fact began, so it does not make an episode.
     """
     _require_aware(reference)
-    _, body = split_speaker(text)
-    statements = statement_sentences(body)
+    speaker, body = split_speaker(text)
+    statements = statement_sentences(body if speaker else in_own_words(body))
     stated = " ".join(statements).lower()
     if any(EXPLICIT_FORESIGHT_RE.search(s) for s in statements):
         return FORESIGHT
@@ -579,6 +580,7 @@ def slot_of(text: str, *, speakers: bool = True) -> tuple[str, str]:
     When a segment holds several, the first in the text wins.
     """
     speaker, body = split_speaker(text.strip()) if speakers else ("", text.strip())
+    body = body if speaker else in_own_words(body)
     subject = speaker_subject(speaker)
     best: tuple[int, str, str] | None = None
     for name, pattern in _SLOT_PATTERNS:

@@ -395,3 +395,145 @@ def tense_of(text: str) -> str:
     if past == future:
         return ""
     return "past" if past else "future"
+
+
+# --- an agent's notes about the person ---------------------------------------------------------------
+# Memory tools of assistants write in the third person: "User lives in Berlin.", "The user's sister
+# Ana is a nurse.", "User mentioned they moved to Munich." The rules read statements in the person's
+# own voice ("I live in Berlin"): the agent's note is read as the person's own words, so that it and
+# the person's "I moved to Munich" are one subject, one slot, one frame. Only for reading: the stored
+# text stays as the agent wrote it.
+_USER_RE = r"(?:[Tt]he\s+)?[Uu]ser"
+_ADVERBS = (
+    r"(?:(?:now|currently|no\s+longer|still|also|recently|just|actually|usually|always|often|never"
+    r"|mostly|only|really|already|apparently|generally|typically|sometimes|rarely|then|since)\s+)*"
+)
+# "User mentioned (that) they ...": what the note reports is the person's statement itself.
+_REPORT_RE = re.compile(
+    r"^" + _USER_RE + r"\s+" + _ADVERBS + r"(?:mentioned|mentions|said|says|stated|states|noted|notes|shared"
+    r"|shares|reported|reports|explained|explains|indicated|indicates|confirmed|confirms|revealed|reveals"
+    r"|disclosed|discloses|added|adds|told\s+(?:me|the\s+assistant|us))(?:\s+that)?,?\s+",
+)
+_CORRECTED_RE = re.compile(
+    r"^" + _USER_RE + r"\s+(?:corrected|clarified|corrects|clarifies)(?:\s+that)?,?\s+"
+)
+_POSSESSIVE_START_RE = re.compile(r"^" + _USER_RE + r"['\u2019]s\s+(?=[a-z])")
+_SUBJECT_START_RE = re.compile(
+    r"^" + _USER_RE + r"\s+(?P<adverbs>" + _ADVERBS + r")(?P<verb>[a-z]+(?:['\u2019]t)?)\b"
+)
+_USER_ELSEWHERE_RE = re.compile(r"\b[Tt]he\s+user(?P<s>['\u2019]s)?\b")
+_THEY_RE = re.compile(
+    r"\b(?:[Tt]hey|[Tt]heir|[Tt]hem|[Tt]hemselves)(?:['\u2019](?:re|ve|d|ll))?(?:\s+(?:are|were))?\b"
+)
+_THEY_AS_ME = {
+    "they": "I", "their": "my", "them": "me", "themselves": "myself",
+    "they're": "I'm", "they've": "I've", "they'd": "I'd", "they'll": "I'll",
+    "they are": "I am", "they were": "I was",
+}  # fmt: skip
+_BASE_FORMS = {"is": "am", "isn't": "am not", "has": "have", "hasn't": "haven't", "does": "do",
+               "doesn't": "don't", "goes": "go", "was": "was", "wasn't": "wasn't"}  # fmt: skip
+_IS_FOLLOWERS = word_set(
+    "now not a an currently no still also just always never very really quite from based"
+    " allergic vegan vegetarian married single divorced pregnant retired"
+)
+# "User's wedding is in June": "-ing" words that are things, and the verbs that follow a thing.
+_ING_NOUNS = word_set(
+    "wedding morning evening building sibling ring painting ceiling clothing darling feeling meeting"
+    " spring string thing king wing bedding housing earring offspring pudding stuffing icing"
+)
+_VERBS_AFTER = word_set("is was are were has had will includes costs starts begins")
+_MODALS = word_set(
+    "can can't cannot will won't would wouldn't should shouldn't may might must did didn't had"
+)
+# Words in "-s" after "User" that are nouns of a compound ("User sessions expire"), not its verb.
+_NOUN_ENDINGS = ("ions", "ments", "ings", "ships", "ities", "nesses", "ss", "us")
+
+
+def _base_form(verb: str) -> str | None:
+    """The first-person form of a verb said of "the user", or None when the word is no verb."""
+    lowered = verb.lower().replace("\u2019", "'")
+    if lowered in _BASE_FORMS:
+        return _BASE_FORMS[lowered]
+    if lowered in _MODALS or lowered in IRREGULAR_PAST or (lowered.endswith("ed") and len(lowered) > 3):
+        return lowered
+    if not lowered.endswith("s") or lowered.endswith(_NOUN_ENDINGS):
+        return None
+    if lowered.endswith("ies") and len(lowered) > 4:
+        return lowered[:-3] + "y"
+    if lowered.endswith(("ches", "shes", "xes", "zes", "oes", "sses")):
+        return lowered[:-2]
+    return lowered[:-1]
+
+
+def in_own_words(text: str) -> str:
+    """An assistant's note about "the user" in the person's own voice, each sentence on its own:
+    "User no longer eats meat." -> "I no longer eat meat."; "The user's sister Ana is a nurse." ->
+    "My sister Ana is a nurse."; "User mentioned they moved to Munich." -> "I moved to Munich."; "User
+    corrected that the flight is at 9." -> "Correction: the flight is at 9." Text without such a
+    note comes back unchanged (the same object), so callers can tell nothing was read anew."""
+    if "user" not in text.lower():
+        return text
+    spans = sentence_spans(text)
+    if not spans:
+        return text
+    out: list[str] = []
+    last = 0
+    for start, end in spans:
+        out.append(text[last:start])
+        out.append(_sentence_in_own_words(text[start:end]))
+        last = end
+    out.append(text[last:])
+    rewritten = "".join(out)
+    return text if rewritten == text else rewritten
+
+
+def _sentence_in_own_words(sentence: str) -> str:
+    corrected = _CORRECTED_RE.match(sentence)
+    if corrected:
+        return "Correction: " + _they_as_me(sentence[corrected.end() :])
+    reported = _REPORT_RE.match(sentence)
+    if reported:
+        # "User mentioned (that) they moved", "User said Ana moved": what is reported is the
+        # person's own statement, read as they would say it.
+        rest = sentence[reported.end() :]
+        if rest.split(" ", 1)[0].lower().replace("\u2019", "'") in _THEY_AS_ME:
+            rest = _they_as_me(rest)
+        return _sentence_in_own_words(rest[:1].upper() + rest[1:])
+    possessive = _POSSESSIVE_START_RE.match(sentence)
+    if possessive:
+        rest = sentence[possessive.end() :]
+        following = rest.split(" ", 1)[0].lower()
+        # "User's moving to Leeds", "User's been vegan for years": "is" and "has", not a possessive.
+        if following in {"been", "got"}:
+            return _they_as_me("I've " + rest)
+        after = rest.split()[1].lower() if len(rest.split()) > 1 else ""
+        progressive = following.endswith("ing") and following not in _ING_NOUNS and after not in _VERBS_AFTER
+        if progressive or following in _IS_FOLLOWERS:
+            return _they_as_me("I'm " + rest)
+        return _USER_ELSEWHERE_RE.sub(_me, "My " + rest)
+    subject = _SUBJECT_START_RE.match(sentence)
+    if subject:
+        base = _base_form(subject.group("verb"))
+        if base is not None:
+            rest = sentence[subject.end() :]
+            said = "I " + subject.group("adverbs") + base + rest
+            return _USER_ELSEWHERE_RE.sub(_me, _they_as_me(said))
+    return _USER_ELSEWHERE_RE.sub(_me, sentence)
+
+
+def _me(match: re.Match[str]) -> str:
+    return "my" if match.group("s") else "me"
+
+
+def _they_as_me(text: str) -> str:
+    """They, their, them of a note whose subject is the user, as the person says them."""
+
+    def swap(match: re.Match[str]) -> str:
+        said = match.group()
+        key = " ".join(said.lower().replace("\u2019", "'").split())
+        mine = _THEY_AS_ME.get(key)
+        if mine is None:  # "they're were" cannot occur; "they are" etc. are in the table
+            return said
+        return mine[0].upper() + mine[1:] if said[0].isupper() and mine != "I" else mine
+
+    return _THEY_RE.sub(swap, text)

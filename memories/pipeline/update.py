@@ -58,7 +58,15 @@ from enum import StrEnum
 from functools import lru_cache
 
 from memories.pipeline.entities import COMMON_WORDS, FIRST_NAMES, extract_entities
-from memories.pipeline.language import STOP_WORDS, fold, speaker_subject, split_speaker, stem, word_set
+from memories.pipeline.language import (
+    STOP_WORDS,
+    fold,
+    in_own_words,
+    speaker_subject,
+    split_speaker,
+    stem,
+    word_set,
+)
 from memories.pipeline.lexicon import ENGLISH, Lexicon, detect, lexicon
 from memories.pipeline.values import by_type, masked, pronoun_one, values_of
 
@@ -301,6 +309,8 @@ def _is_person(word: str, body: str) -> bool:
 def frame_of(text: str) -> Frame:
     """The frame of one statement (a memory's content), read with the lexicon of its language."""
     speaker, said = split_speaker(text.strip())
+    # An assistant's note ("User moved to Munich.") is read as the person's own words.
+    said = said if speaker else in_own_words(said)
     lex = lexicon(detect(said))
     english = lex.code == ENGLISH
     # "Let me correct that: my sister's birthday is May 13": the lead says how (its cues count),
@@ -481,6 +491,10 @@ def _qualifiers(lex: Lexicon, frame_text: str, light: frozenset[str] | set[str])
     return frozenset(found)
 
 
+# "of" before a possessive in the languages the lexicons read ("de mi", "de mon", "von meinem").
+_OF_WORDS = frozenset({"de", "del", "von", "di", "da", "do"})
+
+
 def _subject_in(lex: Lexicon, speaker: str, body: str) -> tuple[str, set[str]]:
     """(who the statement is about, the words that named them) in a language other than English:
     "Meine Schwester ...", "Mi tío ...", "Ma tante ..." are about a relative; a known first name
@@ -488,7 +502,12 @@ def _subject_in(lex: Lexicon, speaker: str, body: str) -> tuple[str, set[str]]:
     base = speaker_subject(speaker)
     tokens = [t for t in _WORD_RE.findall(lex.opener.sub("", body, count=1))]
     lowered = [t.lower() for t in tokens]
-    for index, word in enumerate(lowered[:3]):
+    for index, word in enumerate(lowered[:4]):
+        # "El coche de mi marido", "La voiture de mon mari", "Das Auto von meinem Mann": the thing of a
+        # relative, said with "of" after the thing (index 3); otherwise the word opens the statement.
+        of_a_relative = index == 3 and lowered[2] in _OF_WORDS
+        if index == 3 and not of_a_relative:
+            continue
         if word in lex.possessive and index + 1 < len(lowered) and lowered[index + 1] in lex.kin:
             who = lex.kin[lowered[index + 1]]
             # "Meine Schwester Julia ...", as "My sister Julia ...": the name after the word for her.
@@ -601,13 +620,20 @@ def same_frame(new: Frame, old: Frame, *, frame_similarity: float | None) -> boo
         return True
     if new.relations & old.relations:
         # One relation, unless the new statement qualifies it with a word the prior lacks: "my
-        # personal email" is another attribute than "my email".
+        # personal email" is another attribute than "my email"; "my work phone" another than "my
+        # personal phone" (each names its own qualifier: "work" is itself a relation word).
+        if new.attribute and old.attribute and new.attribute != old.attribute:
+            return False
         return not new.qualifiers - old.qualifiers
     if (new.change or new.cue) and new.frame_words & old.frame_words and _same_measure(new, old):
         # Another amount in the same unit of something both name, said as a change: "my commute is
         # down to 25 minutes" / "my commute takes 40 minutes".
         return True
-    if (new.strong_cue or new.change) and _within(new.frame_words, old.frame_words):
+    if (
+        (new.strong_cue or new.change)
+        and _within(new.frame_words, old.frame_words)
+        and not _other_relation(new, old)
+    ):
         # A correction or a change repeats part of what it changes, or only its value ("no, it lands
         # at 8pm" / "my flight lands at 6pm"; "Bajé a 75 kilos" / "Peso 80 kilos").
         return True
@@ -618,6 +644,13 @@ def same_frame(new: Frame, old: Frame, *, frame_similarity: float | None) -> boo
     # corrects. A wrong "same" here hides a true fact; a wrong "different" keeps both current.
     distinct = new.frame_words - old.frame_words and old.frame_words - new.frame_words
     return not distinct or bool(new.change or new.cue or new.strong_cue)
+
+
+def _other_relation(new: Frame, old: Frame) -> bool:
+    """Whether a change says only its relation and values ("I've moved from Cork to Galway": a home)
+    while the prior names none of it and says something of its own ("I'm a physiotherapist in Cork",
+    "I'm training for the Dublin marathon"): a move changes where one lives, not what one does."""
+    return bool(new.relations) and not new.relations & old.relations and bool(old.frame_words)
 
 
 def _within(words: frozenset[str], others: frozenset[str]) -> bool:
@@ -775,7 +808,9 @@ def judge(
         return Verdict.ADD
     if shared & _single_valued_stems():
         return replaces
-    if (new.strong_cue or new.change) and (shared or similarity >= CORRECTED):
+    if (new.strong_cue or new.change) and ((shared - new.values - old.values) or similarity >= CORRECTED):
+        # What both name beyond values: "The 7:52 was cancelled so I got the bus" shares only the
+        # time with "I take the 7:52 train to work", and ends nothing of it.
         return replaces
     if new.cue and shared and similarity >= CORRECTED:
         return replaces

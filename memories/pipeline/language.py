@@ -335,7 +335,8 @@ _ED_NOT_PAST = word_set(
     stressed overwhelmed motivated blessed relaxed fried baked grilled roasted smoked boiled mixed mashed
     canned sliced dried iced spiced flavored flavoured scented colored coloured striped shaped employed
     unemployed vaccinated certified licensed registered located situated allowed required needed interested
-    concerned pleased satisfied disappointed annoyed amazed surprised confused embarrassed ashamed
+    concerned pleased satisfied disappointed annoyed amazed surprised confused embarrassed ashamed preferred
+    favored favoured
     """
 )
 # A "be", "feel" or degree word right before an "-ed" word makes it an adjective: "I'm tired".
@@ -346,6 +347,7 @@ _ADJECTIVE_CONTEXT_RE = re.compile(
     re.IGNORECASE,
 )
 # "I have lived here for years" / "has worked there since 2019" describe a standing state, not an event.
+_HAVE_GOT_RE = re.compile(r"(?:\b(?:have|has)|['\u2019](?:ve|s))\s+got\b", re.IGNORECASE)
 _PERFECT_STANDING_RE = re.compile(
     r"\b(?:have|has|'ve|\u2019ve)\s+(?:\w+\s+)?(?:been|lived|worked|known|had|loved|liked|used|studied|played"
     r"|owned|wanted|followed|practi[cs]ed|kept|stayed|enjoyed|preferred)\b[^.!?]*\b(?:for|since)\b",
@@ -357,6 +359,8 @@ def has_past_grammar(sentence: str) -> bool:
     """Whether a sentence reports something that happened (past tense or a past time word)."""
     if _PERFECT_STANDING_RE.search(sentence):
         return False
+    # "I've got two cats" is "I have two cats": a state, not something that happened.
+    sentence = _HAVE_GOT_RE.sub(" have ", sentence)
     if _IRREGULAR_PAST_RE.search(sentence) or PAST_TIME_WORDS_RE.search(sentence):
         return True
     for match in _ED_WORD_RE.finditer(sentence):

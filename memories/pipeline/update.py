@@ -121,6 +121,9 @@ class Frame:
     # The content words around the values (the frame they sit in), and the frame as text.
     frame_words: frozenset[str] = frozenset()
     masked: str = ""
+    # The frame words of each clause that holds a value, when the statement has several clauses:
+    # "They reassigned me, my parking spot is now <number>" -> ({"park", "spot"},).
+    value_clauses: tuple[frozenset[str], ...] = ()
     # Words that qualify a relation word ("office" in "my office number"): another attribute.
     qualifiers: frozenset[str] = frozenset()
     # It names a relation that holds many values ("I like", "I have"): a name beside is more.
@@ -245,7 +248,7 @@ _LIGHT = STOP_WORDS | word_set(
     """
     i'm im i've ive i'd id i'll ill don't dont doesn't doesnt didn't didnt isn't isnt aren't wasn't won't
     can't cant cannot never no not stopped quit gave give up anymore longer really definitely honestly
-    totally pretty quite still always usually these days get got one thing things lot
+    totally pretty quite still always usually these days get got one thing things lot every each
     thanks thank thx ty bye goodbye hello cheers welcome congrats congratulations yay lol haha hahaha
     """
 )
@@ -294,6 +297,23 @@ def _subject(speaker: str, body: str) -> tuple[str, set[str]]:
     return base, set()
 
 
+_REMINDED_RE = re.compile(
+    r"^(?:(?:my|our)\s+)?[\w'\u2019]+\s+(?:reminded|assured|reassured)\s+me\s+(?:that\s+)?(?=\S)",
+    re.IGNORECASE,
+)
+_ACTS_ON_MINE_RE = re.compile(
+    r"\b(?:raised|lowered|increased|reduced|cut|moved|changed|switched|put|upped|bumped|dropped|doubled"
+    r"|halved|rescheduled|extended|shortened)\s+my\s+(?P<thing>[a-z]+)",
+    re.IGNORECASE,
+)
+
+
+def _acts_on_mine(body: str) -> bool:
+    """Whether someone's change is made to the speaker's own thing ("raised my sertraline"), not to
+    a person of the speaker's ("moved my mum into a care home")."""
+    return any(m.group("thing").lower() not in PEOPLE for m in _ACTS_ON_MINE_RE.finditer(body))
+
+
 def _is_person(word: str, body: str) -> bool:
     """Whether a capitalised first word names a person ("Anna moved") rather than a thing ("Bee
     stings make me ill", "Pizza is ..."): a known first name, or a Person to the entity rules."""
@@ -316,6 +336,9 @@ def frame_of(text: str) -> Frame:
     # "Let me correct that: my sister's birthday is May 13": the lead says how (its cues count),
     # the rest what, and whom about.
     body = _without_lead(lex, said)
+    if english:
+        # "Dad reminded me Mum's birthday is the 4th": what the person was reminded of is the statement.
+        body = _REMINDED_RE.sub("", body, count=1) or body
     # "Starting Monday my manager will be Luis": the start is when the change holds, so the statement
     # is read without it (its subject is "my manager", its date no value) and says a change.
     scheduled = bool(lex.start.search(body))
@@ -383,6 +406,10 @@ def frame_of(text: str) -> Frame:
     strong_cue = strong or bool(lex.strong_cue.search(said))
     # "I won't quit" reports no change.
     change = (bool(lex.change.search(plain)) and not lex.negation.search(plain)) or ending or scheduled
+    if english and change and subject.startswith(f"{speaker_subject(speaker)}:") and _acts_on_mine(body):
+        # "My doctor raised my sertraline to 100 mg", "My landlord put my rent up to £1,020": someone
+        # changed the speaker's own thing; the value is the speaker's.
+        subject = speaker_subject(speaker)
     return Frame(
         subject=subject,
         words=frozenset(words),
@@ -398,6 +425,7 @@ def frame_of(text: str) -> Frame:
         typed=tuple(sorted(typed.items())),
         relations=frozenset(relations),
         frame_words=frame_words,
+        value_clauses=_value_clauses(lex, frame_text, light | subject_words),
         qualifiers=_qualifiers(lex, frame_text, light),
         many=any(_elided(lex, t.lower()) in lex.many for t in tokens),
         masked=frame_text,
@@ -452,7 +480,10 @@ def _only_cues(lex: Lexicon, lead: str) -> bool:
 
 def _elided(lex: Lexicon, word: str) -> str:
     # "j'habite" -> "habite", "l'école" -> "école" where the language elides.
+    # "Rent's £1,020", "the car's": the word without its "'s" (English only: "l's" elides nothing).
     head, apostrophe, tail = word.replace("\u2019", "'").partition("'")
+    if apostrophe and tail == "s" and lex.code == ENGLISH and len(head) > 2:
+        return head
     return tail if apostrophe and head in lex.elided and tail else word
 
 
@@ -468,13 +499,31 @@ def _frame_words(lex: Lexicon, frame_text: str, light: frozenset[str] | set[str]
     )
     for token in _WORD_RE.findall(_TYPE_TOKEN_RE.sub(" ", without_cues)):
         lowered = _elided(lex, token.lower().strip("'\u2019-"))
-        if not lowered or lowered in light or lowered in lex.cues or lowered in lex.stop:
+        # One letter is no frame: "C<number>" is what masking leaves of a code ("C4").
+        if len(lowered) < 2 or lowered in light or lowered in lex.cues or lowered in lex.stop:
             continue
         if lowered in lex.time_words or lowered in _EN.time_words:
             continue  # when it holds is not what it is about ("next month I'm moving to <place>")
         relation = lex.relations.get(lowered)
         words.add(f"rel:{relation}" if relation else lex.stem(lowered))
     return frozenset(words)
+
+
+_CLAUSE_RE = re.compile(r"[,;:\u2014]\s+|\s+(?:so|and|but|because)\s+", re.IGNORECASE)
+
+
+def _value_clauses(
+    lex: Lexicon, frame_text: str, light: frozenset[str] | set[str]
+) -> tuple[frozenset[str], ...]:
+    """The frame words of each clause that holds a value, for a statement of several clauses."""
+    clauses = _CLAUSE_RE.split(frame_text)
+    if len(clauses) < 2:
+        return ()
+    return tuple(
+        words
+        for clause in clauses
+        if _TYPE_TOKEN_RE.search(clause) and (words := _frame_words(lex, clause, light))
+    )
 
 
 def _qualifiers(lex: Lexicon, frame_text: str, light: frozenset[str] | set[str]) -> frozenset[str]:
@@ -624,7 +673,9 @@ def same_frame(new: Frame, old: Frame, *, frame_similarity: float | None) -> boo
         # personal phone" (each names its own qualifier: "work" is itself a relation word).
         if new.attribute and old.attribute and new.attribute != old.attribute:
             return False
-        return not new.qualifiers - old.qualifiers
+        # A qualifier the prior says elsewhere narrows nothing: "I earn €3,400 net a month" / "my net
+        # pay is €3,750 a month".
+        return not new.qualifiers - old.qualifiers - old.frame_words
     if (new.change or new.cue) and new.frame_words & old.frame_words and _same_measure(new, old):
         # Another amount in the same unit of something both name, said as a change: "my commute is
         # down to 25 minutes" / "my commute takes 40 minutes".
@@ -636,6 +687,12 @@ def same_frame(new: Frame, old: Frame, *, frame_similarity: float | None) -> boo
     ):
         # A correction or a change repeats part of what it changes, or only its value ("no, it lands
         # at 8pm" / "my flight lands at 6pm"; "Bajé a 75 kilos" / "Peso 80 kilos").
+        return True
+    if (new.strong_cue or new.change or new.cue) and any(
+        _within(words, old.frame_words) for words in new.value_clauses
+    ):
+        # The clause that holds the value repeats the prior's frame, whatever the others say: "They
+        # reassigned me, my parking spot is now C4" / "My parking spot is B12".
         return True
     if frame_similarity is None or frame_similarity < SAME_FRAME:
         return False

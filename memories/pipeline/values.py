@@ -53,7 +53,10 @@ _CURRENCY_SIGN = r"[$\u20ac\u00a3\u00a5]"
 _CLOCK_RE = re.compile(
     r"\b(?P<h>[01]?\d|2[0-3])(?:[:.h](?P<m>[0-5]\d))?\s*(?P<ap>[ap]\.?\s?m\.?)(?!\w)"
     r"|\b(?P<h2>[01]?\d|2[0-3])[:h](?P<m2>[0-5]\d)\b"
-    r"|\b(?P<h3>[01]?\d|2[0-3])\s*uhr\b(?:\s*(?P<m3>[0-5]\d))?",
+    r"|\b(?P<h3>[01]?\d|2[0-3])\s*uhr\b(?:\s*(?P<m3>[0-5]\d))?"
+    # "11 at night", "6.30 in the morning", "4 o'clock in the afternoon": a time said with its part of day.
+    r"|\b(?P<h4>1[0-2]|0?[1-9])(?:[:.](?P<m4>[0-5]\d))?\s+(?:o['\u2019]clock\s+)?"
+    r"(?P<part>at\s+night|in\s+the\s+(?:evening|afternoon|morning))\b",
     re.IGNORECASE,
 )
 _YEAR_RE = re.compile(r"\b(?:19|20)\d{2}\b")
@@ -135,9 +138,13 @@ def values_of(text: str) -> tuple[Value, ...]:
             value *= {"k": 1e3, "thousand": 1e3, "tausend": 1e3, "m": 1e6, "mil": 1e3}.get(scale, 1)
             claim(MONEY, m.start(), m.end(), f"{value:g}")
     for m in _CLOCK_RE.finditer(text):
-        hour = int(m.group("h") or m.group("h2") or m.group("h3"))
-        minute = int(m.group("m") or m.group("m2") or m.group("m3") or 0)
+        hour = int(m.group("h") or m.group("h2") or m.group("h3") or m.group("h4"))
+        minute = int(m.group("m") or m.group("m2") or m.group("m3") or m.group("m4") or 0)
         ap = (m.group("ap") or "").lower().replace(".", "").replace(" ", "")
+        part = (m.group("part") or "").lower()
+        if part:
+            # The part of the day says am or pm: "11 at night" is 23:00, "2 at night" 02:00.
+            ap = "am" if "morning" in part or ("night" in part and (hour < 6 or hour == 12)) else "pm"
         if ap == "pm" and hour < 12:
             hour += 12
         if ap == "am" and hour == 12:

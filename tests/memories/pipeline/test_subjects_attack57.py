@@ -200,14 +200,9 @@ SHOULD_REPLACE = [
         UPDATE,
         "'my grandmother moved' reads 'grandmother' as a qualifier; same subject, frames differ",
     ),
-    # Trap: a possessive of the name alone ("Marco's band").
-    _fails(
-        "My friend Marco's band is The Velvet Foxes.",
-        "Marco's band is Paper Satellites now.",
-        UPDATE,
-        "the attribute is read only after 'my' ('friend:marco:band'); 'Marco's band' has none and "
-        "keeps 'marco' in its frame words, so the change is not seen",
-    ),
+    # Trap: a possessive of the name alone ("Marco's band"). A finding when written; passes since
+    # stop 58 (a word's "'s" is dropped before it is read, so "marco" leaves the frame words).
+    ("My friend Marco's band is The Velvet Foxes.", "Marco's band is Paper Satellites now.", UPDATE),
     # Trap: a nickname after the full name.
     _fails(
         "My friend Robert lives in Leeds.",

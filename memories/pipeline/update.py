@@ -297,6 +297,28 @@ def _subject(speaker: str, body: str) -> tuple[str, set[str]]:
     return base, set()
 
 
+_ROLE_AT_RE = re.compile(
+    r"\bI(?:['\u2019]m|\s+am)\s+(?:now\s+|currently\s+)?(?:a|an)\s+(?P<role>(?:[a-z-]+\s+){1,3}?)"
+    r"(?:at|for)\s+(?:the\s+)?[A-Z0-9]"
+)
+# A role at a place that is no job there.
+_NOT_ROLES = word_set(
+    "regular member volunteer customer client patient student pupil guest fan visitor subscriber resident"
+    " tourist passenger donor supporter trainee intern"
+)
+
+
+def _role_at(body: str) -> bool:
+    """Whether the statement says the person holds a role at a named place ("I'm now a nurse at
+    Kaiser"), not that they are a member, a client or a volunteer there."""
+    return any(not set(m.group("role").split()) & _NOT_ROLES for m in _ROLE_AT_RE.finditer(body))
+
+
+def cue_words_in(lex: Lexicon, said: str) -> bool:
+    """Whether a statement holds one of its language's cue words ("now", "currently", "since")."""
+    return any(t.lower() in lex.cues for t in _WORD_RE.findall(said))
+
+
 _REMINDED_RE = re.compile(
     r"^(?:(?:my|our)\s+)?[\w'\u2019]+\s+(?:reminded|assured|reassured)\s+me\s+(?:that\s+)?(?=\S)",
     re.IGNORECASE,
@@ -390,6 +412,10 @@ def frame_of(text: str) -> Frame:
         ):
             values.add(root)
     typed = by_type(values_of(body))
+    if english and (cue_words_in(lex, said) or lex.change.search(plain)) and _role_at(body):
+        # "I'm now a data engineer at Solvia": a role at a named place, said as what holds now, is
+        # where the person works (said without "now" it is as often a client, a club or a feast).
+        relations.add("work")
     for norms in typed.values():
         values.update(lex.stem(word) for norm in norms for word in _WORD_RE.findall(norm))
     cue_words = {t.lower() for t in _WORD_RE.findall(said)} & lex.cues

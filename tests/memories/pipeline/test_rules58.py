@@ -55,6 +55,12 @@ ADD, UPDATE = Verdict.ADD, Verdict.UPDATE
         ("My mum lives in Leeds.", "My brother moved my mum into a care home in York.", ADD),
         ("My parking spot is B12.", "My brother's parking spot is now C4.", ADD),
         ("I earn €3,400 net a month.", "My partner's net pay is €3,750 a month.", ADD),
+        # A role at a named place, said as what holds now, is where the person works; a role that is
+        # no job there, or one said without "now", is not.
+        ("I work at Freightline as a logistics analyst.", "I'm now a data engineer at Solvia.", UPDATE),
+        ("I work at Freightline.", "I'm now a volunteer coach at Riverside FC.", ADD),
+        ("I work at Freightline.", "I'm now a regular at The Crown on Fridays.", ADD),
+        ("I work at Freightline.", "My sister is now a nurse at Kaiser.", ADD),
         # Repeats read as repeats.
         ("I have two cats.", "I've got two cats.", Verdict.SAME),
         ("I take the 8:15 train.", "I take the 8:15 train every weekday.", Verdict.SAME),

@@ -418,6 +418,11 @@ _REPORT_RE = re.compile(
     r"|shares|reported|reports|explained|explains|indicated|indicates|confirmed|confirms|revealed|reveals"
     r"|disclosed|discloses|added|adds|told\s+(?:me|the\s+assistant|us))(?:\s+that)?,?\s+",
 )
+# What a report verb reports when it is a statement: "that ...", a pronoun, "my ...", a name.
+_CLAUSE_START_RE = re.compile(
+    r"(?:that\b|they\b|they['\u2019]|their\b|I\b|I['\u2019]|my\b|he\b|she\b|his\b|her\b|we\b|our\b"
+    r"|[A-Z][a-z]+\s+(?:is|was|has|had|moved|works|lives|\w+ed)\b)",
+)
 _CORRECTED_RE = re.compile(
     r"^" + _USER_RE + r"\s+(?:corrected|clarified|corrects|clarifies)(?:\s+that)?,?\s+"
 )
@@ -425,7 +430,13 @@ _POSSESSIVE_START_RE = re.compile(r"^" + _USER_RE + r"['\u2019]s\s+(?=[a-z])")
 _SUBJECT_START_RE = re.compile(
     r"^" + _USER_RE + r"\s+(?P<adverbs>" + _ADVERBS + r")(?P<verb>[a-z]+(?:['\u2019]t)?)\b"
 )
-_USER_ELSEWHERE_RE = re.compile(r"\b[Tt]he\s+user(?P<s>['\u2019]s)?\b")
+# "the user" as an object ("told the user", "for the user's sister"), not a compound noun ("the user
+# table", "the user base"): after a verb or a preposition, and not before another noun.
+_USER_ELSEWHERE_RE = re.compile(
+    r"\b(?P<before>to|for|with|at|from|by|about|of|told|asked|gave|sent|called|emailed|reminded|helped"
+    r"|met|visited|invited|is|was|are|were)\s+the\s+user(?:(?P<s>['\u2019]s)\b|\b(?!\s+[a-z]+s?\s+(?:is|are"
+    r"|was|were|has|have|had|moved|doubled|grew)\b)(?!\s+(?:table|base|group|id|data|account)s?\b))",
+)
 _THEY_RE = re.compile(
     r"\b(?:[Tt]hey|[Tt]heir|[Tt]hem|[Tt]hemselves)(?:['\u2019](?:re|ve|d|ll))?(?:\s+(?:are|were))?\b"
 )
@@ -451,6 +462,18 @@ _MODALS = word_set(
 )
 # Words in "-s" after "User" that are nouns of a compound ("User sessions expire"), not its verb.
 _NOUN_ENDINGS = ("ions", "ments", "ings", "ships", "ities", "nesses", "ss", "us")
+
+
+def _verb_like(word: str) -> bool:
+    """Whether a word after "User <word>" is a verb, so that the word between is a noun."""
+    lowered = word.lower().strip(".,;:!?")
+    return (
+        lowered in _BASE_FORMS
+        or lowered in _MODALS
+        or lowered in {"are", "were", "have"}
+        or lowered in IRREGULAR_PAST
+        or (lowered.endswith("ed") and len(lowered) > 3 and lowered not in _ED_NOT_PAST)
+    )
 
 
 def _base_form(verb: str) -> str | None:
@@ -500,6 +523,10 @@ def _sentence_in_own_words(sentence: str) -> str:
         # "User mentioned (that) they moved", "User said Ana moved": what is reported is the
         # person's own statement, read as they would say it.
         rest = sentence[reported.end() :]
+        if not _CLAUSE_START_RE.match(rest):
+            # "User reported a rent of £1,020 for the flat they viewed": what was reported is a
+            # thing, not a statement of the person's; the note is left as written.
+            return sentence
         if rest.split(" ", 1)[0].lower().replace("\u2019", "'") in _THEY_AS_ME:
             rest = _they_as_me(rest)
         return _sentence_in_own_words(rest[:1].upper() + rest[1:])
@@ -518,6 +545,16 @@ def _sentence_in_own_words(sentence: str) -> str:
     subject = _SUBJECT_START_RE.match(sentence)
     if subject:
         base = _base_form(subject.group("verb"))
+        next_words = sentence[subject.end() :].split(None, 1)
+        if (
+            base is not None
+            and next_words
+            and _verb_like(next_words[0])
+            and subject.group("verb").endswith("s")
+            and subject.group("verb").lower() not in _BASE_FORMS  # "User has relocated"
+        ):
+            # "User groups moved to Munich", "User accounts are ...": a compound noun and its verb.
+            base = None
         if base is not None:
             rest = sentence[subject.end() :]
             said = "I " + subject.group("adverbs") + base + rest
@@ -526,7 +563,7 @@ def _sentence_in_own_words(sentence: str) -> str:
 
 
 def _me(match: re.Match[str]) -> str:
-    return "my" if match.group("s") else "me"
+    return f"{match.group('before')} " + ("my" if match.group("s") else "me")
 
 
 def _they_as_me(text: str) -> str:

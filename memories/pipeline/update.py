@@ -123,7 +123,7 @@ class Frame:
     masked: str = ""
     # The frame words of each clause that holds a value, when the statement has several clauses:
     # "They reassigned me, my parking spot is now <number>" -> ({"park", "spot"},).
-    value_clauses: tuple[frozenset[str], ...] = ()
+    value_clauses: tuple[tuple[frozenset[str], frozenset[str]], ...] = ()
     # Words that qualify a relation word ("office" in "my office number"): another attribute.
     qualifiers: frozenset[str] = frozenset()
     # It names a relation that holds many values ("I like", "I have"): a name beside is more.
@@ -297,6 +297,14 @@ def _subject(speaker: str, body: str) -> tuple[str, set[str]]:
     return base, set()
 
 
+_NOTE_AS_WRITTEN_RE = re.compile(r"^(?:[Tt]he\s+)?[Uu]ser(?:s\b|\b(?!:))")
+_THING_MOVED_RE = re.compile(
+    r"^(?:the|my|our|his|her|their|its)\s+(?!(?:family|household)\b)[a-z]+(?:\s+\w+){0,3}?\s+"
+    r"(?:moved|relocated|moving|relocating)\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON_RE = re.compile(r"\b(?:I|we|us|me)\b|\bI['\u2019]|\bwe['\u2019]", re.IGNORECASE)
+_REACH_ME_RE = re.compile(r"\b(?:reach\s+me|I['\u2019]m\s+(?:best\s+)?reached)\s+(?:at|on)\b", re.IGNORECASE)
 _ROLE_AT_RE = re.compile(
     r"\bI(?:['\u2019]m|\s+am)\s+(?:now\s+|currently\s+)?(?:a|an)\s+(?P<role>(?:[a-z-]+\s+){1,3}?)"
     r"(?:at|for)\s+(?:the\s+)?[A-Z0-9]"
@@ -360,13 +368,19 @@ def frame_of(text: str) -> Frame:
     body = _without_lead(lex, said)
     if english:
         # "Dad reminded me Mum's birthday is the 4th": what the person was reminded of is the statement.
-        body = _REMINDED_RE.sub("", body, count=1) or body
+        reminded = _REMINDED_RE.sub("", body, count=1)
+        if reminded and reminded != body:
+            body = reminded[:1].upper() + reminded[1:]
     # "Starting Monday my manager will be Luis": the start is when the change holds, so the statement
     # is read without it (its subject is "my manager", its date no value) and says a change.
     scheduled = bool(lex.start.search(body))
     if scheduled:
         body = _LEADING_PUNCTUATION_RE.sub("", lex.start.sub(" ", body)).strip() or body
     subject, subject_words = _subject(speaker, body) if english else _subject_in(lex, speaker, body)
+    if not speaker and _NOTE_AS_WRITTEN_RE.match(said):
+        # "User groups moved to Munich", "User reported a rent of ...": a note in_own_words could not
+        # read as the person's own statement is about something else.
+        subject = f"{subject}:user"
     # "Anne, not Anna", "es ist 10 Uhr, nicht 9 Uhr": the value rejected (each lexicon's patterns).
     rejected = frozenset(
         lex.stem(w.lower())
@@ -411,14 +425,24 @@ def frame_of(text: str) -> Frame:
             or (index > 0 and token[:1].isupper() and lowered not in COMMON_WORDS and english)
         ):
             values.add(root)
-    typed = by_type(values_of(body))
+    # "My rent is £950, but my sister's rent went up to £1,100": the values, cues and changes of a
+    # clause about someone else are theirs, not the statement's.
+    own = _own_clauses(lex, speaker, body, subject)
+    typed = by_type(values_of(own if own is not None else body))
+    if english and "home" in relations and _THING_MOVED_RE.match(body) and not _FIRST_PERSON_RE.search(body):
+        # "The company moved to Munich", "My question was about moving to Munich": a thing moved,
+        # not the person's home.
+        relations.discard("home")
+        words.discard("rel:home")
+    if english and _REACH_ME_RE.search(body):
+        relations.add("phone")  # "You can reach me at 555-0199": the person's own number
     if english and (cue_words_in(lex, said) or lex.change.search(plain)) and _role_at(body):
         # "I'm now a data engineer at Solvia": a role at a named place, said as what holds now, is
         # where the person works (said without "now" it is as often a client, a club or a feast).
         relations.add("work")
     for norms in typed.values():
         values.update(lex.stem(word) for norm in norms for word in _WORD_RE.findall(norm))
-    cue_words = {t.lower() for t in _WORD_RE.findall(said)} & lex.cues
+    cue_words = {t.lower() for t in _WORD_RE.findall(own if own is not None else said)} & lex.cues
     strong = bool(rejected) or bool(lex.strong_cue.search(body))
     ending = bool(lex.ending.search(said))
     event_words = frozenset(
@@ -432,6 +456,8 @@ def frame_of(text: str) -> Frame:
     strong_cue = strong or bool(lex.strong_cue.search(said))
     # "I won't quit" reports no change.
     change = (bool(lex.change.search(plain)) and not lex.negation.search(plain)) or ending or scheduled
+    if own is not None:
+        change = change and bool(lex.change.search(own) or lex.ending.search(own) or scheduled)
     if english and change and subject.startswith(f"{speaker_subject(speaker)}:") and _acts_on_mine(body):
         # "My doctor raised my sertraline to 100 mg", "My landlord put my rent up to £1,020": someone
         # changed the speaker's own thing; the value is the speaker's.
@@ -451,7 +477,7 @@ def frame_of(text: str) -> Frame:
         typed=tuple(sorted(typed.items())),
         relations=frozenset(relations),
         frame_words=frame_words,
-        value_clauses=_value_clauses(lex, frame_text, light | subject_words),
+        value_clauses=_value_clauses(lex, body, light | subject_words, speaker, subject),
         qualifiers=_qualifiers(lex, frame_text, light),
         many=any(_elided(lex, t.lower()) in lex.many for t in tokens),
         masked=frame_text,
@@ -538,18 +564,41 @@ def _frame_words(lex: Lexicon, frame_text: str, light: frozenset[str] | set[str]
 _CLAUSE_RE = re.compile(r"[,;:\u2014]\s+|\s+(?:so|and|but|because)\s+", re.IGNORECASE)
 
 
+def _own_clauses(lex: Lexicon, speaker: str, body: str, subject: str) -> str | None:
+    """The clauses of a statement about its subject, when another clause is about someone else
+    ("..., but my sister's rent went up"); None when every clause is about the subject."""
+    clauses = _CLAUSE_RE.split(body)
+    if len(clauses) < 2:
+        return None
+    english = lex.code == ENGLISH
+    whose = [(_subject(speaker, c) if english else _subject_in(lex, speaker, c))[0] for c in clauses]
+    # The speaker's own remark beside a statement about someone ("my cousin is called Jena, I
+    # misspelled it") is the statement's too.
+    theirs = {subject, speaker_subject(speaker)}
+    if all(who in theirs for who in whose):
+        return None
+    return " ".join(c for c, who in zip(clauses, whose, strict=True) if who in theirs)
+
+
 def _value_clauses(
-    lex: Lexicon, frame_text: str, light: frozenset[str] | set[str]
-) -> tuple[frozenset[str], ...]:
-    """The frame words of each clause that holds a value, for a statement of several clauses."""
-    clauses = _CLAUSE_RE.split(frame_text)
+    lex: Lexicon, body: str, light: frozenset[str] | set[str], speaker: str, subject: str
+) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """(frame words, value norms) of each clause that holds a value and is about the statement's
+    subject, for a statement of several clauses: "My rent is £950, but my sister's rent went up to
+    £1,100" has one clause of the speaker's (£950) and one of the sister's, which is left out."""
+    clauses = _CLAUSE_RE.split(body)
     if len(clauses) < 2:
         return ()
-    return tuple(
-        words
-        for clause in clauses
-        if _TYPE_TOKEN_RE.search(clause) and (words := _frame_words(lex, clause, light))
-    )
+    found = []
+    for clause in clauses:
+        values = values_of(clause)
+        if not values:
+            continue
+        who, _ = _subject(speaker, clause) if lex.code == ENGLISH else _subject_in(lex, speaker, clause)
+        words = _frame_words(lex, masked(clause), light)
+        if who == subject and words:
+            found.append((words, frozenset(value.norm for value in values)))
+    return tuple(found)
 
 
 def _qualifiers(lex: Lexicon, frame_text: str, light: frozenset[str] | set[str]) -> frozenset[str]:
@@ -568,6 +617,7 @@ def _qualifiers(lex: Lexicon, frame_text: str, light: frozenset[str] | set[str])
 
 # "of" before a possessive in the languages the lexicons read ("de mi", "de mon", "von meinem").
 _OF_WORDS = frozenset({"de", "del", "von", "di", "da", "do"})
+_PLURAL_ARTICLES = frozenset({"los", "las", "les"})
 
 
 def _subject_in(lex: Lexicon, speaker: str, body: str) -> tuple[str, set[str]]:
@@ -583,6 +633,15 @@ def _subject_in(lex: Lexicon, speaker: str, body: str) -> tuple[str, set[str]]:
         of_a_relative = index == 3 and lowered[2] in _OF_WORDS
         if index == 3 and not of_a_relative:
             continue
+        if (
+            of_a_relative
+            and word in lex.possessive
+            and index + 1 < len(lowered)
+            and lowered[index + 1] not in lex.kin
+            and lowered[index + 1] not in lex.kin_groups
+        ):
+            # "El coche de mi trabajo": a thing of something of the speaker's is another attribute.
+            return f"{base}:{fold(lowered[index + 1])}", set()
         if word in lex.possessive and index + 1 < len(lowered) and lowered[index + 1] in lex.kin:
             who = lex.kin[lowered[index + 1]]
             # "Meine Schwester Julia ...", as "My sister Julia ...": the name after the word for her.
@@ -591,6 +650,9 @@ def _subject_in(lex: Lexicon, speaker: str, body: str) -> tuple[str, set[str]]:
                 name = fold(lowered[after])
                 return f"{base}:{who}:{name}", {lowered[index + 1], who, lowered[after], name}
             return f"{base}:{who}", {lowered[index + 1], who}
+    # "Los usuarios de la app viven ...", "Les voisins ont déménagé": a group that is not the speaker.
+    if len(lowered) > 1 and lowered[0] in _PLURAL_ARTICLES and lowered[1] not in lex.kin:
+        return f"{base}:{fold(lowered[1])}", set()
     # "Mama zieht nach Leeds", "Papá se mudó", "Maman a déménagé": a parent's familiar name said as a
     # name, as "Mum moved to Leeds" (not "Mutter", "Madre": "¡Madre mía!").
     if tokens and tokens[0][:1].isupper() and lowered[0] in _FAMILIAR_PARENTS and lowered[0] in lex.kin:
@@ -714,8 +776,9 @@ def same_frame(new: Frame, old: Frame, *, frame_similarity: float | None) -> boo
         # A correction or a change repeats part of what it changes, or only its value ("no, it lands
         # at 8pm" / "my flight lands at 6pm"; "Bajé a 75 kilos" / "Peso 80 kilos").
         return True
+    old_norms = {norm for _, norms in old.typed for norm in norms}
     if (new.strong_cue or new.change or new.cue) and any(
-        _within(words, old.frame_words) for words in new.value_clauses
+        norms - old_norms and _within(words, old.frame_words) for words, norms in new.value_clauses
     ):
         # The clause that holds the value repeats the prior's frame, whatever the others say: "They
         # reassigned me, my parking spot is now C4" / "My parking spot is B12".
@@ -733,7 +796,18 @@ def _other_relation(new: Frame, old: Frame) -> bool:
     """Whether a change says only its relation and values ("I've moved from Cork to Galway": a home)
     while the prior names none of it and says something of its own ("I'm a physiotherapist in Cork",
     "I'm training for the Dublin marathon"): a move changes where one lives, not what one does."""
-    return bool(new.relations) and not new.relations & old.relations and bool(old.frame_words)
+    return (
+        bool(new.relations)
+        and not new.relations & old.relations
+        and bool(old.frame_words)
+        and not old.frame_words & _HOME_THINGS
+    )
+
+
+# What a statement of where one lives names besides the verb: "My flat is in Cork", "I rent a flat".
+_HOME_THINGS = frozenset(
+    {"home", "flat", "apart", "apartment", "hous", "address", "place", "room", "rel:rent"}
+)
 
 
 def _within(words: frozenset[str], others: frozenset[str]) -> bool:
@@ -860,8 +934,9 @@ def judge(
         return Verdict.ADD
     if not only_new and not only_old:
         return Verdict.SAME
-    if new.attribute and new.attribute == old.attribute:
-        # "My shoe size is 42" / "My shoe size is 43": one attribute, another value.
+    if new.attribute and new.attribute == old.attribute and (typed_change(new, old) or not new.typed):
+        # "My shoe size is 42" / "My shoe size is 43": one attribute, another value (the same value
+        # said again beside someone else's is no change of it).
         return replaces
     if (new.additive and not new.strong_cue) or not close:
         return Verdict.ADD
@@ -891,7 +966,9 @@ def judge(
         return Verdict.ADD
     if shared & _single_valued_stems():
         return replaces
-    if (new.strong_cue or new.change) and ((shared - new.values - old.values) or similarity >= CORRECTED):
+    if (new.strong_cue or new.change) and (
+        (shared - new.values - old.values) or similarity >= CORRECTED or typed_change(new, old)
+    ):
         # What both name beyond values: "The 7:52 was cancelled so I got the bus" shares only the
         # time with "I take the 7:52 train to work", and ends nothing of it.
         return replaces

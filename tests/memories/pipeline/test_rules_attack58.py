@@ -57,54 +57,17 @@ MUST_NOT_REPLACE = [
     ("My phone is a Pixel 7.", "The user's phone number field is now optional.", ADD),
     ("I live in Berlin.", "The user guide now lives in Notion.", ADD),
     # Trap: what the user reported about something else (a company, not the person).
-    _fails(
-        "I live in Berlin.",
-        "User said the company moved to Munich.",
-        ADD,
-        "the report is stripped ('The company moved to Munich'); a company names no person, so the "
-        "move is read as the speaker's own",
-    ),
+    ("I live in Berlin.", "User said the company moved to Munich.", ADD),
     # Trap: "User groups", "The user base": a compound noun, not a note about the person.
-    _fails(
-        "I live in Berlin.",
-        "User groups moved to Munich.",
-        ADD,
-        "in_own_words reads 'groups' as a verb of 'User' ('I group moved to Munich'), a move of the speaker",
-    ),
-    _fails(
-        "I live in Berlin.",
-        "The user base moved to Munich servers.",
-        ADD,
-        "'The user' elsewhere becomes 'me' ('me base moved to Munich servers'): a move of the speaker",
-    ),
+    ("I live in Berlin.", "User groups moved to Munich.", ADD),
+    ("I live in Berlin.", "The user base moved to Munich servers.", ADD),
     # Trap: a report verb with an object ("reported a rent of ...", "shared a job offer ...").
-    _fails(
-        "My rent is £950 a month.",
-        "User reported a rent of £1,020 for the flat they viewed.",
-        ADD,
-        "'reported' is taken as a report of speech and dropped with the subject: 'A rent of £1,020 for "
-        "the flat they viewed' is read as the speaker's rent",
-    ),
-    _fails(
-        "My salary is €50,000.",
-        "User shared a job offer with a salary of €80,000.",
-        ADD,
-        "'shared' is taken as a report of speech and dropped: the offer's salary is read as the speaker's",
-    ),
+    ("My rent is £950 a month.", "User reported a rent of £1,020 for the flat they viewed.", ADD),
+    ("My salary is €50,000.", "User shared a job offer with a salary of €80,000.", ADD),
     # Trap: a question the user had, written as "User's question was about ...".
-    _fails(
-        "I live in Berlin.",
-        "User's question was about moving to Munich.",
-        ADD,
-        "'My question was about moving to Munich' has the home relation and a place: read as a move",
-    ),
+    ("I live in Berlin.", "User's question was about moving to Munich.", ADD),
     # Trap: a note in Spanish about the users of an app.
-    _fails(
-        "Vivo en Madrid.",
-        "Los usuarios de la app viven ahora en Valencia.",
-        ADD,
-        "a Spanish statement with no person named is the speaker's: the app's users' home replaces hers",
-    ),
+    ("Vivo en Madrid.", "Los usuarios de la app viven ahora en Valencia.", ADD),
     ("Ich wohne in Berlin.", "Die Nutzerdaten liegen jetzt in Frankfurt.", ADD),
     # --- 2. qualified attributes ---
     ("My work number is 555-0101.", "My home number is 555-0199.", ADD),
@@ -119,12 +82,7 @@ MUST_NOT_REPLACE = [
     ("I'm a student at UCC in Cork.", "I've moved to Galway.", ADD),
     ("I'm from Cork originally.", "I've moved to Galway.", ADD),
     # Trap: the speaker's company moved, the speaker did not.
-    _fails(
-        "I live in Berlin.",
-        "My company moved to Munich.",
-        ADD,
-        "'company' is no person, so the subject is the speaker and 'moved' her home relation",
-    ),
+    ("I live in Berlin.", "My company moved to Munich.", ADD),
     # --- 4. a shared value alone ---
     ("My gym class is at 18:00 on Tuesdays.", "The 18:00 bus was late so I missed the gym class.", ADD),
     ("I weigh 80 kg.", "My suitcase weighed 80 kg at the airport.", ADD),
@@ -136,13 +94,7 @@ MUST_NOT_REPLACE = [
     ("Vivo en Madrid.", "El piso de mi hermano está en Valencia.", ADD),
     ("Mi número es 600111222.", "El número de mi hermana es 600333444.", ADD),
     # Trap: a company car ("the car of my work") is not the speaker's own car.
-    _fails(
-        "Mi coche es un Seat Ibiza.",
-        "El coche de mi trabajo es un Toyota.",
-        ADD,
-        "the 'of' rule names only relatives: 'de mi trabajo' leaves the subject the speaker, so the "
-        "company car replaces her own",
-    ),
+    ("Mi coche es un Seat Ibiza.", "El coche de mi trabajo es un Toyota.", ADD),
     # --- 6. "'s" dropped ---
     ("My rent is £950 a month.", "Tom's rent is £1,020.", ADD),
     ("My car is a Golf.", "Dad's car's a Tesla now.", ADD),
@@ -167,12 +119,7 @@ MUST_NOT_REPLACE = [
     # --- 10. "X reminded me ..." ---
     ("I work at Siemens.", "Tom reminded me he works at Bosch now.", ADD),
     ("My car is a Golf.", "Dad reminded me his car is a Tesla now.", ADD),
-    _fails(
-        "I live in Berlin.",
-        "My sister reminded me she moved to Munich.",
-        ADD,
-        "the reminder is stripped and 'she moved to Munich' (lower case 'she') is read as the speaker's move",
-    ),
+    ("I live in Berlin.", "My sister reminded me she moved to Munich.", ADD),
     # --- 11. endings ---
     ("I work at Siemens.", "My husband handed in his notice at Bosch.", ADD),
     ("I have an account with Barclays.", "My mum closed her Barclays account.", ADD),
@@ -194,31 +141,11 @@ MUST_NOT_REPLACE = [
         ADD,
         "value_clauses: Tom's clause holds 'flight' and a time, so his change replaces the speaker's flight",
     ),
-    _fails(
-        "My rent is £950 a month.",
-        "My rent is £950, but my sister's rent went up to £1,100.",
-        ADD,
-        "value_clauses: the sister's clause holds 'rent' and an amount, so her rise replaces the speaker's",
-    ),
+    ("My rent is £950 a month.", "My rent is £950, but my sister's rent went up to £1,100.", ADD),
     # --- 13. "reach" a word of the phone relation ---
-    _fails(
-        "My number is 555-0101.",
-        "You can reach my wife at 555-0199.",
-        ADD,
-        "'reach' is a phone word and the subject stays the speaker: the wife's number replaces hers",
-    ),
-    _fails(
-        "My number is 555-0101.",
-        "You can reach my office at 555-0199.",
-        ADD,
-        "'reach' makes the office's number the speaker's phone",
-    ),
-    _fails(
-        "My number is 555-0101.",
-        "I couldn't reach the plumber at 555-0199.",
-        ADD,
-        "'reach' makes the plumber's number the speaker's phone",
-    ),
+    ("My number is 555-0101.", "You can reach my wife at 555-0199.", ADD),
+    ("My number is 555-0101.", "You can reach my office at 555-0199.", ADD),
+    ("My number is 555-0101.", "I couldn't reach the plumber at 555-0199.", ADD),
     ("My phone is a Pixel 7.", "I can't reach the top shelf, I'm 5 feet tall.", ADD),
     # --- 13. "every" a light word: the one who is called still counts ---
     ("I call my mum every Sunday.", "I call my dad every Sunday.", ADD),
@@ -289,31 +216,10 @@ SHOULD = [
     ),
     # --- 3. a move replaces where one lives, said without "live" ---
     ("I've lived in Cork for ten years.", "I moved to Galway.", UPDATE),
-    _fails(
-        "My home is in Cork.",
-        "I've moved from Cork to Galway.",
-        UPDATE,
-        "_other_relation: 'home' is the relation's name but not one of its words, so the prior 'says "
-        "something of its own' and the move is kept beside it",
-    ),
-    _fails(
-        "I rent a flat in Cork.",
-        "I've moved from Cork to Galway.",
-        UPDATE,
-        "_other_relation: 'rent a flat in Cork' names no home word, so the move stands beside it",
-    ),
-    _fails(
-        "My flat is in Cork.",
-        "We moved to Galway in March.",
-        UPDATE,
-        "_other_relation: 'flat' is no home word, so the move stands beside the flat in Cork",
-    ),
-    _fails(
-        "My address is 5 Main St, Cork.",
-        "I've moved to 12 Shop St, Galway.",
-        UPDATE,
-        "_other_relation: 'address' is no home word, so the move stands beside the old address",
-    ),
+    ("My home is in Cork.", "I've moved from Cork to Galway.", UPDATE),
+    ("I rent a flat in Cork.", "I've moved from Cork to Galway.", UPDATE),
+    ("My flat is in Cork.", "We moved to Galway in March.", UPDATE),
+    ("My address is 5 Main St, Cork.", "I've moved to 12 Shop St, Galway.", UPDATE),
     # --- 4. a shared value with a change of the same thing ---
     ("My yoga class is at 7:00.", "My yoga class moved to 7:30.", UPDATE),
     ("I wake up at 6:00.", "I've started waking up at 5:30.", UPDATE),
@@ -422,12 +328,7 @@ SHOULD = [
     ("I water the plants every Monday.", "I water the plants every Friday now.", UPDATE),
     ("I call my mum every Sunday.", "I call my mum every Saturday now.", UPDATE),
     ("My number is 555-0101.", "Reach me on 555-0199 from now on.", UPDATE),
-    _fails(
-        "My number is 555-0101.",
-        "I'm best reached at 555-0199 these days.",
-        UPDATE,
-        "'reached' is not 'reach': the phone word is matched as written, so no phone relation is read",
-    ),
+    ("My number is 555-0101.", "I'm best reached at 555-0199 these days.", UPDATE),
 ]
 
 
@@ -453,26 +354,13 @@ OWN_WORDS = [
         "I confirmed the booking for 7pm.",
         "'confirmed' with an object is dropped as a report: 'The booking for 7pm.'",
     ),
-    _misread(
+    (
         "User accounts are locked after 3 failed attempts.",
         "User accounts are locked after 3 failed attempts.",
-        "'accounts' is taken for a verb (no noun ending): 'I account are locked ...'",
     ),
-    _misread(
-        "User stories are due on Monday.",
-        "User stories are due on Monday.",
-        "'stories' is taken for a verb: 'I story are due on Monday.'",
-    ),
-    _misread(
-        "The user table has 3 million rows.",
-        "The user table has 3 million rows.",
-        "'the user' anywhere becomes 'me': 'me table has 3 million rows.'",
-    ),
-    _misread(
-        "The user base doubled in 2025.",
-        "The user base doubled in 2025.",
-        "'the user' anywhere becomes 'me': 'me base doubled in 2025.'",
-    ),
+    ("User stories are due on Monday.", "User stories are due on Monday."),
+    ("The user table has 3 million rows.", "The user table has 3 million rows."),
+    ("The user base doubled in 2025.", "The user base doubled in 2025."),
 ]
 
 

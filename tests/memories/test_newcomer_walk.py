@@ -4,10 +4,10 @@ asked. Each of the three below was answered wrong before stop 52; "Where do I li
 two about work are open:
 
 - "Where do I work now?" named the old employer: "I'm now a data engineer at Solvia" had no slot and
-  replaced nothing. Still open: the rule built for it in the update engine hid true facts under
-  attack and was taken out (its tests are marked xfail). Recall's `Knobs.change_by_referent` (stop
-  55: the change names "Freightline", the old answer's employer, and a new one) answers it, but is
-  off: under attack it lifted changes of something else above the value that holds;
+  replaced nothing. The rule built for it in stop 52 hid true facts under attack and was taken out;
+  since stop 58 a role at a named place said as what holds now ("I'm now a ... at Solvia") names the
+  work relation, and the change replaces the old note (mended: "Where do I work now?" and the old
+  employer as history pass);
 - "Where do I live?" put "Before that I lived in Dresden" first, which shares "live" with it, above
   "I moved to Leipzig last spring", the update engine's `user:lives_in` (`slot_holders_first`);
 - "What do I do for a living?" did not count "Correction: I left Freightline ..." as the person's
@@ -36,10 +36,9 @@ NOTES = (
 )
 
 
-# Open: "I'm now a data engineer at Solvia" is not read as a change of employer. The rule built for it
-# in stop 52 hid true facts under attack (batch 52b) and was taken out the same day.
+# Open: "What do I do for a living?" finds the notes about where the person lives ("living", "lived").
 _OPEN = pytest.mark.xfail(
-    strict=True, reason="open: a change of employer said as a role at an employer is not read"
+    strict=True, reason="open: 'for a living' shares a stem with 'lived': the home notes are its answers"
 )
 
 
@@ -62,7 +61,7 @@ def _first(client, question: str) -> str:
 @pytest.mark.parametrize(
     ("question", "first"),
     [
-        pytest.param("Where do I work now?", "Solvia", marks=_OPEN),
+        ("Where do I work now?", "Solvia"),
         pytest.param("What do I do for a living?", "Solvia", marks=_OPEN),
         ("What is my sister allergic to?", "hazelnuts"),
         ("Who do I go climbing with?", "Tomas"),
@@ -85,7 +84,6 @@ def test_the_home_held_now_ranks_above_the_one_before_it(walked):
     assert leipzig <= 1
 
 
-@_OPEN
 def test_the_old_employer_is_history(walked):
     response = walked.post("/api/v1/operations/recall", {"query": "Freightline", "top_k": 10}, format="json")
     assert response.status_code == 200, response.json()

@@ -124,6 +124,9 @@ class Frame:
     # The frame words of each clause that holds a value, when the statement has several clauses:
     # "They reassigned me, my parking spot is now <number>" -> ({"park", "spot"},).
     value_clauses: tuple[tuple[frozenset[str], frozenset[str]], ...] = ()
+    # The frame words of a clause that says something still holds: "I moved to Utrecht but still
+    # work at the port" -> {"rel:work", "port"}; a prior of that frame is not what changed.
+    held: frozenset[str] = frozenset()
     # Words that qualify a relation word ("office" in "my office number"): another attribute.
     qualifiers: frozenset[str] = frozenset()
     # It names a relation that holds many values ("I like", "I have"): a name beside is more.
@@ -478,6 +481,7 @@ def frame_of(text: str) -> Frame:
         relations=frozenset(relations),
         frame_words=frame_words,
         value_clauses=_value_clauses(lex, body, light | subject_words, speaker, subject),
+        held=_held(lex, body, light | subject_words) if english else frozenset(),
         qualifiers=_qualifiers(lex, frame_text, light),
         many=any(_elided(lex, t.lower()) in lex.many for t in tokens),
         masked=frame_text,
@@ -578,6 +582,22 @@ def _own_clauses(lex: Lexicon, speaker: str, body: str, subject: str) -> str | N
     if all(who in theirs for who in whose):
         return None
     return " ".join(c for c, who in zip(clauses, whose, strict=True) if who in theirs)
+
+
+_STILL_RE = re.compile(r"\bstill\b", re.IGNORECASE)
+
+
+def _held(lex: Lexicon, body: str, light: frozenset[str] | set[str]) -> frozenset[str]:
+    """The frame words of the clauses of a statement of several that say something still holds."""
+    clauses = _CLAUSE_RE.split(body)
+    if len(clauses) < 2:
+        return frozenset()
+    return frozenset(
+        word
+        for clause in clauses
+        if _STILL_RE.search(clause) and not lex.negation.search(clause)
+        for word in _frame_words(lex, masked(clause), light)
+    )
 
 
 def _value_clauses(
@@ -871,6 +891,10 @@ def judge(
     """
     replaces = Verdict.ADD if _no_new_value(new, old) else Verdict.UPDATE
     if not same_subject(new.subject, old.subject) or new.tentative or old.tentative:
+        return Verdict.ADD
+    if new.held & old.frame_words:
+        # "I moved to Utrecht last month but still work at the port": the move changes the home, not
+        # the work the same statement says still holds.
         return Verdict.ADD
     if new.continuity and not _changed_types(new, old):
         # "The rent stays the same" after "My rent is $1,800": no new value, and it says the old one

@@ -27,6 +27,7 @@ from tests.memories.update_cases_40 import (
     BATCH_52B,
 )
 from tests.memories.update_cases_58 import BATCH_58A
+from tests.memories.update_cases_58b import BATCH_58B
 
 ALL_CASES: tuple[Case, ...] = (
     *CASES,
@@ -54,11 +55,21 @@ class Outcome:
     missed_others: int
 
 
+# Measured, not gated: batch 58b, written blind after stop 58's rules and scored once on them (63/94,
+# supersession precision 0.793 recall 0.535, deduplication recall 0.400; docs/decisions.md). The
+# engine's rules do not reach it; one rule was added after reading it, for a true fact it hid ("... but
+# still work at the port"), none fitted to its misses. It is what the next try is measured on, by
+# `UPDATE_CASES_BATCH=58b` (which asserts the thresholds on it, and fails until they hold).
+MEASURED_CASES: tuple[Case, ...] = (*BATCH_58B,)
+
+
 def selected_cases() -> tuple[Case, ...]:
     # UPDATE_CASES_BATCH=40a scores one batch alone (how a new batch is scored blind); the thresholds
     # are asserted on whatever ran, so a selection that misses them fails like the whole suite would.
     wanted = os.environ.get("UPDATE_CASES_BATCH", "")
-    return tuple(c for c in ALL_CASES if not wanted or c.batch in wanted.split(","))
+    if not wanted:
+        return ALL_CASES
+    return tuple(c for c in (*ALL_CASES, *MEASURED_CASES) if c.batch in wanted.split(","))
 
 
 def outcome_of(case: Case, earlier: Sequence[Source], later: Source) -> Outcome:

@@ -325,11 +325,6 @@ def _role_at(body: str) -> bool:
     return any(not set(m.group("role").split()) & _NOT_ROLES for m in _ROLE_AT_RE.finditer(body))
 
 
-def cue_words_in(lex: Lexicon, said: str) -> bool:
-    """Whether a statement holds one of its language's cue words ("now", "currently", "since")."""
-    return any(t.lower() in lex.cues for t in _WORD_RE.findall(said))
-
-
 _REMINDED_RE = re.compile(
     r"^(?:(?:my|our)\s+)?[\w'\u2019]+\s+(?:reminded|assured|reassured)\s+me\s+(?:that\s+)?(?=\S)",
     re.IGNORECASE,
@@ -430,7 +425,9 @@ def frame_of(text: str) -> Frame:
             values.add(root)
     # "My rent is £950, but my sister's rent went up to £1,100": the values, cues and changes of a
     # clause about someone else are theirs, not the statement's.
-    own = _own_clauses(lex, speaker, body, subject)
+    clauses = _CLAUSE_RE.split(body)
+    whose = _clause_subjects(lex, speaker, clauses)
+    own = _own_clauses(clauses, whose, speaker, subject)
     typed = by_type(values_of(own if own is not None else body))
     if english and "home" in relations and _THING_MOVED_RE.match(body) and not _FIRST_PERSON_RE.search(body):
         # "The company moved to Munich", "My question was about moving to Munich": a thing moved,
@@ -439,13 +436,14 @@ def frame_of(text: str) -> Frame:
         words.discard("rel:home")
     if english and _REACH_ME_RE.search(body):
         relations.add("phone")  # "You can reach me at 555-0199": the person's own number
-    if english and (cue_words_in(lex, said) or lex.change.search(plain)) and _role_at(body):
+    said_cues = {t.lower() for t in _WORD_RE.findall(said)} & lex.cues
+    if english and (said_cues or lex.change.search(plain)) and _role_at(body):
         # "I'm now a data engineer at Solvia": a role at a named place, said as what holds now, is
         # where the person works (said without "now" it is as often a client, a club or a feast).
         relations.add("work")
     for norms in typed.values():
         values.update(lex.stem(word) for norm in norms for word in _WORD_RE.findall(norm))
-    cue_words = {t.lower() for t in _WORD_RE.findall(own if own is not None else said)} & lex.cues
+    cue_words = said_cues if own is None else {t.lower() for t in _WORD_RE.findall(own)} & lex.cues
     strong = bool(rejected) or bool(lex.strong_cue.search(body))
     ending = bool(lex.ending.search(said))
     event_words = frozenset(
@@ -482,10 +480,10 @@ def frame_of(text: str) -> Frame:
         frame_words=frame_words,
         # Read only where same_frame asks for them: a statement with a cue or a change (a quarter of
         # frame_of's time on chat turns otherwise).
-        value_clauses=_value_clauses(lex, body, light | subject_words, speaker, subject)
+        value_clauses=_value_clauses(lex, clauses, whose, light | subject_words, subject)
         if cue_words or strong_cue or change
         else (),
-        held=_held(lex, body, light | subject_words) if english else frozenset(),
+        held=_held(lex, clauses, light | subject_words) if english else frozenset(),
         qualifiers=_qualifiers(lex, frame_text, light),
         many=any(_elided(lex, t.lower()) in lex.many for t in tokens),
         masked=frame_text,
@@ -572,14 +570,20 @@ def _frame_words(lex: Lexicon, frame_text: str, light: frozenset[str] | set[str]
 _CLAUSE_RE = re.compile(r"[,;:\u2014]\s+|\s+(?:so|and|but|because)\s+", re.IGNORECASE)
 
 
-def _own_clauses(lex: Lexicon, speaker: str, body: str, subject: str) -> str | None:
+def _clause_subjects(lex: Lexicon, speaker: str, clauses: list[str]) -> tuple[str, ...]:
+    """Whom each clause of a statement of several is about (nothing for a single clause): read once
+    for `_own_clauses` and `_value_clauses`."""
+    if len(clauses) < 2:
+        return ()
+    english = lex.code == ENGLISH
+    return tuple((_subject(speaker, c) if english else _subject_in(lex, speaker, c))[0] for c in clauses)
+
+
+def _own_clauses(clauses: list[str], whose: tuple[str, ...], speaker: str, subject: str) -> str | None:
     """The clauses of a statement about its subject, when another clause is about someone else
     ("..., but my sister's rent went up"); None when every clause is about the subject."""
-    clauses = _CLAUSE_RE.split(body)
-    if len(clauses) < 2:
+    if not whose:
         return None
-    english = lex.code == ENGLISH
-    whose = [(_subject(speaker, c) if english else _subject_in(lex, speaker, c))[0] for c in clauses]
     # The speaker's own remark beside a statement about someone ("my cousin is called Jena, I
     # misspelled it") is the statement's too.
     theirs = {subject, speaker_subject(speaker)}
@@ -591,9 +595,8 @@ def _own_clauses(lex: Lexicon, speaker: str, body: str, subject: str) -> str | N
 _STILL_RE = re.compile(r"\bstill\b", re.IGNORECASE)
 
 
-def _held(lex: Lexicon, body: str, light: frozenset[str] | set[str]) -> frozenset[str]:
+def _held(lex: Lexicon, clauses: list[str], light: frozenset[str] | set[str]) -> frozenset[str]:
     """The frame words of the clauses of a statement of several that say something still holds."""
-    clauses = _CLAUSE_RE.split(body)
     if len(clauses) < 2:
         return frozenset()
     return frozenset(
@@ -605,20 +608,22 @@ def _held(lex: Lexicon, body: str, light: frozenset[str] | set[str]) -> frozense
 
 
 def _value_clauses(
-    lex: Lexicon, body: str, light: frozenset[str] | set[str], speaker: str, subject: str
+    lex: Lexicon,
+    clauses: list[str],
+    whose: tuple[str, ...],
+    light: frozenset[str] | set[str],
+    subject: str,
 ) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     """(frame words, value norms) of each clause that holds a value and is about the statement's
     subject, for a statement of several clauses: "My rent is £950, but my sister's rent went up to
     £1,100" has one clause of the speaker's (£950) and one of the sister's, which is left out."""
-    clauses = _CLAUSE_RE.split(body)
-    if len(clauses) < 2:
+    if not whose:
         return ()
     found = []
-    for clause in clauses:
+    for clause, who in zip(clauses, whose, strict=True):
         values = values_of(clause)
         if not values:
             continue
-        who, _ = _subject(speaker, clause) if lex.code == ENGLISH else _subject_in(lex, speaker, clause)
         words = _frame_words(lex, masked(clause), light)
         if who == subject and words:
             found.append((words, frozenset(value.norm for value in values)))

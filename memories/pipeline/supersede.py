@@ -23,6 +23,7 @@ from memories import embeddings
 from memories.as_of import active_q, memory_visible, world_start, world_start_latest
 from memories.models import Evidence, Memory, Relation, Source
 from memories.pipeline.language import split_speaker, statement_sentences
+from memories.pipeline.second_reading import read_pair
 from memories.pipeline.update import (
     LOOSELY_RELATED,
     RELATED,
@@ -30,7 +31,6 @@ from memories.pipeline.update import (
     Verdict,
     claims,
     frame_of,
-    judge,
     same_frame,
     same_subject,
     typed_change,
@@ -244,7 +244,7 @@ def judge_priors(
     ]
     frame_similarity = frame_similarities(frame, undecided)
     for prior, old in zip(priors, frames, strict=True):
-        verdict = (advice or {}).get(prior.id) or judge(
+        verdict = (advice or {}).get(prior.id) or read_pair(
             frame,
             old,
             similarity=1 - float(getattr(prior, "distance")),  # noqa: B009 - annotated by the query

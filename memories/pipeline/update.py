@@ -852,7 +852,7 @@ def _same_word(a: str, b: str) -> bool:
     return a == b or (min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a)))
 
 
-def _difference(left: frozenset[str], right: frozenset[str]) -> set[str]:
+def word_difference(left: frozenset[str], right: frozenset[str]) -> set[str]:
     """The words of `left` with no word of its family in `right` (_same_word's rule)."""
     # _same_word asked of every pair was a tenth of an import's CPU in the worker (judge asks it of
     # every prior of every statement): the same word is a set lookup, and a family needs two long
@@ -868,7 +868,7 @@ def _difference(left: frozenset[str], right: frozenset[str]) -> set[str]:
     }
 
 
-def _no_new_value(new: Frame, old: Frame) -> bool:
+def no_new_value(new: Frame, old: Frame) -> bool:
     # Replacing a prior that names a value with a statement that names none would leave the value
     # current nowhere: hiding a true fact is worse than keeping two. Unless the statement says it
     # changes, corrects or ends something: "I moved", "not anymore" carry no value and still end it.
@@ -892,13 +892,13 @@ def judge(
 
     A change needs a new value: a statement that names no value while the prior names one, and says
     no change, correction or end ("the rent is fine", "I live in a flat"), never replaces it; it is
-    beside it at most (`_no_new_value`).
+    beside it at most (`no_new_value`).
 
     A bare correction ("No, it's 42", "Sorry, I meant Wednesday") names no attribute, so it can only
     mean the last thing said: it replaces `old` only when `old` is the person's latest statement
     (`latest`) and holds another value of a type the correction names.
     """
-    replaces = Verdict.ADD if _no_new_value(new, old) else Verdict.UPDATE
+    replaces = Verdict.ADD if no_new_value(new, old) else Verdict.UPDATE
     if not same_subject(new.subject, old.subject) or new.tentative or old.tentative:
         return Verdict.ADD
     if new.held & old.frame_words:
@@ -936,8 +936,8 @@ def judge(
     if similarity < (LOOSELY_RELATED if loose else RELATED) or not new.words or not old.words:
         # Unrelated, or nothing said to compare (";)", "Bye!").
         return Verdict.ADD
-    only_new = _difference(new.words, old.words)
-    only_old = _difference(old.words, new.words)
+    only_new = word_difference(new.words, old.words)
+    only_old = word_difference(old.words, new.words)
     shared = new.words - only_new
     rejects_old = any(_same_word(r, w) for r in new.rejected for w in old.words)
     if rejects_old and (shared or similarity >= CORRECTED):

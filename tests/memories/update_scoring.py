@@ -28,6 +28,7 @@ from tests.memories.update_cases_40 import (
 )
 from tests.memories.update_cases_58 import BATCH_58A
 from tests.memories.update_cases_58b import BATCH_58B
+from tests.memories.update_cases_59 import BATCH_59
 
 ALL_CASES: tuple[Case, ...] = (
     *CASES,
@@ -60,7 +61,10 @@ class Outcome:
 # engine's rules do not reach it; one rule was added after reading it, for a true fact it hid ("... but
 # still work at the port"), none fitted to its misses. It is what the next try is measured on, by
 # `UPDATE_CASES_BATCH=58b` (which asserts the thresholds on it, and fails until they hold).
-MEASURED_CASES: tuple[Case, ...] = (*BATCH_58B,)
+# Batch 59, written blind at stop 59 before the second reading was run on it: the rules alone 67/95
+# (supersession 0.864 / 0.500); with the second reading, its first try, 75/95 (0.893 / 0.658), one
+# brother's job hidden by its "same", which is not taken since; 75/95 (0.900 / 0.711) as shipped.
+MEASURED_CASES: tuple[Case, ...] = (*BATCH_58B, *BATCH_59)
 
 
 def selected_cases() -> tuple[Case, ...]:

@@ -167,7 +167,9 @@ def cache_key(via: str = "save") -> str:
         code = (*INGEST_CODE, *IMPORT_CODE)
     for part in code:
         path = ROOT / part
-        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+        # The code and the data it reads (the lexicons, the second reading's weights: .json).
+        files = [f for f in path.rglob("*") if f.suffix in (".py", ".json")] if path.is_dir() else [path]
+        for file in sorted(files):
             digest.update(str(file.relative_to(ROOT)).encode())
             digest.update(file.read_bytes())
     return digest.hexdigest()[:12]

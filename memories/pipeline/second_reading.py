@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -162,6 +163,11 @@ def reconsider(
     """The rules' verdict, or the learned reading's where the rules said ADD and it is sure."""
     if verdict is not Verdict.ADD or new.tentative or old.tentative or new.additive or new.bare:
         return verdict
+    if not same_subject(new.subject, old.subject) and not (_fills_role(new, old) or _named_again(new, old)):
+        # The rules read two people ("Sarah switched to a Pixel 8" / "My phone is an iPhone 13"): the
+        # reading weighs that, but a change said strongly outweighed it in the attack (three true
+        # facts hidden, p 0.94-0.96). Whose a statement is stays the rules' to say.
+        return verdict
     if new.relations and old.relations and not new.relations & old.relations:
         # Two relations the engine knows apart ("lives in" / "works at"): two attributes, whatever
         # else the two share (the city of "I live in Bremen" / "I work at the Bremen port office").
@@ -178,6 +184,42 @@ def reconsider(
     # brother's job behind the person's ("Mio fratello lavora a Bologna come ingegnere", a language
     # the engine has no lexicon for, so its reading of whose it is said nothing).
     return verdict
+
+
+# Roles a person has one of at a time and may change (who fills them), unlike a relative or a friend.
+_ROLES = frozenset(
+    {"doctor", "dentist", "therapist", "coach", "mentor", "landlord", "boss", "manager", "teacher"}
+)
+
+
+def _fills_role(new: Frame, old: Frame) -> bool:
+    """Whether the prior says who fills one of the person's roles ("My dentist is Dr Patel": the rules'
+    subject is the dentist) and the new statement is the person's own about that role ("I've
+    registered with a new dentist, Dr Moore"): the person changing who it is, not the dentist."""
+    owner, _, role = old.subject.partition(":")
+    return (
+        owner == "user"
+        and role in _ROLES
+        and new.subject == "user"
+        and any(word.startswith(role[:5]) for word in new.words)
+    )
+
+
+def _named_again(new: Frame, old: Frame) -> bool:
+    """Whether the prior is about someone the person named ("User's daughter Lina ...": the rules'
+    subject user:daughter:lina) and the new statement names them again alone ("Lina left Brookfield
+    ..."), which the rules read as the speaker's when the name is not in their list. Never the other way
+    round: a statement the rules read as someone else's does not replace the person's own."""
+    name = _folded(old.subject.rpartition(":")[2])
+    # The new statement's words are stems ("Tomás" -> "tomá"): a stem of four letters or more that
+    # begins the name is the name.
+    stems = {_folded(word) for word in new.words}
+    named = any(stem == name or (len(stem) >= 4 and name.startswith(stem)) for stem in stems)
+    return old.subject.count(":") >= 2 and new.subject == "user" and named
+
+
+def _folded(word: str) -> str:
+    return unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode().lower()
 
 
 def _may_replace(new: Frame, old: Frame, *, new_kind: str, old_kind: str) -> bool:

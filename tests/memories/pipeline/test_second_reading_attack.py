@@ -1,4 +1,4 @@
-"""Attack on the update engine's second reading (`memories.pipeline.second_reading`, commit 2ea3e26):
+"""Attack on the update engine's second reading (`memories.pipeline.second_reading`, commit d208476):
 a logistic regression learned from written pairs that turns the rules' ADD into UPDATE when it reads
 "update" at 0.9 or more and the guards of `reconsider` pass. A wrong UPDATE hides a true fact.
 
@@ -19,6 +19,12 @@ by the rules as someone else's, overruled at p(update) 0.94-0.96 because `recons
 a different subject) and 4 the rules (a second value, a temporary state, a value said again with a
 detail); and 24 of 51 should-replace (changes left ADD, one read as NEGATION). On these rows the
 second reading turned 6 of the rules' ADDs into UPDATE: 3 right, 3 wrong.
+
+Mended the same day: whose a statement is stays the rules' to say (`reconsider` keeps the rules' ADD
+when they read two subjects, unless the prior says who fills one of the person's roles and the new
+statement is the person's own about that role: "My dentist is Dr Patel" / "I've registered with a new
+dentist, Dr Moore", `_fills_role`). The three rows pass and lost their marks; the 28 left are the
+rules' and the reading's remaining misses, each with its reason.
 
 Pure rules with the real embedding model for the similarity the worker would measure, no database.
 """
@@ -44,16 +50,7 @@ MUST_NOT_REPLACE = [
     ("I work as a nurse at St James's.", "My mate's a paramedic now.", ADD),
     ("I work at Deloitte.", "A colleague of mine just joined KPMG.", ADD),
     ("I work at Deloitte.", "My boss left for PwC.", ADD),
-    _fails(
-        "My phone is an iPhone 13.",
-        "Sarah switched to a Pixel 8.",
-        ADD,
-        (
-            "Sarah's phone hides mine: the rules read the subject as user:sarah, yet the reading "
-            "overrules at p(update)=0.94 on the change cue; the second reading's doing: the rules alone "
-            "say ADD (similarity 0.25, below the worker's 0.3 fetch, so the worker may not meet it)"
-        ),
-    ),
+    ("My phone is an iPhone 13.", "Sarah switched to a Pixel 8.", ADD),
     ("I drive a Golf.", "My partner drives a Tesla now.", ADD),
     ("I'm vegetarian.", "My flatmate went vegan in January.", ADD),
     ("My dentist is Dr Patel.", "Mum's dentist is Dr Okafor now.", ADD),
@@ -153,15 +150,7 @@ MUST_NOT_REPLACE = [
     ),
     # --- 9. agents' notes ---
     ("User lives in Austin.", "User's company is headquartered in Dallas.", ADD),
-    _fails(
-        "User works as a data analyst.",
-        "User's manager recently became head of engineering.",
-        ADD,
-        (
-            "the manager's new role hides the user's job: subject user:manager read, overruled at "
-            "p(update)=0.96; the second reading's doing: the rules alone say ADD"
-        ),
-    ),
+    ("User works as a data analyst.", "User's manager recently became head of engineering.", ADD),
     ("The user drives a Honda Civic.", "The user is test-driving a Kia EV6 this weekend.", ADD),
     ("User prefers tea.", "User ordered a coffee for their guest.", ADD),
     # --- 10. long sentences with two clauses ---
@@ -180,15 +169,7 @@ MUST_NOT_REPLACE = [
         "My sister joined the Nuffield gym, and I might try a class there with her.",
         ADD,
     ),
-    _fails(
-        "Mi médico es el doctor Ruiz.",
-        "Mi madre cambió de médico y ahora va a la doctora Gómez.",
-        ADD,
-        (
-            "my mother's new doctor hides mine: the rules read subject user:mother, overruled at "
-            "p(update)=0.96; the second reading's doing: the rules alone say ADD"
-        ),
-    ),
+    ("Mi médico es el doctor Ruiz.", "Mi madre cambió de médico y ahora va a la doctora Gómez.", ADD),
 ]
 
 

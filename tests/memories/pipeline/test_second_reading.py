@@ -87,6 +87,20 @@ KEPT_APART = [
     ("I play the cello in a quartet.", "I gave up the violin years ago."),
     ("I live in Dundee.", "I work at the Dundee port office."),
     ("My rent is £780 a month.", "I'm fed up with my rent."),
+    # From the update-order sets' attack 55, where the reading first hid the person's values: a "now"
+    # said beside a value of the prior, about something else (`_names_it`).
+    (
+        "Okafor retired, so my dentist is Doctor Lindqvist at the same practice.",
+        "Bumped into Okafor at the market, he now plays bass in a jazz trio called Blue Hour.",
+    ),
+    (
+        "Ich fahre inzwischen einen Opel Corsa als Auto, den Golf habe ich verkauft.",
+        "Beim VW-Händler um die Ecke gibt es jetzt 20 Prozent Rabatt auf Zubehör.",
+    ),
+    (
+        "Mein Trainer im Verein heißt Jörg, Training ist zweimal die Woche.",
+        "Diese Woche habe ich jetzt drei Termine beim Zahnarzt, total nervig.",
+    ),
 ]
 
 

@@ -180,7 +180,7 @@ def reconsider(
     if probabilities["update"] >= UPDATE_AT:
         return Verdict.UPDATE
     # Its "same" is not taken. A wrong "same" loses the new statement as a row of its own (it becomes
-    # evidence of the prior), and on the first blind batch it was taken on (59) one of its five hid a
+    # evidence of the prior), and on the first blind batch it was taken on (59) one of its four hid a
     # brother's job behind the person's ("Mio fratello lavora a Bologna come ingegnere", a language
     # the engine has no lexicon for, so its reading of whose it is said nothing).
     return verdict

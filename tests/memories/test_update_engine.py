@@ -45,3 +45,16 @@ def test_the_update_engine_supersedes_and_deduplicates_with_high_precision_and_r
         saved_one_by_one(case, f"case{index}@example.com") for index, case in enumerate(selected_cases())
     ]
     scored(outcomes, "update engine", capsys)
+
+
+def test_the_second_reading_replaces_through_the_worker_what_the_rules_leave_apart():
+    # memories.pipeline.second_reading end to end: each pair the rules alone read as two facts
+    # (tests/memories/pipeline/test_second_reading.py asserts that), saved through REST and the real
+    # worker, leaves the earlier statement superseded; the decoys a turn away do not.
+    from tests.memories.pipeline.test_second_reading import KEPT_APART, READ_AS_CHANGES
+
+    changes = [Case(f"change {i}", (old,), new, "update") for i, (old, new) in enumerate(READ_AS_CHANGES)]
+    decoys = [Case(f"decoy {i}", (old,), new, "add") for i, (old, new) in enumerate(KEPT_APART[-3:])]
+    for index, case in enumerate([*changes, *decoys]):
+        outcome = saved_one_by_one(case, f"reading{index}@example.com")
+        assert outcome.actual == case.expect, (case.earlier, case.later, outcome.actual)

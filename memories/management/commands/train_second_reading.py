@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from memories import embeddings
 from memories.pipeline import second_reading
 from memories.pipeline.extract import FACT, extract
-from memories.pipeline.supersede import RELATED, frame_similarities
+from memories.pipeline.supersede import RELATED, _cosine, frame_similarities
 from memories.pipeline.update import Verdict, frame_of, judge
 
 PAIRS = Path(settings.BASE_DIR) / "benchmarks" / "data" / "update_pairs"
@@ -53,11 +53,6 @@ def pair_rows(pairs: list[dict[str, str]]) -> tuple[list[list[float]], list[Verd
 def _kind(text: str, reference: datetime) -> str:
     _, candidates = extract(text, reference=reference)
     return candidates[0].kind if candidates else FACT
-
-
-def _cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    return dot / ((sum(x * x for x in a) ** 0.5) * (sum(y * y for y in b) ** 0.5) or 1.0)
 
 
 def read_pairs(folder: Path = PAIRS) -> list[dict[str, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from datetime import timedelta
@@ -96,6 +97,26 @@ def error_of(response: Any) -> dict[str, Any]:
     error = body["error"]
     assert {"code", "message", "retryable", "agent_action", "request_id"} <= set(error), error
     return dict(error)
+
+
+_ID_OR_CLOCK = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    r"|\b(?=[0-9a-f]*[a-f])[0-9a-f]{16,}\b"
+    r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?",
+    re.IGNORECASE,
+)
+
+
+def words_of(payload: Any) -> str:
+    """Every string and number a response carries, as text, with its ids, hashes and timestamps blanked.
+
+    A check that a secret such as a PIN is absent must not fail because a UUID or a timestamp's
+    microseconds happen to hold the same digits (CI once saw '4821' in '...59.694821+00:00')."""
+    if isinstance(payload, dict):
+        return " ".join(words_of(key) + " " + words_of(value) for key, value in payload.items())
+    if isinstance(payload, list | tuple):
+        return " ".join(words_of(item) for item in payload)
+    return _ID_OR_CLOCK.sub(" ", "" if payload is None else str(payload))
 
 
 def tables_containing(text: str) -> list[str]:

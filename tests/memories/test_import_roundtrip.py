@@ -35,7 +35,7 @@ from memories.models import Entity, Evidence, Import, Job, Memory, MemoryEntity,
 from memories.pipeline.import_formats import import_parse
 from memories.services.account import account_delete, user_sign_up
 from memories.worker import restore
-from tests.helpers import pat_client, wait_for_job
+from tests.helpers import pat_client, wait_for_job, words_of
 from tests.memories.import_fixtures import LIMITS, post_file
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker")]
@@ -190,7 +190,7 @@ def _counts(owner: User) -> tuple[int, ...]:
 
 def _shown(client: Any, query: str) -> str:
     """Everything an agent's recall answers to `query`, as text."""
-    return str(_operation(client, "recall", query=query))
+    return words_of(_operation(client, "recall", query=query))
 
 
 def _restored_on_page(owner: User, import_id: str) -> str | None:

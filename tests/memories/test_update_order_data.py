@@ -1,7 +1,7 @@
 """The update-order benchmark's cases (benchmarks/data/update_order.json, the second, third, fourth,
-fifth, sixth, seventh, eighth and ninth sets, update_order_2.json, update_order_3.json,
-update_order_4.json, update_order_5.json, update_order_6.json, update_order_7.json, update_order_8.json
-and update_order_9.json, and the attack
+fifth, sixth, seventh, eighth, ninth and tenth sets, update_order_2.json, update_order_3.json,
+update_order_4.json, update_order_5.json, update_order_6.json, update_order_7.json, update_order_8.json,
+update_order_9.json and update_order_10.json, and the attack
 sets update_order_attack53.json, update_order_attack54.json, update_order_attack55.json and
 update_order_attack56.json) are well formed,
 and its order rule ranks what it says: a case that breaks the rules would score something else than it
@@ -28,6 +28,7 @@ SIXTH = DATA.with_name("update_order_6.json")
 SEVENTH = DATA.with_name("update_order_7.json")
 EIGHTH = DATA.with_name("update_order_8.json")
 NINTH = DATA.with_name("update_order_9.json")
+TENTH = DATA.with_name("update_order_10.json")
 ATTACK = DATA.with_name("update_order_attack53.json")
 ATTACK54 = DATA.with_name("update_order_attack54.json")
 ATTACK55 = DATA.with_name("update_order_attack55.json")
@@ -43,13 +44,14 @@ SETS = {
     SEVENTH: 36,
     EIGHTH: 36,
     NINTH: 36,
+    TENTH: 36,
     ATTACK: 30,
     ATTACK54: 30,
     ATTACK55: 30,
     ATTACK56: 30,
 }
 # The sets that also say whose fact it is and how the newest value is worded.
-DESCRIBED = [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH]
+DESCRIBED = [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH]
 RAW = {path: json.loads(path.read_text())["cases"] for path in SETS}
 CASES = {path: load_cases(path) for path in SETS}
 
@@ -283,8 +285,10 @@ def test_it_marks_a_decoy_of_the_typed_answers_rule_after_the_value_that_holds(
     assert all(s >= _sessions_of(raw, "new")[0] for s in _sessions_of(raw, "decoy"))
 
 
-# The fourth to ninth sets mark their decoys only after the newest value.
-DECOYED_RAW = [(path, raw) for path in (FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH) for raw in RAW[path]]
+# The fourth to tenth sets mark their decoys only after the newest value.
+DECOYED_RAW = [
+    (path, raw) for path in (FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH) for raw in RAW[path]
+]
 
 
 @pytest.mark.parametrize(("path", "raw"), DECOYED_RAW, ids=_ids(DECOYED_RAW))

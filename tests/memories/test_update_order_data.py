@@ -2,8 +2,8 @@
 fifth, sixth, seventh, eighth, ninth and tenth sets, update_order_2.json, update_order_3.json,
 update_order_4.json, update_order_5.json, update_order_6.json, update_order_7.json, update_order_8.json,
 update_order_9.json and update_order_10.json, and the attack
-sets update_order_attack53.json, update_order_attack54.json, update_order_attack55.json and
-update_order_attack56.json) are well formed,
+sets update_order_attack53.json, update_order_attack54.json, update_order_attack55.json,
+update_order_attack56.json and update_order_attack60.json) are well formed,
 and its order rule ranks what it says: a case that breaks the rules would score something else than it
 claims."""
 
@@ -33,6 +33,7 @@ ATTACK = DATA.with_name("update_order_attack53.json")
 ATTACK54 = DATA.with_name("update_order_attack54.json")
 ATTACK55 = DATA.with_name("update_order_attack55.json")
 ATTACK56 = DATA.with_name("update_order_attack56.json")
+ATTACK60 = DATA.with_name("update_order_attack60.json")
 # Each set with the fewest cases it was written to hold.
 SETS = {
     DATA: 48,
@@ -49,6 +50,7 @@ SETS = {
     ATTACK54: 30,
     ATTACK55: 30,
     ATTACK56: 30,
+    ATTACK60: 30,
 }
 # The sets that also say whose fact it is and how the newest value is worded.
 DESCRIBED = [SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH]
@@ -289,6 +291,45 @@ def test_it_marks_a_decoy_of_the_typed_answers_rule_after_the_value_that_holds(
 DECOYED_RAW = [
     (path, raw) for path in (FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH) for raw in RAW[path]
 ]
+
+
+def test_it_attacks_the_change_by_meaning_rule_both_ways() -> None:
+    # The field the loader ignores, read from the file: a typo would drop a case from its group.
+    raw = RAW[ATTACK60]
+    kinds = [r["attack"] for r in raw]
+    assert set(kinds) == {"must-not-move", "should-move"}
+    assert kinds.count("must-not-move") >= 18
+    assert kinds.count("should-move") >= 10
+    assert all(r["trap"].strip() for r in raw)
+    staying = [r for r in raw if r["attack"] == "must-not-move"]
+    assert sum(r["language"] != "en" for r in staying) >= 6
+    assert {"de", "es", "fr"} <= {r["language"] for r in staying}
+    # A change said in other words than the question's is what the rule is for: each should-move
+    # case says its value that holds so, in another language for some, and asks about now.
+    moving = [r for r in raw if r["attack"] == "should-move"]
+    assert {r["overlap"] for r in moving} == {"low"}
+    assert {r["asks"] for r in moving} == {"now"}
+    assert sum(r["language"] != "en" for r in moving) >= 4
+
+
+ATTACK60_RAW = [(ATTACK60, raw) for raw in RAW[ATTACK60]]
+
+
+@pytest.mark.parametrize(("path", "raw"), ATTACK60_RAW, ids=_ids(ATTACK60_RAW))
+def test_it_marks_a_decoy_of_the_change_by_meaning_rule_after_the_value_that_holds(
+    path: Path, raw: dict[str, Any]
+) -> None:
+    decoys = [turn for session in raw["sessions"] for turn in session["turns"] if turn.get("decoy")]
+    # A decoy is the person's and no statement of the value: never evidence.
+    assert all(turn["role"] == "user" and "evidence" not in turn for turn in decoys)
+    # Any decoy comes in a later conversation than the value that holds, where the rule looks; a
+    # must-not-move case has one.
+    assert all(s > _sessions_of(raw, "new")[0] for s in _sessions_of(raw, "decoy"))
+    assert bool(decoys) or raw["attack"] == "should-move"
+
+
+# The fourth to ninth sets mark their decoys only after the newest value.
+DECOYED_RAW = [(path, raw) for path in (FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH) for raw in RAW[path]]
 
 
 @pytest.mark.parametrize(("path", "raw"), DECOYED_RAW, ids=_ids(DECOYED_RAW))

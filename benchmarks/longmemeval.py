@@ -364,11 +364,13 @@ def recall_variants(
     asked: Sequence[tuple[str, str, datetime]],
     variants: Sequence[str],
     top_k: int,
+    timings: dict[str, list[float]] | None = None,
 ) -> dict[str, list[RecallResult]]:
     """`memory_recall` called in process against the running service's database (the code the API
-    runs; no HTTP, no latency measured) for every (question id, query, at) of `asked`, once per
-    variant of the ranking knobs ('knob=value,...'; '' = defaults): each variant's RecallResults in
-    the order asked. The owners are found by `owner_of(prefix, id)`."""
+    runs; no HTTP) for every (question id, query, at) of `asked`, once per variant of the ranking
+    knobs ('knob=value,...'; '' = defaults): each variant's RecallResults in the order asked. The
+    owners are found by `owner_of(prefix, id)`. With `timings`, each recall's time in milliseconds
+    (the query's vector given) is added to it by variant."""
     from benchmarks._service import use_service_database
     from benchmarks.distractor_stages import _knobs_from
 
@@ -378,19 +380,32 @@ def recall_variants(
 
     vectors = embeddings.embed([query for _, query, _ in asked])
     owners = {question_id: owner_of(prefix, question_id) for question_id, _, _ in asked}
-    results: dict[str, list[RecallResult]] = {}
-    for variant in variants:
-        knobs = _knobs_from([v for v in variant.split(",") if v])
-        results[variant] = [
+    knobs = {variant: _knobs_from([v for v in variant.split(",") if v]) for variant in variants}
+    results: dict[str, list[RecallResult]] = {variant: [] for variant in variants}
+    # Each question asked under every variant in turn, the order turning with each question, after
+    # one uncounted recall that warms the caches for its rows: the times (`timings`, milliseconds by
+    # variant) compare, no variant alone paying for a cold cache.
+    for turn, ((question_id, query, at), vector) in enumerate(zip(asked, vectors, strict=True)):
+        if timings is not None:
             memory_recall(
                 owner=owners[question_id][0],
                 space=owners[question_id][1],
                 request=RecallRequest(query=query, top_k=top_k, at=at),
-                knobs=knobs,
                 query_vector=vector,
             )
-            for (question_id, query, at), vector in zip(asked, vectors, strict=True)
-        ]
+        for variant in [*variants[turn % len(variants) :], *variants[: turn % len(variants)]]:
+            started = time.perf_counter()
+            results[variant].append(
+                memory_recall(
+                    owner=owners[question_id][0],
+                    space=owners[question_id][1],
+                    request=RecallRequest(query=query, top_k=top_k, at=at),
+                    knobs=knobs[variant],
+                    query_vector=vector,
+                )
+            )
+            if timings is not None:
+                timings.setdefault(variant, []).append((time.perf_counter() - started) * 1000)
     return results
 
 

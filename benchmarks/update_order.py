@@ -276,12 +276,15 @@ def data_key(path: Path = DATA) -> str:
     return digest.hexdigest()[:12]
 
 
-def score_variants(var_dir: Path, cases: list[Case], variants: list[str]) -> dict[str, list[Result]]:
+def score_variants(
+    var_dir: Path, cases: list[Case], variants: list[str], timings: dict[str, list[float]] | None = None
+) -> dict[str, list[Result]]:
     """Each variant of the ranking knobs ('newest_said_share=0'; '' = defaults) scored in process on
-    the running service's database, as longmemeval.py's `--variant` (`recall_variants`)."""
+    the running service's database, as longmemeval.py's `--variant` (`recall_variants`; `timings`
+    gets each recall's milliseconds by variant)."""
     asked = [(case.id, case.question, case.asked_at) for case in cases]
     results: dict[str, list[Result]] = {}
-    for variant, found in recall_variants(var_dir, "uorder", asked, variants, TOP_K).items():
+    for variant, found in recall_variants(var_dir, "uorder", asked, variants, TOP_K, timings).items():
         results[variant] = [
             score(
                 case,
@@ -302,6 +305,7 @@ def measure(
     fresh: bool = False,
     threads: int = 2,
     variants: Sequence[str] = (),
+    timings: dict[str, list[float]] | None = None,
 ) -> tuple[list[Result], dict[str, list[Result]]]:
     """Ingest the cases the cached folder lacks (one user each), then ask every case's question;
     then score `variants` of the ranking knobs in process. `data` is the file the cases came from:
@@ -313,7 +317,7 @@ def measure(
     as_questions = [Question({"question_id": c.id}, c.conversation, {}, {}) for c in cases]
     with ingested(var_dir, as_questions, threads=threads, email_prefix="uorder") as client:
         results = [ask(client, case) for case in cases]
-        scored = score_variants(var_dir, cases, list(variants)) if variants else {}
+        scored = score_variants(var_dir, cases, list(variants), timings) if variants else {}
     return results, scored
 
 
@@ -404,8 +408,14 @@ def main() -> None:
         if unknown:
             raise SystemExit(f"no such cases: {', '.join(sorted(unknown))}")
         cases = [c for c in cases if c.id in args.cases]
+    timings: dict[str, list[float]] = {}
     results, variants = measure(
-        cases, data=args.data, fresh=args.fresh, threads=args.threads, variants=args.variant or []
+        cases,
+        data=args.data,
+        fresh=args.fresh,
+        threads=args.threads,
+        variants=args.variant or [],
+        timings=timings,
     )
     turns = sum(len(c.conversation.turns) for c in cases)
     print()
@@ -418,6 +428,13 @@ def main() -> None:
         print()
         print(f"in process, knobs: {variant or 'defaults'}")
         report(variant_results)
+        times = sorted(timings.get(variant, []))
+        if times:
+            print(
+                f"recall in process (the question's vector given; each question asked under every variant"
+                f" in turn): p50 {statistics.median(times):.1f} ms,"
+                f" p95 {times[min(len(times) - 1, int(0.95 * len(times)))]:.1f} ms over {len(times)}"
+            )
     if args.explain:
         for result in results:
             if not result.in_order:

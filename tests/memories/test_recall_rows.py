@@ -155,8 +155,9 @@ def _statement_then_orm(owner, space: Space, request: RecallRequest) -> list[tup
             [str(ef_search)],
         )
         cursor.execute(_statement(request, has_periods=bool(periods)), params)
-        # (score, similarity, held, by_person), then the memory's stored columns, the primary key first.
-        ranked = [(row[4], row[0], row[1], row[2], row[3]) for row in cursor.fetchall()]
+        # (score, similarity, held, by_person, vector), then the memory's stored columns, the primary
+        # key first.
+        ranked = [(row[5], row[0], row[1], row[2], row[3], row[4]) for row in cursor.fetchall()]
     rows = {
         memory.id: memory
         for memory in memory_search_list(owner=owner, status=STATUS_ALL, include_superseded=True).filter(
@@ -171,10 +172,11 @@ def _statement_then_orm(owner, space: Space, request: RecallRequest) -> list[tup
             matched_words=matched_words(rows[memory_id].content, params["words"]),
             held=bool(held),
         )
-        for memory_id, score, similarity, held, _ in ranked
+        for memory_id, score, similarity, held, _, _ in ranked
     ]
     by_person = [bool(row[4]) for row in ranked]
-    hits = newest_said_first(hits, by_person, request.query, DEFAULT_KNOBS, periods=periods)
+    vectors = {row[0]: row[5] for row in ranked if row[5] is not None}
+    hits = newest_said_first(hits, by_person, request.query, DEFAULT_KNOBS, periods=periods, vectors=vectors)
     hits = hits[: request.top_k]
     return [(hit.memory.id, hit.score, hit.similarity, hit.held, hit_dict(hit)) for hit in hits]
 

@@ -760,6 +760,73 @@ class TestNewestChangeFirst:
         assert _recall(alice, query) == _recall(alice, query, knobs=WITHOUT_CHANGE)
 
 
+# A value said plainly; a later turn names the topic and states nothing new; the new value comes in
+# a turn that shares no word of the question and says the change in its own words.
+_SHELTER_THEN = "I volunteer at the animal shelter one afternoon a week."
+_SHELTER_MENTION = (
+    "User: The kittens at the animal shelter are adorable and one of them follows me around. How young"
+    " can they be adopted?"
+)
+_SHELTER_NOW = (
+    "User: Long week. They were short of helpers for walking the rescue dogs, so I've taken on"
+    " Thursdays as well. Two afternoons a week now."
+)
+_SHELTER_QUERY = "How often do I volunteer at the animal shelter?"
+WITHOUT_MEANING = replace(DEFAULT_KNOBS, change_by_meaning=0.0)
+
+
+class TestChangeByMeaning:
+    """`Knobs.change_by_meaning`: a later turn of the person's that says a change in words other
+    than the question's counts as the change when it is close in meaning to an answer, was said
+    after it, and no answer says a change already."""
+
+    def test_a_change_in_other_words_close_to_the_answer_goes_first(self, alice):
+        _saves(alice, [[_SHELTER_THEN], [_COINS_FILLER[0]], [_SHELTER_NOW], [_SHELTER_MENTION]])
+        # Without it, the newest answer by words (the kittens) leads: it names the topic, says nothing.
+        assert _recall(alice, _SHELTER_QUERY, knobs=WITHOUT_MEANING, top_k=1) != [_SHELTER_NOW]
+        assert _recall(alice, _SHELTER_QUERY, top_k=1) == [_SHELTER_NOW]
+
+    def test_a_change_said_before_the_answer_does_not_move(self, alice):
+        _saves(alice, [[_SHELTER_NOW[6:]], [_COINS_FILLER[0]], [_SHELTER_THEN]])
+        assert _recall(alice, _SHELTER_QUERY, top_k=1) == [_SHELTER_THEN]
+
+    def test_a_question_about_the_earlier_state_is_not_moved(self, alice):
+        _saves(alice, [[_SHELTER_THEN], [_COINS_FILLER[0]], [_SHELTER_NOW]])
+        query = "How often did I volunteer at the animal shelter at first?"
+        assert _recall(alice, query, top_k=1) == [_SHELTER_THEN]
+
+    @pytest.mark.parametrize(
+        "later",
+        [
+            # Close in meaning, but no change with a value: a plan, a question, a negated change.
+            "User: I'm thinking of taking on a second afternoon with the rescue dogs next year.",
+            "User: Should I take on a second afternoon walking the rescue dogs now that it's spring?",
+            "User: I haven't taken on any more afternoons with the rescue dogs.",
+            # Someone else's change, for a question about the person's own.
+            "User: My sister now walks rescue dogs two afternoons a week in Leeds.",
+        ],
+    )
+    def test_a_close_turn_that_says_no_change_of_the_persons_stays_where_it_ranked(self, alice, later):
+        _saves(alice, [[_SHELTER_THEN], [_COINS_FILLER[0]], [later]])
+        assert _recall(alice, _SHELTER_QUERY) == _recall(alice, _SHELTER_QUERY, knobs=WITHOUT_MEANING)
+        assert _recall(alice, _SHELTER_QUERY, top_k=1) == [_SHELTER_THEN]
+
+    def test_when_an_answer_says_a_change_the_newest_value_is_among_the_answers(self, alice):
+        # The answers by words hold a change already: a later change of something else close in
+        # meaning ("the rescue centre now ...") is not taken for one.
+        newer = "User: The animal shelter was short of help, so I volunteer there two afternoons now."
+        other = "User: The rescue centre now walks its dogs on Sundays too, with 4 new kennels."
+        _saves(alice, [[_SHELTER_THEN], [_COINS_FILLER[0]], [newer], [other]])
+        assert _recall(alice, _SHELTER_QUERY, top_k=1) == [newer]
+
+    def test_a_change_of_something_else_that_shares_no_word_with_the_answer_stays(self, alice):
+        # Close in meaning to "I volunteer at the animal shelter ...", and a change with a value, but
+        # of the place's dogs and kennels: nothing of the answer's is named in it.
+        other = "User: The rescue centre now walks its dogs on Sundays too, with 4 new kennels."
+        _saves(alice, [[_SHELTER_THEN], [_COINS_FILLER[0]], [other]])
+        assert _recall(alice, _SHELTER_QUERY, top_k=1) == [_SHELTER_THEN]
+
+
 # A value said plainly, then weeks later the person asks about the topic and states nothing: the
 # question shares the question's words and was said last.
 _EPISODES_THEN = (
@@ -885,7 +952,9 @@ _BIKE_NOW = "User: Sold the Triumph last month, it's a Ducati Scrambler now. Any
 _BIKE_QUERY = "Which motorbike do I ride?"
 # Off by default since the attack (docs/retrieval.md, "Update order, seventh round"); its mechanism
 # is tested with it on.
-WITH_REFERENT = replace(DEFAULT_KNOBS, change_by_referent=True)
+# The referent route alone: without `change_by_meaning`, which finds some of the same changes by
+# their closeness to the answer.
+WITH_REFERENT = replace(DEFAULT_KNOBS, change_by_referent=True, change_by_meaning=0.0)
 
 
 class TestChangeByReferent:
@@ -912,7 +981,7 @@ class TestChangeByReferent:
     )
     def test_a_change_that_names_an_earlier_answers_name_goes_above_it(self, alice, then, now, query):
         _saves(alice, [[then], [_COINS_FILLER[0]], [now], [_COINS_FILLER[1]]])
-        assert _recall(alice, query, top_k=1) == [then]
+        assert _recall(alice, query, knobs=WITHOUT_MEANING, top_k=1) == [then]
         assert _recall(alice, query, knobs=WITH_REFERENT, top_k=1) == [now]
 
     @pytest.mark.parametrize(

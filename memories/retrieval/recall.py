@@ -296,10 +296,11 @@ class Knobs:
     # one of the answers, was said after each answer it is that close to, and no answer already says
     # a change of the topic (then the newest value is among them: "Saw the Honda dealer, they now sell
     # Yamahas" is not a change of "I ride a Honda CB500 these days"). `_changes_by_meaning`. 0 turns
-    # it off. 0.4 chosen on the ninth update-order set (newest first 9 -> 12 of 29), the guard on the
-    # attack of stop 55 (its decoys above the target: 14 of 29 without it, 9 with it, 8 off);
-    # confirmed on the first eight sets (newest first 124 -> 142 of 289 over the nine, none lower)
-    # and level on LongMemEval (docs/retrieval.md, "Update order, tenth round").
+    # it off. 0.4 chosen on the ninth update-order set (newest first 12, 11, 10 of 29 at 0.4, 0.45,
+    # 0.5 before the shared-words guard; 9 -> 11 as shipped), the guards on the attacks of stops 55
+    # and 60; confirmed on the first eight sets (newest first 124 -> 141 of 289 over the nine, none
+    # lower), blind on the tenth (9 -> 11 of 29), level on LongMemEval (docs/retrieval.md, "Update
+    # order, tenth round").
     change_by_meaning: float = 0.4
     # Whether, among the answers of "newest said first", those that only ask, wish or plan about
     # the topic and hold no value of the kind the question asks for (`value_asked`: a count for
@@ -810,9 +811,12 @@ def _statement(
     exact_vectors: bool = False,
     text_given: bool = False,
     collapse: bool = False,
+    with_vectors: bool = False,
 ) -> str:
     """The retrieval statement. With `text_given`, the text side comes from the parameters of
-    `_text_statement`'s row, run before it; without, it is part of the statement."""
+    `_text_statement`'s row, run before it; without, it is part of the statement. With
+    `with_vectors`, each of the person's best `%(vectors_window)s` rows carries its vector (NULL in
+    the column otherwise: no window to compute for a question that cannot use it)."""
     where = _filters(request)
     # `+ 0` makes the order one the HNSW index cannot serve, so the planner reads the rows the
     # filters keep (through their own indexes) and sorts them by distance: exact, and cheaper when
@@ -1070,6 +1074,14 @@ collapsed AS (
     else:
         score = "final.score * (CASE WHEN c.pinned THEN 1 + %(pinned_boost)s ELSE 1 END)"
         source = "final"
+    vector_column = (
+        f"""CASE WHEN coalesce(said_by.by_person, false)
+                 AND row_number() OVER (ORDER BY {score} DESC, c.recorded_at DESC, c.id)
+                     <= %(vectors_window)s
+            THEN c.embedding::real[] END"""
+        if with_vectors
+        else "NULL::real[]"
+    )
     sql += f"""
 SELECT {score} AS score,
        coalesce(1 - (c.embedding <=> %(qvec)s::vector), 0) AS similarity,
@@ -1079,10 +1091,7 @@ SELECT {score} AS score,
        coalesce(said_by.by_person, false) AS by_person,
        -- The vectors of the person's best rows when `newest_said_first` may weigh how close two of
        -- them are (Knobs.change_by_meaning; `vectors_window` 0 otherwise): the hits carry none.
-       CASE WHEN %(vectors_window)s > 0 AND coalesce(said_by.by_person, false)
-                 AND row_number() OVER (ORDER BY {score} DESC, c.recorded_at DESC, c.id)
-                     <= %(vectors_window)s
-            THEN c.embedding::real[] END AS vector,
+       {vector_column} AS vector,
        {hit_columns_sql("c")}
 FROM {source} JOIN memories_memory c ON c.owner_id = %(owner)s AND c.id = {source}.id
 LEFT JOIN candidate_rows said_by ON said_by.id = c.id
@@ -1261,10 +1270,11 @@ def newest_said_first(
         if (
             not later
             and knobs.change_by_meaning > 0
+            and vectors
             and not any(_says_change(hits[place], wanted, own=own) for place in places)
         ):
             later = _changes_by_meaning(
-                hits, eligible, places, own=own, least=knobs.change_by_meaning, vectors=vectors or {}
+                hits, eligible, places, own=own, least=knobs.change_by_meaning, vectors=vectors
             )
         if later:
             changed = max(later, key=lambda place: _said_at(hits[place]))
@@ -1785,6 +1795,7 @@ def _recall(
         exact_vectors=_ranks_vectors_exactly(request, params),
         text_given=text_given,
         collapse=knobs.sibling_share < 1,
+        with_vectors=params["vectors_window"] > 0,
     )
     ef_search = max(knobs.ef_search, params["vector_pool"], knobs.expansion_pool)
     pending = None

@@ -154,7 +154,9 @@ def _statement_then_orm(owner, space: Space, request: RecallRequest) -> list[tup
             " set_config('hnsw.ef_search', %s, true)",
             [str(ef_search)],
         )
-        cursor.execute(_statement(request, has_periods=bool(periods)), params)
+        cursor.execute(
+            _statement(request, has_periods=bool(periods), with_vectors=params["vectors_window"] > 0), params
+        )
         # (score, similarity, held, by_person, vector), then the memory's stored columns, the primary
         # key first.
         ranked = [(row[5], row[0], row[1], row[2], row[3], row[4]) for row in cursor.fetchall()]
